@@ -1,0 +1,5 @@
+import sys
+
+from odu.cli import main
+
+sys.exit(main())

@@ -1,0 +1,429 @@
+"""Typed records for the release schema (scenes) and the prediction schema (App A.1, Fig. 6).
+
+Scene records follow the authors' published layout (``shared/odu-demo/README.md``): a scene with
+taxonomy labels, its user clips, and reference annotations in both languages. Readers accept the
+real irregularities (empty negative reason/signal, no ``user_in_frame`` for audio-only, optional
+display fields) and reject anything that would make scoring wrong, naming scene and field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES, MODALITIES
+
+
+class SchemaError(ValueError):
+    """A scene record does not follow the release schema; the message names scene and field."""
+
+
+# --- reference side ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class KeyPoint:
+    """One frozen key point of a reference segment (App A.3, M2)."""
+
+    qid: str
+    point: str
+    source: str = ""  # evidence channel, e.g. "intent", "required_context.visual" (App A.4)
+    tiers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ContextItem:
+    """A required-context item; ``necessity`` exists on references only."""
+
+    type: str
+    description: str
+    necessity: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceSegment:
+    """A reference demand segment, times in ms local to the final clip (App A.1)."""
+
+    start_ms: int
+    end_ms: int
+    transcript: str
+    structured_intent: str
+    required_context: tuple[ContextItem, ...]
+    user_in_frame: bool | None  # None for audio-only scenes
+    user_gender: str
+    user_age_group: str
+    key_points: tuple[KeyPoint, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Annotation:
+    """``annotations.<lang>.evaluation_targets`` of a scene."""
+
+    has_demand: bool
+    segments: tuple[ReferenceSegment, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AxisLabel:
+    axis: str  # "axis1" .. "axis6"
+    code: str  # "1.2"; "" when not assigned
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Clip:
+    """One user turn: media at ``src``, duration in seconds, assistant replies that follow it."""
+
+    id: str
+    src: str
+    duration: float
+    replies: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Scene:
+    """One benchmark scene; only the final clip is annotated (App A.1)."""
+
+    scene_id: str
+    language: str
+    modality: str
+    source: str  # "generated" | "human-recorded"
+    label: str  # "positive" | "negative"
+    clips: tuple[Clip, ...]
+    annotations: Mapping[str, Annotation]
+    axes: tuple[AxisLabel, ...] = ()
+    taxonomy_axes: tuple[AxisLabel, ...] = ()
+    negative_reason: str = ""
+    negative_signal: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)  # display fields, kept verbatim
+
+    @property
+    def is_positive(self) -> bool:
+        return self.label == "positive"
+
+    @property
+    def final_clip(self) -> Clip:
+        return self.clips[-1]
+
+    def annotation(self, language: str = "scene") -> Annotation:
+        """The reference used for scoring: the scene's own language by default, or ``en``/``zh``."""
+        lang = self.language if language == "scene" else language
+        try:
+            return self.annotations[lang]
+        except KeyError:
+            raise SchemaError(f"scene {self.scene_id}: no annotations.{lang}") from None
+
+    def axis_code(self, axis: str) -> str:
+        """The category code of ``axis`` (e.g. "axis1" -> "1.2"), "" when not assigned."""
+        return next((a.code for a in self.axes if a.axis == axis), "")
+
+
+# --- prediction side ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PredictedContext:
+    type: str
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class PredictedSegment:
+    """A parsed predicted segment. Times are ``None`` when the model gave no usable time."""
+
+    start_ms: int | None
+    end_ms: int | None
+    transcript: str = ""
+    structured_intent: str = ""
+    required_context: tuple[PredictedContext, ...] = ()
+    user_in_frame: bool | None = None
+    user_gender: str | None = None
+    user_age_group: str | None = None
+
+    @property
+    def has_span(self) -> bool:
+        return self.start_ms is not None and self.end_ms is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """A parsed model output with the list of problems met while reading it."""
+
+    has_demand: bool
+    segments: tuple[PredictedSegment, ...] = ()
+    issues: tuple[str, ...] = ()
+    parse_error: bool = False  # no usable JSON: scored as no demand, no segments
+    no_output: bool = False  # the scene had no model output at all
+
+
+# --- reading scene records ----------------------------------------------------------------------
+
+
+def _req(rec: Mapping[str, Any], key: str, where: str) -> Any:
+    if key not in rec:
+        raise SchemaError(f"{where}: missing field {key!r}")
+    return rec[key]
+
+
+def _str(rec: Mapping[str, Any], key: str, where: str, default: str | None = None) -> str:
+    value = rec.get(key, default) if default is not None else _req(rec, key, where)
+    if value is None and default is not None:
+        value = default
+    if not isinstance(value, str):
+        raise SchemaError(f"{where}: field {key!r} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _int_ms(rec: Mapping[str, Any], key: str, where: str) -> int:
+    value = _req(rec, key, where)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise SchemaError(f"{where}: field {key!r} must be milliseconds, got {value!r}")
+    return int(round(value))
+
+
+def _list(rec: Mapping[str, Any], key: str, where: str) -> list[Any]:
+    value = rec.get(key) or []
+    if not isinstance(value, list):
+        raise SchemaError(f"{where}: field {key!r} must be a list")
+    return value
+
+
+def _axes(raw: Any, where: str) -> tuple[AxisLabel, ...]:
+    if not isinstance(raw, list):
+        raise SchemaError(f"{where}: must be a list of axis labels")
+    out = []
+    for i, a in enumerate(raw):
+        w = f"{where}[{i}]"
+        if not isinstance(a, Mapping):
+            raise SchemaError(f"{w}: must be an object")
+        out.append(AxisLabel(_str(a, "axis", w), _str(a, "code", w, ""), _str(a, "name", w, "")))
+    return tuple(out)
+
+
+def _segment(raw: Any, where: str, modality: str) -> ReferenceSegment:
+    if not isinstance(raw, Mapping):
+        raise SchemaError(f"{where}: must be an object")
+    start, end = _int_ms(raw, "start_ms", where), _int_ms(raw, "end_ms", where)
+    if start < 0 or end < start:
+        raise SchemaError(f"{where}: invalid span {start}-{end} ms")
+    context = tuple(
+        ContextItem(
+            _str(c, "type", f"{where}.required_context[{i}]"),
+            _str(c, "description", f"{where}.required_context[{i}]", ""),
+            _str(c, "necessity", f"{where}.required_context[{i}]", ""),
+        )
+        for i, c in enumerate(_list(raw, "required_context", where))
+    )
+    points = []
+    for i, k in enumerate(_list(raw, "key_points", where)):
+        w = f"{where}.key_points[{i}]"
+        tiers = k.get("tiers") or []
+        if not isinstance(tiers, list):
+            raise SchemaError(f"{w}: field 'tiers' must be a list")
+        points.append(KeyPoint(_str(k, "qid", w), _str(k, "point", w), _str(k, "source", w, ""), tuple(tiers)))
+    if len({p.qid for p in points}) != len(points):
+        raise SchemaError(f"{where}: duplicate key-point qid")
+    in_frame = raw.get("user_in_frame")
+    if modality == AUDIO_ONLY:
+        in_frame = None
+    elif not isinstance(in_frame, bool):
+        raise SchemaError(f"{where}: audio-visual segment needs boolean 'user_in_frame'")
+    return ReferenceSegment(
+        start_ms=start,
+        end_ms=end,
+        transcript=_str(raw, "transcript", where, ""),
+        structured_intent=_str(raw, "structured_intent", where, ""),
+        required_context=context,
+        user_in_frame=in_frame,
+        user_gender=_str(raw, "user_gender", where, "unknown"),
+        user_age_group=_str(raw, "user_age_group", where, "unknown"),
+        key_points=tuple(points),
+    )
+
+
+def _annotation(raw: Any, where: str, modality: str) -> Annotation:
+    targets = raw.get("evaluation_targets") if isinstance(raw, Mapping) else None
+    if not isinstance(targets, Mapping):
+        raise SchemaError(f"{where}: missing 'evaluation_targets'")
+    where = f"{where}.evaluation_targets"
+    has_demand = _req(targets, "has_demand", where)
+    if not isinstance(has_demand, bool):
+        raise SchemaError(f"{where}: 'has_demand' must be a boolean")
+    segs = tuple(
+        _segment(s, f"{where}.segments[{i}]", modality) for i, s in enumerate(_list(targets, "segments", where))
+    )
+    if has_demand != bool(segs):
+        raise SchemaError(f"{where}: has_demand={has_demand} but {len(segs)} segment(s)")
+    return Annotation(has_demand, segs)
+
+
+_CORE_FIELDS = frozenset(
+    {"scene_id", "language", "modality", "source", "label", "axes", "taxonomy_axes", "annotations",
+     "clips", "negative_reason", "negative_signal"}
+)
+
+
+def scene_from_dict(rec: Mapping[str, Any], index: int | None = None) -> Scene:
+    """Build a :class:`Scene` from one release record, raising :class:`SchemaError` on bad input."""
+    if not isinstance(rec, Mapping):
+        raise SchemaError(f"record {index}: must be a JSON object")
+    sid = rec.get("scene_id")
+    if not isinstance(sid, str) or not sid:
+        raise SchemaError(f"record {index}: missing field 'scene_id'")
+    where = f"scene {sid}"
+    modality = _str(rec, "modality", where)
+    if modality not in MODALITIES:
+        raise SchemaError(f"{where}: modality {modality!r} is not one of {MODALITIES}")
+    language = _str(rec, "language", where)
+    label = _str(rec, "label", where)
+    if label not in ("positive", "negative"):
+        raise SchemaError(f"{where}: label {label!r} is not positive/negative")
+    raw_ann = _req(rec, "annotations", where)
+    if not isinstance(raw_ann, Mapping) or not raw_ann:
+        raise SchemaError(f"{where}: 'annotations' must map language -> annotation")
+    annotations = {lang: _annotation(a, f"{where}: annotations.{lang}", modality) for lang, a in raw_ann.items()}
+    if language not in annotations:
+        raise SchemaError(f"{where}: no annotations for its own language {language!r}")
+    for lang, ann in annotations.items():
+        if ann.has_demand != (label == "positive"):
+            raise SchemaError(f"{where}: label {label} disagrees with annotations.{lang}.has_demand")
+    clips = []
+    for i, c in enumerate(_list(rec, "clips", where)):
+        w = f"{where}: clips[{i}]"
+        if not isinstance(c, Mapping):
+            raise SchemaError(f"{w}: must be an object")
+        dur = _req(c, "duration", w)
+        if isinstance(dur, bool) or not isinstance(dur, (int, float)) or not dur > 0:
+            raise SchemaError(f"{w}: 'duration' must be positive seconds, got {dur!r}")
+        replies = _list(c, "replies", w)
+        if not all(isinstance(r, str) for r in replies):
+            raise SchemaError(f"{w}: 'replies' must be strings")
+        clips.append(Clip(_str(c, "id", w), _str(c, "src", w, ""), float(dur), tuple(replies)))
+    if not clips:
+        raise SchemaError(f"{where}: no clips")
+    return Scene(
+        scene_id=sid,
+        language=language,
+        modality=modality,
+        source=_str(rec, "source", where, ""),
+        label=label,
+        clips=tuple(clips),
+        annotations=annotations,
+        axes=_axes(rec.get("axes") or [], f"{where}: axes"),
+        taxonomy_axes=_axes(rec.get("taxonomy_axes") or [], f"{where}: taxonomy_axes"),
+        negative_reason=_str(rec, "negative_reason", where, ""),
+        negative_signal=_str(rec, "negative_signal", where, ""),
+        extra={k: v for k, v in rec.items() if k not in _CORE_FIELDS},
+    )
+
+
+def scene_to_dict(scene: Scene) -> dict[str, Any]:
+    """The release-schema record of ``scene`` (inverse of :func:`scene_from_dict`)."""
+
+    def segment(g: ReferenceSegment) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "start_ms": g.start_ms,
+            "end_ms": g.end_ms,
+            "transcript": g.transcript,
+            "structured_intent": g.structured_intent,
+            "required_context": [
+                {"type": c.type, "description": c.description, "necessity": c.necessity} for c in g.required_context
+            ],
+        }
+        if g.user_in_frame is not None:
+            out["user_in_frame"] = g.user_in_frame
+        out |= {
+            "user_gender": g.user_gender,
+            "user_age_group": g.user_age_group,
+            "key_points": [
+                {"qid": k.qid, "point": k.point, "source": k.source, "tiers": list(k.tiers)} for k in g.key_points
+            ],
+        }
+        return out
+
+    def axes(labels: tuple[AxisLabel, ...]) -> list[dict[str, str]]:
+        return [{"axis": a.axis, "code": a.code, "name": a.name} for a in labels]
+
+    return {
+        "scene_id": scene.scene_id,
+        "language": scene.language,
+        "modality": scene.modality,
+        "source": scene.source,
+        "label": scene.label,
+        "axes": axes(scene.axes),
+        "taxonomy_axes": axes(scene.taxonomy_axes),
+        "negative_reason": scene.negative_reason,
+        "negative_signal": scene.negative_signal,
+        "annotations": {
+            lang: {"evaluation_targets": {"has_demand": a.has_demand, "segments": [segment(g) for g in a.segments]}}
+            for lang, a in scene.annotations.items()
+        },
+        "clips": [{"id": c.id, "src": c.src, "duration": c.duration, "replies": list(c.replies)} for c in scene.clips],
+        **scene.extra,
+    }
+
+
+def read_json_records(path: str | Path) -> list[Any]:
+    """Records from a JSON array file or a JSONL file (blank lines skipped)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SchemaError(f"{path}: cannot read ({exc})") from exc
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SchemaError(f"{path}: not valid JSON ({exc})") from exc
+        return list(data)
+    records = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise SchemaError(f"{path}:{n}: not valid JSON ({exc})") from exc
+    return records
+
+
+def load_scenes(source: str | Path | Iterable[Mapping[str, Any]]) -> list[Scene]:
+    """Scenes from a JSON array / JSONL path or from already-decoded records; ids must be unique."""
+    records = read_json_records(source) if isinstance(source, (str, Path)) else list(source)
+    scenes = [scene_from_dict(r, i) for i, r in enumerate(records)]
+    seen: set[str] = set()
+    for s in scenes:
+        if s.scene_id in seen:
+            raise SchemaError(f"scene {s.scene_id}: duplicate scene_id")
+        seen.add(s.scene_id)
+    return scenes
+
+
+def iter_modalities(scenes: Iterable[Scene]) -> Iterator[str]:
+    """Modalities present, in the fixed reporting order (audio-visual first)."""
+    present = {s.modality for s in scenes}
+    return (m for m in (AUDIO_VISUAL, AUDIO_ONLY) if m in present)
+
+
+__all__ = [
+    "LANGUAGES",
+    "Annotation",
+    "AxisLabel",
+    "Clip",
+    "ContextItem",
+    "KeyPoint",
+    "PredictedContext",
+    "PredictedSegment",
+    "Prediction",
+    "ReferenceSegment",
+    "Scene",
+    "SchemaError",
+    "iter_modalities",
+    "load_scenes",
+    "read_json_records",
+    "scene_from_dict",
+    "scene_to_dict",
+]

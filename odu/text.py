@@ -1,0 +1,60 @@
+"""Transcript normalisation and edit counting for matching (App A.2) and M4 (App A.3 Eq. 4).
+
+Small composable transforms in the style of jiwer: :func:`normalize` (NFKC, case folding,
+punctuation to spaces, whitespace collapsed), :func:`is_cjk_dominant`, :func:`units` (characters
+for CJK-dominant references, words otherwise) and :func:`edit_count` (Levenshtein over units).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+from rapidfuzz.distance import Levenshtein
+
+from .constants import CJK_DOMINANT_MIN
+
+#: Apostrophes inside words are dropped ("don't" -> "dont") rather than split.
+_APOSTROPHES = re.compile(r"(?<=\w)['\u2019\u02bc](?=\w)")
+_SPACES = re.compile(r"\s+")
+_CJK = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002fa1f]"
+)
+
+
+def _is_separator(ch: str) -> bool:
+    # Unicode punctuation (P*) and symbols (S*) become spaces, full-width forms included
+    # (NFKC has already mapped "？" to "?"), so "yellow？And" is two words.
+    return unicodedata.category(ch)[0] in "PS"
+
+
+@lru_cache(maxsize=65536)
+def normalize(text: str) -> str:
+    """NFKC, casefold, in-word apostrophes removed, punctuation/symbols to spaces, spaces collapsed."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = _APOSTROPHES.sub("", text)
+    text = "".join(" " if _is_separator(ch) else ch for ch in text)
+    return _SPACES.sub(" ", text).strip()
+
+
+def is_cjk_dominant(text: str) -> bool:
+    """True when more than ``CJK_DOMINANT_MIN`` of the non-space characters are CJK."""
+    chars = [c for c in text if not c.isspace()]
+    return bool(chars) and sum(1 for c in chars if _CJK.match(c)) / len(chars) > CJK_DOMINANT_MIN
+
+
+def units(normalized: str, chars: bool) -> list[str]:
+    """Scoring units of a normalised string: non-space characters, or whitespace-split words."""
+    return [c for c in normalized if not c.isspace()] if chars else normalized.split()
+
+
+def edit_count(reference: str, hypothesis: str) -> tuple[int, int]:
+    """(Levenshtein edits, reference length) in units chosen by the *reference* (App A.3 Eq. 4).
+
+    Both strings are normalised first; an empty hypothesis costs the whole reference length.
+    """
+    ref_norm, hyp_norm = normalize(reference), normalize(hypothesis)
+    chars = is_cjk_dominant(ref_norm)
+    ref_units, hyp_units = units(ref_norm, chars), units(hyp_norm, chars)
+    return Levenshtein.distance(ref_units, hyp_units), len(ref_units)
