@@ -89,3 +89,67 @@ MAX_TIME_MS = 86_400_000
 #: A key point is a lexical "hit" when at least this fraction of its content units (English content
 #: words, lightly stemmed; CJK character bigrams) occur in the candidate text.
 LEXICAL_HIT_MIN = 0.5
+
+# --- reports (odu-bench report; App E.1, E.3, §5.4, §5.5) ---------------------------------------
+
+#: Evidence channel of a key point, from its ``source`` label (App A.4 "Aggregation and key-point
+#: accounting", App E.1 "Population and counting"). Other context pools emotion, activity,
+#: identity and scene condition. A source missing from this table has no assigned channel: it stays
+#: in the overall point count but in no channel-specific rate (App A.4).
+CHANNEL_REQUEST = "spoken request"
+CHANNEL_VISUAL = "visual"
+CHANNEL_AUDIO = "audio"
+CHANNEL_HISTORY = "dialogue history"
+CHANNEL_OTHER = "other context"
+CHANNEL_ALL_CONTEXT = "all context"
+KEY_POINT_CHANNELS: dict[str, str] = {
+    "intent": CHANNEL_REQUEST,
+    "required_context.visual": CHANNEL_VISUAL,
+    "required_context.audio": CHANNEL_AUDIO,
+    "required_context.dialogue_history": CHANNEL_HISTORY,
+    "required_context.user_emotion": CHANNEL_OTHER,
+    "required_context.user_activity": CHANNEL_OTHER,
+    "required_context.user_identity": CHANNEL_OTHER,
+    "required_context.scene_condition": CHANNEL_OTHER,
+}
+#: Context channels pooled into "all context" (App E.1), in reporting order.
+CONTEXT_CHANNELS: tuple[str, ...] = (CHANNEL_VISUAL, CHANNEL_AUDIO, CHANNEL_HISTORY, CHANNEL_OTHER)
+
+#: Scene bootstrap (App E.1 "Scene-bootstrap procedure"): resamples and the percentile interval.
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_PERCENTILES: tuple[float, float] = (2.5, 97.5)
+#: Our choice: the default seed of every report bootstrap (the paper does not give its seed).
+BOOTSTRAP_SEED = 20_260_501
+
+#: The four challenge axes analysed against M2 (App B.2, App E.3).
+CHALLENGE_AXES: tuple[str, ...] = ("axis1", "axis2", "axis3", "axis4")
+#: Category names of the challenge axes (App B.2). Axis 1 is modality-specific: audio-only scenes
+#: use 1.1 language-channel and 1.2 acoustic-event dependence.
+CHALLENGE_CATEGORIES: dict[str, dict[str, str]] = {
+    AUDIO_VISUAL: {"1.1": "Language-channel", "1.2": "Vision-grounded", "1.3": "Audio-grounded",
+                   "1.4": "Vision-Audio Joint"},
+    AUDIO_ONLY: {"1.1": "Language-channel", "1.2": "Acoustic-event dependence"},
+    "": {"2.1": "Self-contained Current Context", "2.2": "Temporal Event Dependency",
+         "2.3": "Dialogue History Dependency", "2.4": "Speaker Identity Dependency",
+         "2.5": "Affective State Dependency", "3.1": "Direct Instruction", "3.2": "Direct Question",
+         "3.3": "Indirect or Descriptive Request", "3.4": "Hesitation or Self-correction",
+         "3.5": "Interrupted or Incomplete Request", "3.6": "Compound or Multi-intent Request",
+         "4.1": "Clean Near-field Speech", "4.2": "Background Noise", "4.3": "Competing Speech",
+         "4.4": "Low-volume or Whispered Speech", "4.5": "Media Playback Interference"},
+}
+#: No-demand dimensions (App B.3): release value of ``negative_signal`` -> (code, short name).
+NEGATIVE_SIGNALS: dict[str, tuple[str, str]] = {
+    "linguistic_signal": ("S1", "Linguistic"),
+    "semantic_signal": ("S2", "Semantic"),
+    "prosodic_signal": ("S3", "Prosodic"),
+    "interactive_signal": ("S4", "Interactive"),
+    "contextual_signal": ("S5", "Contextual"),
+}
+#: ... and of ``negative_reason`` (short names as in Fig. 2 / Fig. 5).
+NEGATIVE_REASONS: dict[str, tuple[str, str]] = {
+    "target_mismatch": ("R1", "Wrong Addressee"),
+    "source_mismatch": ("R2", "Wrong Source"),
+    "demand_incomplete": ("R3", "Incomplete"),
+    "intent_not_real": ("R4", "Non-real"),
+    "function_not_directed": ("R5", "Function Mention"),
+}
