@@ -1,0 +1,22 @@
+"""Shared pytest fixtures (keep small; several helpers add to it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from openai_server import OpenAIServer
+
+
+@pytest.fixture
+def openai_server() -> Iterator[OpenAIServer]:
+    """A started loopback OpenAI-compatible server (``tests/openai_server.py``); set ``.responder``."""
+    with OpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _private_judge_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the LLM-judge verdict cache of every test out of the user's ~/.cache."""
+    monkeypatch.setenv("ODU_CACHE_DIR", str(tmp_path_factory.mktemp("odu-cache")))
