@@ -1,0 +1,66 @@
+"""``odu-bench score``: score raw model outputs against scene records (issue contract, README)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..judge import make_judge
+from ..schema import SchemaError, load_scenes, read_json_records
+from ..scoring import score_scenes, write_run
+from ..tables import table3
+
+
+def read_predictions(path: str | Path) -> dict[str, str | None]:
+    """``{"scene_id": ..., "output": "<raw model text>"}`` JSONL rows -> outputs by scene id.
+
+    Raises :class:`SchemaError` naming the row for a missing id, a non-text output or a duplicate.
+    """
+    outputs: dict[str, str | None] = {}
+    for n, row in enumerate(read_json_records(path), 1):
+        where = f"{path}: row {n}"
+        if not isinstance(row, dict) or not isinstance(row.get("scene_id"), str):
+            raise SchemaError(f"{where}: needs a string 'scene_id'")
+        sid, output = row["scene_id"], row.get("output")
+        if output is not None and not isinstance(output, str):
+            raise SchemaError(f"{where} (scene {sid}): 'output' must be a string or null")
+        if sid in outputs:
+            raise SchemaError(f"{where}: duplicate prediction for scene {sid}")
+        outputs[sid] = output
+    return outputs
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("score", help="score model outputs (App A) and write summary.json + scenes.jsonl")
+    p.add_argument("--scenes", required=True, help="scene records: JSON array or JSONL (release schema)")
+    p.add_argument("--predictions", required=True, help='JSONL rows {"scene_id": ..., "output": "<raw model text>"}')
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--judge", default="lexical", help="lexical (offline, approximate) | verdicts:PATH")
+    p.add_argument(
+        "--annotation-language", choices=("scene", "en", "zh"), default="scene",
+        help="reference annotation: the scene's own language (default), or en / zh",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        scenes = load_scenes(args.scenes)
+        outputs = read_predictions(args.predictions)
+        judge = make_judge(args.judge)
+        result = score_scenes(scenes, outputs, judge, args.annotation_language, progress=not args.no_progress)
+    except (SchemaError, ValueError) as exc:
+        print(f"odu-bench score: error: {exc}", file=sys.stderr)
+        return 2
+    out = write_run(result, args.out)
+    summary = result.summary
+    info = summary["judge"]
+    note = f"judge: {info['name']} ({info['model']})" + (" — APPROXIMATE, not comparable with Table 3" if info["approximate"] else "")
+    print(table3({Path(args.predictions).stem: summary}, note))
+    print(
+        f"parse errors: {summary['parse_errors']}  no output: {summary['no_output']}  "
+        f"judge errors: {summary['judge_errors']}  -> {out}"
+    )
+    return 0

@@ -1,0 +1,231 @@
+"""Score a set of scenes: parse -> match -> judge -> scene scores -> M1-M5, FTR, Avg per modality.
+
+The one scoring pipeline behind ``odu-bench score``, the lm-eval tasks and the ``evaluate``
+metric. The judge is called once with every request of the run, so a concurrent judge can work
+on all of them at the same time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from .constants import MODALITIES, PROFILE_FIELDS
+from .judge.base import Judge, JudgeRequest, JudgeVerdict, candidate_text
+from .match import SegmentMatch, match_segments, pred_order_key
+from .metrics import avg, false_trigger_rate, macro_f1, mean_defined, s2, s3, s4, s5
+from .parse import no_output, parse_output
+from .schema import Prediction, Scene, iter_modalities
+from .text import edit_count
+
+SUMMARY_FILE = "summary.json"
+SCENES_FILE = "scenes.jsonl"
+
+#: Output for a scene: raw model text, an already parsed prediction, or None (no output).
+Output = str | Prediction | None
+
+
+@dataclass(slots=True)
+class ScoredRun:
+    """``summary`` is summary.json; ``scenes`` are the scenes.jsonl rows, in input order."""
+
+    summary: dict[str, Any]
+    scenes: list[dict[str, Any]]
+
+
+@dataclass(slots=True)
+class _SceneWork:
+    scene: Scene
+    prediction: Prediction
+    matches: list[SegmentMatch]
+    requests: list[JudgeRequest]
+
+
+def _prepare(scene: Scene, output: Output, language: str) -> _SceneWork:
+    if isinstance(output, Prediction):
+        prediction = output
+    elif output is None:
+        prediction = no_output()
+    else:
+        prediction = parse_output(output, scene.modality)
+    refs = scene.annotation(language).segments
+    matches = match_segments(refs, prediction.segments if prediction.has_demand else ())
+    requests = [
+        JudgeRequest(scene.scene_id, m.reference, text, refs[m.reference].key_points)
+        for m in matches
+        if m.merged is not None and refs[m.reference].key_points and (text := candidate_text(m.merged))
+    ]
+    return _SceneWork(scene, prediction, matches, requests)
+
+
+def _transcript_edits(work: _SceneWork, language: str) -> list[tuple[int, int]]:
+    """(edits, length) per group of reference segments linked through shared predictions.
+
+    A 1:1 match is its own group, as in Eq. 4. When one prediction covers several references (or
+    fragments link them), the group's references are concatenated in time order and compared with
+    the group's predicted transcripts in time order, so a prediction spanning two references is not
+    charged twice for the same words. Unmatched references meet an empty hypothesis.
+    """
+    refs = work.scene.annotation(language).segments
+    preds = work.prediction.segments
+    groups: list[tuple[set[int], set[int]]] = []
+    for m in work.matches:
+        group = ({m.reference}, set(m.predictions))
+        for other in [g for g in groups if g[1] & group[1]]:
+            groups.remove(other)
+            group[0].update(other[0])
+            group[1].update(other[1])
+        groups.append(group)
+    edits = []
+    for ref_ids, pred_ids in groups:
+        reference = " ".join(refs[i].transcript for i in sorted(ref_ids, key=lambda i: (refs[i].start_ms, i)))
+        hypothesis = " ".join(preds[j].transcript for j in sorted(pred_ids, key=lambda j: pred_order_key(preds[j])))
+        edits.append(edit_count(reference, hypothesis))
+    return edits
+
+
+def _profile_correct(scene: Scene, language: str, matches: Sequence[SegmentMatch]) -> dict[str, list[bool]]:
+    refs = scene.annotation(language).segments
+    return {
+        f: [m.merged is not None and getattr(m.merged, f) == getattr(refs[m.reference], f) for m in matches]
+        for f in PROFILE_FIELDS[scene.modality]
+    }
+
+
+def _scene_row(work: _SceneWork, verdicts: Mapping[int, JudgeVerdict], language: str) -> dict[str, Any]:
+    scene, prediction, matches = work.scene, work.prediction, work.matches
+    refs = scene.annotation(language).segments
+    key_points, segment_hits = [], []
+    for m in matches:
+        verdict = verdicts.get(m.reference)
+        hits: list[bool | None] = []
+        for k in refs[m.reference].key_points:
+            if not m.matched or verdict is None:  # unmatched, or matched with empty candidate text
+                hit, error = False, None
+            elif verdict.error is not None:
+                hit, error = None, verdict.error
+            else:
+                hit, error = verdict.hits[k.qid], None
+            hits.append(hit)
+            key_points.append(
+                {"segment": m.reference, "qid": k.qid, "point": k.point, "source": k.source,
+                 "tiers": list(k.tiers), "matched": m.matched, "hit": hit, "judge_error": error}
+            )
+        segment_hits.append(hits)
+    positive = scene.is_positive and bool(refs)
+    return {
+        "scene_id": scene.scene_id,
+        "modality": scene.modality,
+        "language": scene.language,
+        "source": scene.source,
+        "label": scene.label,
+        "axes": {a.axis: a.code for a in scene.axes},
+        "negative_reason": scene.negative_reason,
+        "negative_signal": scene.negative_signal,
+        "has_demand": scene.is_positive,
+        "predicted_has_demand": prediction.has_demand,
+        "parse_error": prediction.parse_error,
+        "no_output": prediction.no_output,
+        "issues": list(prediction.issues),
+        "s2": s2(segment_hits) if positive else None,
+        "s2_errors_as_misses": s2(segment_hits, errors_as_misses=True) if positive else None,
+        "s3": s3([m.iou for m in matches]) if positive else None,
+        "s4": s4(_transcript_edits(work, language)) if positive else None,
+        "s5": s5(_profile_correct(scene, language, matches)) if positive else None,
+        "matches": [
+            {"reference": m.reference, "predictions": list(m.predictions), "method": m.method,
+             "iou": round(m.iou, 6), "similarity": round(m.similarity, 6)}
+            for m in matches
+        ],
+        "key_points": key_points,
+        "candidates": [{"segment": r.segment, "text": r.candidate} for r in work.requests],
+    }
+
+
+def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Dataset scores of one modality's scene rows (App A.3-A.4)."""
+    y_true = [r["has_demand"] for r in rows]
+    y_pred = [r["predicted_has_demand"] for r in rows]
+    metrics: dict[str, Any] = {
+        "m1": macro_f1(y_true, y_pred),
+        "m2": mean_defined(r["s2"] for r in rows),
+        "m3": mean_defined(r["s3"] for r in rows),
+        "m4": mean_defined(r["s4"] for r in rows),
+        "m5": mean_defined(r["s5"] for r in rows),
+    }
+    lower = dict(metrics, m2=mean_defined(r["s2_errors_as_misses"] for r in rows))
+    return {
+        "n_scenes": len(rows),
+        "n_positive": sum(y_true),
+        "n_negative": len(rows) - sum(y_true),
+        **metrics,
+        "avg": avg(metrics),
+        "ftr": false_trigger_rate(y_true, y_pred),
+        "m2_errors_as_misses": lower["m2"],
+        "avg_errors_as_misses": avg(lower),
+        "judge_error_points": sum(1 for r in rows for k in r["key_points"] if k["judge_error"] is not None),
+        "parse_errors": sum(r["parse_error"] for r in rows),
+        "no_output": sum(r["no_output"] for r in rows),
+    }
+
+
+def score_scenes(
+    scenes: Sequence[Scene],
+    outputs: Mapping[str, Output],
+    judge: Judge,
+    annotation_language: str = "scene",
+    progress: bool = False,
+) -> ScoredRun:
+    """Score ``outputs`` (by scene id) against ``scenes``; scenes without output count as no output.
+
+    Raises ``ValueError`` naming output ids that are not among the scenes.
+    """
+    known = {s.scene_id for s in scenes}
+    unknown = sorted(set(outputs) - known)
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (f" (+{len(unknown) - 5} more)" if len(unknown) > 5 else "")
+        raise ValueError(f"{len(unknown)} prediction id(s) not among the scenes: {shown}")
+    work = [
+        _prepare(s, outputs.get(s.scene_id), annotation_language)
+        for s in tqdm(scenes, desc="parse+match", unit="scene", disable=not progress)
+    ]
+    requests = [r for w in work for r in w.requests]
+    verdicts = iter(judge.judge(requests) if requests else [])
+    rows = [_scene_row(w, {r.segment: next(verdicts) for r in w.requests}, annotation_language) for w in work]
+    summary: dict[str, Any] = {m: summarize([r for r in rows if r["modality"] == m]) for m in iter_modalities(scenes)}
+    summary |= {
+        "judge": judge.info(),
+        "parse_errors": sum(r["parse_error"] for r in rows),
+        "no_output": sum(r["no_output"] for r in rows),
+        "judge_errors": sum(len({k["segment"] for k in r["key_points"] if k["judge_error"]}) for r in rows),
+        "annotation_language": annotation_language,
+    }
+    return ScoredRun(summary, rows)
+
+
+def write_run(run: ScoredRun, out_dir: str | Path) -> Path:
+    """Write ``summary.json`` and ``scenes.jsonl`` into ``out_dir`` (created if needed)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / SUMMARY_FILE).write_text(json.dumps(run.summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    with (out / SCENES_FILE).open("w", encoding="utf-8") as fh:
+        for row in run.scenes:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return out
+
+
+def read_run(run_dir: str | Path) -> ScoredRun:
+    """Read back a run written by :func:`write_run`."""
+    run_dir = Path(run_dir)
+    summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+    with (run_dir / SCENES_FILE).open(encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    return ScoredRun(summary, rows)
+
+
+__all__ = ["MODALITIES", "ScoredRun", "read_run", "score_scenes", "summarize", "write_run"]
