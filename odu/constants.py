@@ -153,3 +153,41 @@ NEGATIVE_REASONS: dict[str, tuple[str, str]] = {
     "intent_not_real": ("R4", "Non-real"),
     "function_not_directed": ("R5", "Function Mention"),
 }
+
+# --- OpenAI-compatible LLM judge (App D.3 / F.4); transport settings are ours (README "Judges") -------
+
+#: Environment variable holding the judge's API key (the key itself is never written anywhere).
+JUDGE_API_KEY_ENV = "OPENAI_API_KEY"
+#: Judge calls in flight at once (``--judge-concurrency``).
+JUDGE_CONCURRENCY = 8
+#: Output-token limit per judge call; generous because a thinking judge (App D.3) reasons first.
+JUDGE_MAX_TOKENS = 8192
+#: Seconds before one judge HTTP request is abandoned and retried (``--judge-timeout``).
+JUDGE_TIMEOUT_S = 120.0
+#: Transport retries per call on 429, 5xx, timeouts, connection errors and undecodable bodies.
+JUDGE_RETRIES = 6
+#: Exponential backoff: first wait, growth factor and cap (seconds); ``Retry-After`` wins when given.
+JUDGE_BACKOFF_S = 1.0
+JUDGE_BACKOFF_FACTOR = 2.0
+JUDGE_BACKOFF_MAX_S = 60.0
+#: Re-asks after a reply that is not a valid verdict array, before the segment is a judge error.
+JUDGE_REASKS = 2
+#: Seconds a process waits for another one writing to the shared verdict cache.
+JUDGE_CACHE_BUSY_TIMEOUT_S = 60.0
+
+# --- dataset: release validation and the prepared Hugging Face layout (README "Dataset") -------
+
+#: Record files looked for, in this order, when a release is given as a directory.
+RELEASE_RECORD_FILES: tuple[str, ...] = ("scenes.jsonl", "scenes.json")
+#: Our choice: a clip's media may differ from its record ``duration`` by at most this many
+#: seconds (container durations drift by about one audio frame, 64 ms for AAC at 16 kHz, and one
+#: video frame, 40 ms at 25 fps); reference segments may end at most this far past the final clip.
+MEDIA_DURATION_TOLERANCE_S = 0.1
+#: Parquet shards of the prepared dataset stay under this many bytes of rows (``datasets``'
+#: ``MAX_SHARD_SIZE``, which the Hub viewer expects) ...
+PARQUET_MAX_SHARD_BYTES = 500_000_000
+#: ... and their row groups under this many (``datasets``' ``MAX_ROW_GROUP_SIZE``): reading one
+#: row reads its whole row group.
+PARQUET_MAX_ROW_GROUP_BYTES = 100_000_000
+#: Parquet compression of the shards (media bytes are stored as they are; zstd shrinks WAV and text).
+PARQUET_COMPRESSION = "zstd"
