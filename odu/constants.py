@@ -66,7 +66,8 @@ CONTAINMENT_MIN_CHARS = 4
 CONTAINMENT_SPAN_MIN = 0.5
 
 #: A reference transcript is CJK-dominant (scored in characters, otherwise in words) when more
-#: than this fraction of its non-space characters are CJK ideographs, kana or hangul.
+#: than this fraction of its tokens are CJK characters (ideographs, kana, hangul), each run of
+#: other non-space characters (an English word, a number) counting as one token.
 CJK_DOMINANT_MIN = 0.5
 
 # --- robustness limits for model output (App A.1 gives no rule; see README "Parsing rules") ----

@@ -18,9 +18,9 @@ from .constants import CJK_DOMINANT_MIN
 #: Apostrophes inside words are dropped ("don't" -> "dont") rather than split.
 _APOSTROPHES = re.compile(r"(?<=\w)['\u2019\u02bc](?=\w)")
 _SPACES = re.compile(r"\s+")
-_CJK = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002fa1f]"
-)
+_CJK_RANGES = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002fa1f"
+_CJK = re.compile(f"[{_CJK_RANGES}]")
+_OTHER_RUN = re.compile(f"[^\\s{_CJK_RANGES}]+")
 
 
 def _is_separator(ch: str) -> bool:
@@ -39,9 +39,12 @@ def normalize(text: str) -> str:
 
 
 def is_cjk_dominant(text: str) -> bool:
-    """True when more than ``CJK_DOMINANT_MIN`` of the non-space characters are CJK."""
-    chars = [c for c in text if not c.isspace()]
-    return bool(chars) and sum(1 for c in chars if _CJK.match(c)) / len(chars) > CJK_DOMINANT_MIN
+    """True when CJK characters are more than ``CJK_DOMINANT_MIN`` of the text's tokens, counting
+    each CJK character as a token and each run of other non-space characters (an embedded English
+    word, a number) as one: "我想买iPhone 15可以吗" is 6 CJK of 8 tokens, so CJK-dominant."""
+    cjk = len(_CJK.findall(text))
+    other = len(_OTHER_RUN.findall(text))
+    return cjk > 0 and cjk / (cjk + other) > CJK_DOMINANT_MIN
 
 
 def units(normalized: str, chars: bool) -> list[str]:

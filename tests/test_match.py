@@ -1,0 +1,173 @@
+"""Segment matching (App A.2) and the scene scores built on it: one test per rule."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+
+import pytest
+
+from odu.constants import CONTAINMENT_SPAN_MIN, IOU_MATCH_MIN, TRANSCRIPT_MATCH_MIN
+from odu.judge import LexicalJudge
+from odu.match import iou, match_segments, merge_segments
+from odu.schema import PredictedSegment, ReferenceSegment, scene_from_dict
+from odu.scoring import score_scenes
+
+
+def ref(start: int, end: int, transcript: str, **kw) -> dict:
+    return {"start_ms": start, "end_ms": end, "transcript": transcript,
+            "structured_intent": kw.get("intent", "The user wants help"), "required_context": [],
+            "user_in_frame": kw.get("in_frame", True), "user_gender": kw.get("gender", "female"),
+            "user_age_group": kw.get("age", "adult"),
+            "key_points": kw.get("key_points", [{"qid": "kp01", "point": "help", "source": "intent", "tiers": ["T1"]}])}
+
+
+def scene(*segments: dict, modality: str = "audio-visual", language: str = "en", sid: str = "avp_gen_000001"):
+    ann = {"evaluation_targets": {"has_demand": bool(segments), "segments": list(segments)}}
+    return scene_from_dict({
+        "scene_id": sid, "language": language, "modality": modality, "source": "generated",
+        "label": "positive" if segments else "negative", "annotations": {"en": ann, "zh": ann},
+        "clips": [{"id": "v1", "src": "x.mp4", "duration": 20.0, "replies": []}]})
+
+
+def pred(start, end, transcript, **kw) -> dict:
+    return {"start_ms": start, "end_ms": end, "transcript": transcript,
+            "structured_intent": kw.get("intent", "The user wants help"), "required_context": [],
+            "user_in_frame": kw.get("in_frame", True), "user_gender": kw.get("gender", "female"),
+            "user_age_group": kw.get("age", "adult")}
+
+
+def row(sc, *segments: dict) -> dict:
+    output = json.dumps({"has_demand": True, "segments": list(segments)}, ensure_ascii=False)
+    return score_scenes([sc], {sc.scene_id: output}, LexicalJudge()).scenes[0]
+
+
+def test_iou() -> None:
+    assert iou((3510, 5390), (3600, 5500)) == pytest.approx(1790 / 1990)
+    assert iou((0, 10), (20, 30)) == 0.0
+    assert iou(None, (0, 1)) == 0.0
+    assert iou((5, 5), (5, 5)) == 1.0
+
+
+def test_unmatched_reference_scores_zero_everywhere() -> None:
+    r = row(scene(ref(1000, 2000, "turn on the lights please")), pred(15000, 16000, "what a lovely day outside"))
+    assert r["matches"][0]["method"] == "none"
+    assert (r["s2"], r["s3"], r["s4"], r["s5"]) == (0.0, 0.0, 0.0, 0.0)
+    assert all(k["hit"] is False and not k["matched"] for k in r["key_points"])
+
+
+def test_transcript_similarity_beats_time() -> None:
+    sc = scene(ref(1000, 3000, "set a timer for ten minutes"), ref(5000, 7000, "and turn off the oven"))
+    # timestamps swapped: transcript similarity must still pair them correctly
+    r = row(sc, pred(5000, 7000, "set a timer for ten minutes"), pred(1000, 3000, "and turn off the oven"))
+    assert [m["method"] for m in r["matches"]] == ["transcript", "transcript"]
+    assert r["s4"] == 1.0 and r["s3"] == 0.0
+
+
+def test_iou_fallback_when_transcripts_differ() -> None:
+    r = row(scene(ref(1000, 3000, "set a timer for ten minutes")), pred(1100, 3000, "zzz qqq"))
+    assert r["matches"][0]["method"] == "iou"
+    assert r["s3"] == pytest.approx(1900 / 2000)
+
+
+def test_thresholds_are_what_the_readme_says() -> None:
+    assert (TRANSCRIPT_MATCH_MIN, IOU_MATCH_MIN, CONTAINMENT_SPAN_MIN) == (0.5, 0.2, 0.5)
+    low_iou = row(scene(ref(0, 1000, "abc def ghi")), pred(900, 1500, "xyz uvw rst"))  # IoU 0.0667
+    assert low_iou["matches"][0]["method"] == "none"
+
+
+def test_split_prediction_fragments_are_merged() -> None:
+    sc = scene(ref(1000, 5000, "can you find a recipe and then order the ingredients"))
+    r = row(sc, pred(3000, 5000, "and then order the ingredients", intent="order ingredients"),
+            pred(1000, 2900, "can you find a recipe", intent="find a recipe"))
+    assert r["matches"][0]["predictions"] == [1, 0]  # time order
+    assert r["s4"] == 1.0
+    assert r["s3"] == 1.0
+    assert r["candidates"][0]["text"] == "find a recipe order ingredients"
+
+
+def test_one_prediction_covers_two_references_without_double_charging_m4() -> None:
+    sc = scene(ref(1000, 2000, "turn on the light"), ref(6000, 7000, "and play some jazz"))
+    r = row(sc, pred(1000, 7000, "turn on the light and play some jazz"))
+    assert sorted(m["method"] for m in r["matches"]) == ["cover", "transcript"]
+    assert r["s4"] == 1.0
+    assert r["s3"] == pytest.approx((1000 / 6000 + 1000 / 6000) / 2)
+
+
+def test_result_does_not_depend_on_segment_order() -> None:
+    refs = [ref(1000, 2500, "open the window"), ref(4000, 5200, "close the curtains too"),
+            ref(8000, 9000, "and dim the lamp")]
+    preds = [pred(1100, 2400, "open window"), pred(4000, 5000, "close the curtain"), pred(4900, 5300, "too"),
+             pred(7800, 9100, "dim the lamp", gender="male"), pred(12000, 13000, "unrelated words here")]
+    rng = random.Random(7)
+    seen = set()
+    for _ in range(20):
+        r_order, p_order = rng.sample(refs, len(refs)), rng.sample(preds, len(preds))
+        r = row(scene(*r_order), *p_order)
+        seen.add(tuple(round(r[k], 9) for k in ("s2", "s3", "s4", "s5")))
+    assert len(seen) == 1
+
+
+def test_merge_segments_takes_profile_from_earliest_fragment() -> None:
+    a = PredictedSegment(3000, 4000, "b", "i2", (), False, "male", None)
+    b = PredictedSegment(1000, 2000, "a", "i1", (), None, "female", "adult")
+    m = merge_segments([a, b])
+    assert (m.start_ms, m.end_ms, m.transcript, m.structured_intent) == (1000, 4000, "a b", "i1 i2")
+    assert (m.user_in_frame, m.user_gender, m.user_age_group) == (False, "female", "adult")
+
+
+def test_cjk_reference_scored_in_characters_with_digits_and_english_inside() -> None:
+    sc = scene(ref(0, 3000, "我想买iPhone 15，可以吗？"), language="zh")
+    r = row(sc, pred(0, 3000, "我想买iphone15可以吗"))
+    assert r["s4"] == 1.0
+    r = row(sc, pred(0, 3000, "我想买iPhone 16，可以吗"))  # 1 of 14 characters wrong
+    assert r["s4"] == pytest.approx(1 - 1 / 14)
+
+
+def test_full_width_punctuation_splits_english_words() -> None:
+    r = row(scene(ref(0, 3000, "Is it yellow？And round?")), pred(0, 3000, "is it yellow and round"))
+    assert r["s4"] == 1.0
+
+
+def test_punctuation_only_reference_has_no_m4() -> None:
+    sc = scene(ref(0, 3000, "？！…"))
+    r = row(sc, pred(0, 3000, "hmm"))
+    assert r["s4"] is None and r["s3"] == 1.0
+    run = score_scenes([sc], {}, LexicalJudge())
+    assert run.summary["audio-visual"]["m4"] is None
+
+
+def test_empty_hypothesis_costs_the_whole_reference() -> None:
+    r = row(scene(ref(0, 3000, "play the next song")), pred(0, 3000, ""))
+    assert r["matches"][0]["method"] == "iou" and r["s4"] == 0.0
+
+
+def test_audio_only_profile_ignores_user_in_frame() -> None:
+    sc = scene(ref(0, 3000, "what is that noise", in_frame=None), modality="audio-only", sid="aop_gen_000001")
+    r = row(sc, pred(0, 3000, "what is that noise", in_frame=False))
+    assert r["s5"] == 1.0
+    r = row(sc, pred(0, 3000, "what is that noise", gender="male"))
+    assert r["s5"] == 0.5
+
+
+def test_out_of_set_profile_value_is_wrong_not_a_crash() -> None:
+    sc = scene(ref(0, 3000, "what is that noise", age="elderly"))
+    r = row(sc, pred(0, 3000, "what is that noise", age="senior"))
+    assert r["s5"] == pytest.approx(2 / 3)
+    assert any("senior" in i for i in r["issues"])
+
+
+def test_negative_scene_only_feeds_m1_and_ftr() -> None:
+    sc = scene()
+    r = row(sc, pred(0, 1000, "hello"))
+    assert r["predicted_has_demand"] is True
+    assert (r["s2"], r["s3"], r["s4"], r["s5"]) == (None, None, None, None)
+
+
+@pytest.mark.parametrize("n_refs,n_preds", list(itertools.product(range(4), range(4))))
+def test_every_reference_gets_exactly_one_match_record(n_refs: int, n_preds: int) -> None:
+    refs = [ReferenceSegment(i * 2000, i * 2000 + 1000, f"words {i}", "", (), True, "male", "adult", ()) for i in range(n_refs)]
+    preds = [PredictedSegment(j * 2100, j * 2100 + 900, f"words {j}") for j in range(n_preds)]
+    matches = match_segments(refs, preds)
+    assert [m.reference for m in matches] == list(range(n_refs))
