@@ -3,7 +3,10 @@
 :func:`make_judge` turns a command-line spec into a judge:
 
 * ``lexical`` — offline, approximate (:mod:`.lexical`);
-* ``verdicts:PATH`` — stored verdicts (:mod:`.stored`).
+* ``verdicts:PATH`` — stored verdicts (:mod:`.stored`);
+* ``openai:MODEL`` — the paper's LLM judge (App D.3 / F.4) on any OpenAI-compatible server
+  (:mod:`.openai_judge`); options: ``base_url``, ``api_key_env``, ``concurrency``, ``max_tokens``,
+  ``timeout``, ``extra_body``, ``retries``, ``cache_path``, ``no_cache``, ``progress``.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any
 
 from .base import Judge, JudgeRequest, JudgeVerdict, candidate_text
 from .lexical import LexicalJudge
+from .openai_judge import JudgeUnavailableError, OpenAIJudge
 from .stored import StoredVerdictJudge
 
 
@@ -22,7 +26,19 @@ def make_judge(spec: str, **options: Any) -> Judge:
         return LexicalJudge()
     if kind == "verdicts" and arg:
         return StoredVerdictJudge(arg)
-    raise ValueError(f"unknown judge spec {spec!r} (expected 'lexical' or 'verdicts:PATH')")
+    if kind == "openai" and arg:
+        return OpenAIJudge(arg, **{k: v for k, v in options.items() if v is not None})
+    raise ValueError(f"unknown judge spec {spec!r} (expected 'lexical', 'verdicts:PATH' or 'openai:MODEL')")
 
 
-__all__ = ["Judge", "JudgeRequest", "JudgeVerdict", "LexicalJudge", "StoredVerdictJudge", "candidate_text", "make_judge"]
+__all__ = [
+    "Judge",
+    "JudgeRequest",
+    "JudgeUnavailableError",
+    "JudgeVerdict",
+    "LexicalJudge",
+    "OpenAIJudge",
+    "StoredVerdictJudge",
+    "candidate_text",
+    "make_judge",
+]
