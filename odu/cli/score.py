@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..judge import make_judge
+from ..judge import JudgeUnavailableError
+from ..judge.cli_options import add_judge_arguments, judge_accounting_line, judge_errors_exit_code, judge_from_args
 from ..schema import SchemaError, load_scenes, read_json_records
 from ..scoring import score_scenes, write_run
 from ..tables import table3
@@ -36,7 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scenes", required=True, help="scene records: JSON array or JSONL (release schema)")
     p.add_argument("--predictions", required=True, help='JSONL rows {"scene_id": ..., "output": "<raw model text>"}')
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--judge", default="lexical", help="lexical (offline, approximate) | verdicts:PATH")
+    add_judge_arguments(p)
     p.add_argument(
         "--annotation-language", choices=("scene", "en", "zh"), default="scene",
         help="reference annotation: the scene's own language (default), or en / zh",
@@ -49,9 +50,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         scenes = load_scenes(args.scenes)
         outputs = read_predictions(args.predictions)
-        judge = make_judge(args.judge)
-        result = score_scenes(scenes, outputs, judge, args.annotation_language, progress=not args.no_progress)
-    except (SchemaError, ValueError) as exc:
+        judge = judge_from_args(args)
+        try:
+            result = score_scenes(scenes, outputs, judge, args.annotation_language, progress=not args.no_progress)
+        finally:
+            judge.close()
+    except (SchemaError, ValueError, JudgeUnavailableError) as exc:
         print(f"odu-bench score: error: {exc}", file=sys.stderr)
         return 2
     out = write_run(result, args.out)
@@ -63,4 +67,6 @@ def run(args: argparse.Namespace) -> int:
         f"parse errors: {summary['parse_errors']}  no output: {summary['no_output']}  "
         f"judge errors: {summary['judge_errors']}  -> {out}"
     )
-    return 0
+    if line := judge_accounting_line(info):
+        print(line)
+    return judge_errors_exit_code(summary["judge_errors"], args, "score")
