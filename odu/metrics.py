@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+import numpy as np
+
 from .constants import METRIC_WEIGHTS
 
 
@@ -92,3 +94,44 @@ def avg(metrics: Mapping[str, float | None]) -> float | None:
     if not available:
         return None
     return sum(w * metrics[m] for m, w in available.items()) / sum(available.values())
+
+
+# --- vectorised variants for the scene bootstrap (odu.report) ------------------------------------
+# Each takes ``weights``, an ``(R, n)`` matrix of scene multiplicities (one resample per row), and
+# returns the metric of every resample as an ``(R,)`` array, NaN where the scalar gives ``None``.
+# With ``weights = np.ones((1, n))`` they equal the scalar functions above (tests/test_report_math.py).
+
+
+def macro_f1_weighted(y_true: Sequence[bool], y_pred: Sequence[bool], weights: np.ndarray) -> np.ndarray:
+    """:func:`macro_f1` (Eq. 1) of every weighting of the same scenes."""
+    t, p, w = np.asarray(y_true, bool), np.asarray(y_pred, bool), np.atleast_2d(weights)
+    total, classes = np.zeros(w.shape[0]), np.zeros(w.shape[0])
+    for c in (False, True):
+        tp, fp, fn = (w @ ((t == c) & (p == c)), w @ ((t != c) & (p == c)), w @ ((t == c) & (p != c)))
+        denom = 2 * tp + fp + fn
+        total += np.divide(2 * tp, denom, out=np.zeros_like(denom, dtype=float), where=denom > 0)
+        classes += denom > 0
+    return np.divide(total, classes, out=np.full_like(total, np.nan), where=classes > 0)
+
+
+def false_trigger_rate_weighted(y_true: Sequence[bool], y_pred: Sequence[bool], weights: np.ndarray) -> np.ndarray:
+    """:func:`false_trigger_rate` (Eq. 1) of every weighting of the same scenes."""
+    t, p, w = np.asarray(y_true, bool), np.asarray(y_pred, bool), np.atleast_2d(weights)
+    negatives, triggered = w @ ~t, w @ (~t & p)
+    return np.divide(triggered, negatives, out=np.full_like(negatives, np.nan, dtype=float), where=negatives > 0)
+
+
+def mean_defined_weighted(values: Sequence[float | None], weights: np.ndarray) -> np.ndarray:
+    """:func:`mean_defined` (App A.4) of every weighting; ``None`` values are undefined scenes."""
+    v = np.array([np.nan if x is None else x for x in values], dtype=float)
+    defined, w = ~np.isnan(v), np.atleast_2d(weights)
+    count, total = w @ defined, w @ np.where(defined, v, 0.0)
+    return np.divide(total, count, out=np.full_like(count, np.nan, dtype=float), where=count > 0)
+
+
+def avg_weighted(metrics: Mapping[str, np.ndarray]) -> np.ndarray:
+    """:func:`avg` (Eq. 6) elementwise: NaN entries are unavailable dimensions."""
+    stacked = np.stack([np.asarray(metrics[m], float) for m in METRIC_WEIGHTS])
+    weights = np.array(list(METRIC_WEIGHTS.values()))[:, None] * ~np.isnan(stacked)
+    norm = weights.sum(axis=0)
+    return np.divide((weights * np.nan_to_num(stacked)).sum(axis=0), norm, out=np.full_like(norm, np.nan), where=norm > 0)

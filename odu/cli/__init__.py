@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 #: Subcommand modules, in the order ``odu-bench --help`` lists them.
-COMMANDS: tuple[str, ...] = ("score",)
+COMMANDS: tuple[str, ...] = ("score", "report")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,47 @@
+"""``odu-bench report``: the paper's analyses over scored runs (README "Reports")."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..constants import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report",
+        help="channels, taxonomy, generated vs recorded, bootstrap CIs and tables over scored runs",
+        description="Analyses of App E.1/E.3, §5.4/5.5 over `odu-bench score` output directories (one per system).",
+    )
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="`odu-bench score` output directory")
+    p.add_argument("--out", default="odu-report", help="output directory (default: ./odu-report)")
+    p.add_argument("--names", nargs="+", metavar="NAME", help="system names, one per RUN_DIR")
+    p.add_argument("--seed", type=int, default=BOOTSTRAP_SEED, help=f"bootstrap seed (default {BOOTSTRAP_SEED})")
+    p.add_argument("--resamples", type=int, default=BOOTSTRAP_RESAMPLES,
+                   help=f"bootstrap resamples (default {BOOTSTRAP_RESAMPLES}, App E.1)")
+    p.add_argument("--no-plots", action="store_true", help="skip the heatmap PNGs")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..report import build_report, load_systems, write_report
+    from ..tables import table3
+
+    if args.resamples < 1:
+        print("odu-bench report: error: --resamples must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        systems = load_systems(args.run_dirs, args.names)
+        report = build_report(systems, args.resamples, args.seed)
+    except ValueError as exc:
+        print(f"odu-bench report: error: {exc}", file=sys.stderr)
+        return 2
+    written, note = write_report(report, args.out, plots=not args.no_plots)
+    approximate = [s.name for s in systems if s.approximate]
+    print(table3({s.name: s.summary for s in systems},
+                 f"approximate judge (not comparable with Table 3): {', '.join(approximate)}" if approximate else ""))
+    if note:
+        print(note, file=sys.stderr)
+    print(f"wrote {len(written)} files to {args.out}: " + ", ".join(p.name for p in written))
+    return 0

@@ -1,0 +1,113 @@
+"""Scored runs as report inputs: one system per ``odu-bench score`` output directory.
+
+A system's display name is, in order: the ``--names`` entry, the ``system`` (or ``model``) field of
+a run card (``run_card.json`` next to ``summary.json``), the ``system`` field of ``summary.json``,
+and finally the directory name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..scoring import SCENES_FILE, SUMMARY_FILE, read_run
+
+RUN_CARD_FILE = "run_card.json"
+#: scenes.jsonl fields the report reads.
+ROW_FIELDS: tuple[str, ...] = (
+    "scene_id", "modality", "language", "source", "label", "axes", "has_demand", "predicted_has_demand",
+    "s2", "s3", "s4", "s5", "key_points",
+)
+
+Row = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class System:
+    """One scored run: its display name, summary.json and scenes.jsonl rows."""
+
+    name: str
+    summary: Mapping[str, Any]
+    rows: Sequence[Row]
+
+    @property
+    def approximate(self) -> bool:
+        """True when M2 came from an approximate judge (e.g. the offline lexical judge)."""
+        return bool(self.summary.get("judge", {}).get("approximate"))
+
+    def rows_of(self, modality: str) -> list[Row]:
+        return [r for r in self.rows if r["modality"] == modality]
+
+
+def _card_name(run_dir: Path, summary: Mapping[str, Any]) -> str | None:
+    card_path = run_dir / RUN_CARD_FILE
+    if card_path.is_file():
+        card = json.loads(card_path.read_text(encoding="utf-8"))
+        for key in ("system", "model"):
+            if isinstance(card.get(key), str) and card[key]:
+                return card[key]
+    name = summary.get("system")
+    return name if isinstance(name, str) and name else None
+
+
+def load_system(run_dir: str | Path, name: str | None = None) -> System:
+    """Read a scored run directory; ``ValueError`` names the directory and the missing file."""
+    run_dir = Path(run_dir)
+    for needed in (SUMMARY_FILE, SCENES_FILE):
+        if not (run_dir / needed).is_file():
+            raise ValueError(f"{run_dir}: no {needed} (is this an `odu-bench score` output directory?)")
+    try:
+        run = read_run(run_dir)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{run_dir}: unreadable run ({exc})") from exc
+    for n, row in enumerate(run.scenes, 1):
+        missing = [k for k in ROW_FIELDS if k not in row]
+        if missing:
+            raise ValueError(f"{run_dir / SCENES_FILE}: line {n} lacks {', '.join(missing)}")
+    ids = [r["scene_id"] for r in run.scenes]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{run_dir}: duplicate scene ids in {SCENES_FILE}")
+    return System(name or _card_name(run_dir, run.summary) or run_dir.resolve().name, run.summary, run.scenes)
+
+
+def load_systems(run_dirs: Sequence[str | Path], names: Sequence[str] | None = None) -> list[System]:
+    """Load several runs; names must be unique and, if given, one per run."""
+    if names and len(names) != len(run_dirs):
+        raise ValueError(f"--names gives {len(names)} name(s) for {len(run_dirs)} run(s)")
+    systems = [load_system(d, names[i] if names else None) for i, d in enumerate(run_dirs)]
+    seen = [s.name for s in systems]
+    dupes = sorted({n for n in seen if seen.count(n) > 1})
+    if dupes:
+        raise ValueError(f"duplicate system name(s) {', '.join(dupes)}: pass --names")
+    check_labels_agree(systems)
+    return systems
+
+
+def check_labels_agree(systems: Sequence[System]) -> None:
+    """Runs compared scene by scene must share references: same modality and label per scene id."""
+    seen: dict[str, tuple[str, str, str]] = {}
+    for s in systems:
+        for r in s.rows:
+            key = (r["modality"], r["label"], s.name)
+            first = seen.setdefault(r["scene_id"], key)
+            if first[:2] != key[:2]:
+                raise ValueError(
+                    f"scene {r['scene_id']}: {first[2]} has {first[0]}/{first[1]} but {s.name} has {key[0]}/{key[1]}"
+                )
+
+
+def common_rows(
+    systems: Sequence[System], modality: str, keep: Callable[[Row], bool]
+) -> tuple[list[str], list[dict[str, Row]]]:
+    """Scene ids (sorted) kept by ``keep`` in EVERY system, and each system's rows by id.
+
+    This is the paper's common population ("scored by all systems", App E.1 / E.3).
+    """
+    per_system = [{r["scene_id"]: r for r in s.rows_of(modality) if keep(r)} for s in systems]
+    ids = set(per_system[0]) if per_system else set()
+    for rows in per_system[1:]:
+        ids &= set(rows)
+    return sorted(ids), per_system
