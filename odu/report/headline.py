@@ -49,10 +49,11 @@ def headline(systems: Sequence[System], resamples: int, seed: int) -> dict[str, 
     for modality in MODALITIES:
         entries = []
         for system in systems:
-            rows = sorted(system.rows_of(modality), key=lambda r: r["scene_id"])
+            rows = system.rows_of(modality)
             if not rows:
                 continue
-            point = summarize(rows)
+            point = summarize(rows)  # in run order: bit-identical to summary.json
+            rows = sorted(rows, key=lambda r: r["scene_id"])  # bootstrap order: same draws per scene set
             boot = SceneBootstrap(len(rows), resamples, seed, population=f"headline/{modality}")
             interval = percentile_interval(np.column_stack(list(bootstrap_metrics(rows, boot).values())))
             entries.append({
