@@ -192,3 +192,12 @@ PARQUET_MAX_SHARD_BYTES = 500_000_000
 PARQUET_MAX_ROW_GROUP_BYTES = 100_000_000
 #: Parquet compression of the shards (media bytes are stored as they are; zstd shrinks WAV and text).
 PARQUET_COMPRESSION = "zstd"
+
+# --- media decoding (odu.media; README "Performance / Media decoding") --------------------------
+
+#: Sample rate (Hz) of decoded audio unless asked otherwise; 16 kHz is what omni audio encoders take.
+DEFAULT_AUDIO_SAMPLE_RATE = 16_000
+#: Our rule, measured by ``benchmarks/bench_media.py``: frame sampling seeks to keyframes only when
+#: the packet index says that decodes fewer frames than reading straight through, counting each
+#: seek (demuxer reposition, decoder flush, frame-thread refill) as this many decoded frames.
+FRAME_SEEK_COST_FRAMES = 4.0
