@@ -192,9 +192,7 @@ class OpenAIServer:
 
     def start(self) -> OpenAIServer:
         handler = type("_BoundHandler", (_Handler,), {"app": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._httpd.block_on_close = False
+        self._httpd = _LoopbackHTTPServer(("127.0.0.1", 0), handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
@@ -251,6 +249,12 @@ class OpenAIServer:
     def _leave(self) -> None:
         with self._lock:
             self._in_flight -= 1
+
+
+class _LoopbackHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    request_queue_size = 256  # the default backlog (5) resets connections under concurrent clients
 
 
 class _Handler(BaseHTTPRequestHandler):
