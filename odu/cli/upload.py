@@ -1,0 +1,27 @@
+"""``odu-bench upload``: push a prepared dataset directory to a Hub dataset repo."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("upload", help="upload a prepared dataset directory to the Hugging Face Hub")
+    p.add_argument("dir", help="directory written by odu-bench prepare")
+    p.add_argument("repo", help="dataset repo id, e.g. ORG/odu-bench (created if missing)")
+    p.add_argument("--private", action="store_true", help="create the repo as private")
+    p.add_argument("--revision", help="branch to commit to")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..hub import upload
+
+    try:
+        url = upload(args.dir, args.repo, private=args.private or None, revision=args.revision)
+    except ValueError as exc:
+        print(f"odu-bench upload: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.dir} -> {url}")
+    return 0

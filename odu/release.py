@@ -1,0 +1,243 @@
+"""The raw release: scene records (authors' schema) plus the media file of every clip.
+
+A release is a records file (JSON array or JSONL, see :mod:`odu.schema`) and media at each clip's
+``src``, relative to the records file's folder unless another media root is given. Reading it
+checks what the dataset and the scorer rely on:
+
+* every record follows the schema, scene ids are unique, clip ids are unique within a scene, and
+  the scene's and its annotations' languages are ones the dataset carries (``en``, ``zh``);
+* every clip's media exists, decodes (:func:`odu.media.probe`), has an audio stream (and a video
+  stream for audio-visual scenes) and lasts its ``duration`` within
+  :data:`~odu.constants.MEDIA_DURATION_TOLERANCE_S`;
+* reference segments lie inside the final clip (App A.1: times are local to it).
+
+Every problem names its scene and clip. By default all problems are collected and raised together
+as a :class:`ReleaseError`; with ``skip_invalid`` the faulty scenes are left out and the problems
+are returned in :attr:`Release.problems`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .constants import AUDIO_VISUAL, LANGUAGES, MEDIA_DURATION_TOLERANCE_S, RELEASE_RECORD_FILES
+from .schema import Scene, SchemaError, read_json_records, scene_from_dict
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseProblem:
+    """One reason a scene cannot enter the dataset."""
+
+    scene_id: str  # "record N" when the record has no usable scene_id
+    clip_id: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"scene {self.scene_id}" + (f", clip {self.clip_id}" if self.clip_id else "")
+        return f"{where}: {self.message}"
+
+
+class ReleaseError(ValueError):
+    """The release has problems; :attr:`problems` lists all of them."""
+
+    def __init__(self, problems: Sequence[ReleaseProblem]):
+        self.problems = list(problems)
+        lines = [str(p) for p in self.problems]
+        shown = "\n  ".join(lines[:20]) + (f"\n  ... and {len(lines) - 20} more" if len(lines) > 20 else "")
+        super().__init__(f"{len(lines)} problem(s) in the release:\n  {shown}")
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseScene:
+    """A valid scene: its record as read, the typed scene, and its clips' media paths in order."""
+
+    record: Mapping[str, Any]
+    scene: Scene
+    media_paths: tuple[Path, ...]
+
+
+@dataclass(slots=True)
+class Release:
+    """The valid scenes of a release, in record order, and the problems met while reading it."""
+
+    records_path: Path
+    media_root: Path
+    scenes: list[ReleaseScene]
+    problems: list[ReleaseProblem] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[ReleaseScene]:
+        return iter(self.scenes)
+
+    def __len__(self) -> int:
+        return len(self.scenes)
+
+
+def find_records(path: str | Path) -> Path:
+    """The records file of a release given as that file or as its directory."""
+    path = Path(path)
+    if path.is_dir():
+        for name in RELEASE_RECORD_FILES:
+            if (path / name).is_file():
+                return path / name
+        raise FileNotFoundError(f"{path}: no release records file (looked for {', '.join(RELEASE_RECORD_FILES)})")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such release records file or directory")
+    return path
+
+
+def media_path(media_root: Path, src: str) -> Path:
+    """Where a clip's ``src`` points (absolute ``src`` stays as it is)."""
+    return media_root / src
+
+
+def read_release(
+    path: str | Path,
+    media_root: str | Path | None = None,
+    *,
+    skip_invalid: bool = False,
+    check_media: bool = True,
+    progress: bool = False,
+) -> Release:
+    """Read and validate a release (records file or its directory).
+
+    Raises :class:`ReleaseError` listing every problem unless ``skip_invalid``, in which case faulty
+    scenes are dropped and their problems kept in :attr:`Release.problems`. ``check_media=False``
+    checks the records only (media presence and decoding are not looked at).
+    """
+    records_path = find_records(path)
+    root = Path(media_root) if media_root is not None else records_path.parent
+    records = read_json_records(records_path)
+    scenes: list[ReleaseScene] = []
+    problems: list[ReleaseProblem] = []
+    seen: set[str] = set()
+    for index, record in _progress(records, progress, f"checking {records_path.name}"):
+        found, scene = _check_record(record, index, root, check_media, seen)
+        problems.extend(found)
+        if scene is not None and not found:
+            scenes.append(scene)
+    if problems and not skip_invalid:
+        raise ReleaseError(problems)
+    return Release(records_path, root, scenes, problems)
+
+
+def fingerprint(path: str | Path, media_root: str | Path | None = None) -> str:
+    """A key that changes when the release changes: sha256 of the records file's bytes and of the
+    size and modification time of every media file under the media root (as ``datasets`` keys
+    local data files), without reading the media."""
+    records_path = find_records(path)
+    root = Path(media_root) if media_root is not None else records_path.parent
+    digest = hashlib.sha256(records_path.read_bytes())
+    for record in read_json_records(records_path):
+        clips = record.get("clips") if isinstance(record, Mapping) else None
+        for clip in clips if isinstance(clips, list) else ():
+            src = clip.get("src") if isinstance(clip, Mapping) else None
+            if not isinstance(src, str) or not src:
+                continue
+            try:
+                stat = media_path(root, src).stat()
+                digest.update(f"{src}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+            except OSError:
+                digest.update(f"{src}\0missing\n".encode())
+    return digest.hexdigest()
+
+
+# --- checks ----------------------------------------------------------------------------------------
+
+
+def _check_record(
+    record: Any, index: int, root: Path, check_media: bool, seen: set[str]
+) -> tuple[list[ReleaseProblem], ReleaseScene | None]:
+    try:
+        scene = scene_from_dict(record, index)
+    except SchemaError as exc:
+        sid = record.get("scene_id") if isinstance(record, Mapping) else None
+        sid = sid if isinstance(sid, str) and sid else f"record {index}"
+        return [ReleaseProblem(sid, None, _strip_scene_prefix(str(exc), sid))], None
+    sid = scene.scene_id
+    problems = [ReleaseProblem(sid, clip, message) for clip, message in _scene_problems(scene)]
+    if sid in seen:
+        problems.append(ReleaseProblem(sid, None, "duplicate scene_id"))
+    seen.add(sid)
+    paths = tuple(media_path(root, clip.src) for clip in scene.clips)
+    if check_media:
+        for clip, path in zip(scene.clips, paths):
+            problems.extend(ReleaseProblem(sid, clip.id, m) for m in clip_media_problems(scene, clip.src, clip.duration, path))
+    return problems, ReleaseScene(record, scene, paths)
+
+
+def _scene_problems(scene: Scene) -> Iterator[tuple[str | None, str]]:
+    if scene.language not in LANGUAGES:
+        yield None, f"language {scene.language!r} is not one of {LANGUAGES}"
+    for lang in scene.annotations:
+        if lang not in LANGUAGES:
+            yield None, f"annotations.{lang}: language is not one of {LANGUAGES}"
+    ids = [c.id for c in scene.clips]
+    for clip_id in sorted({i for i in ids if ids.count(i) > 1}):
+        yield clip_id, "duplicate clip id"
+    final = scene.final_clip
+    limit_ms = (final.duration + MEDIA_DURATION_TOLERANCE_S) * 1000
+    for lang, annotation in scene.annotations.items():
+        for i, segment in enumerate(annotation.segments):
+            if segment.end_ms > limit_ms:
+                yield final.id, (
+                    f"annotations.{lang}.segments[{i}] ends at {segment.end_ms} ms, past the final clip "
+                    f"({final.duration:.3f} s)"
+                )
+
+
+def clip_media_problems(scene: Scene, src: str, duration: float, path: Path) -> list[str]:
+    """What is wrong with one clip's media file (empty when it is usable)."""
+    from .media import MediaError, probe
+
+    if not src:
+        return ["no media path ('src')"]
+    if not path.is_file():
+        return [f"media file not found: {path}"]
+    try:
+        info = probe(path)
+    except MediaError as exc:
+        return [f"media does not decode: {path} ({exc})"]
+    problems = []
+    if not info.has_audio:
+        problems.append(f"media has no audio stream: {path}")
+    if scene.modality == AUDIO_VISUAL and not info.has_video:
+        problems.append(f"audio-visual clip has no video stream: {path}")
+    if info.duration_s is None or abs(info.duration_s - duration) > MEDIA_DURATION_TOLERANCE_S:
+        lasts = "an unknown time" if info.duration_s is None else f"{info.duration_s:.3f} s"
+        problems.append(
+            f"media lasts {lasts} but the record says {duration:.3f} s "
+            f"(tolerance {MEDIA_DURATION_TOLERANCE_S} s; truncated or wrong file?): {path}"
+        )
+    return problems
+
+
+def _strip_scene_prefix(message: str, sid: str) -> str:
+    for prefix in (f"scene {sid}: ", f"{sid}: "):
+        if message.startswith(prefix):
+            return message[len(prefix):]
+    return message
+
+
+def _progress(records: list[Any], enabled: bool, desc: str) -> Iterator[tuple[int, Any]]:
+    if not enabled:
+        return enumerate(records)
+    from tqdm.auto import tqdm
+
+    return enumerate(tqdm(records, desc=desc, unit="scene"))
+
+
+__all__ = [
+    "Release",
+    "ReleaseError",
+    "ReleaseProblem",
+    "ReleaseScene",
+    "clip_media_problems",
+    "find_records",
+    "fingerprint",
+    "media_path",
+    "read_release",
+]
