@@ -110,15 +110,15 @@ def judge_accounting_line(info: dict[str, Any]) -> str | None:
     )
 
 
-def judge_errors_exit_code(judge_errors: int, args: argparse.Namespace, command: str) -> int:
+def judge_errors_exit_code(judge_errors: int, args: argparse.Namespace, command: str, unit: str = "segment") -> int:
     """1 (with a message) when judge errors remain and ``--allow-judge-errors`` was not given, else 0."""
     if judge_errors and not args.allow_judge_errors:
         import sys
 
         print(
-            f"odu-bench {command}: {judge_errors} segment(s) could not be judged (reported as judge errors, "
-            "not misses; M2 is shown with them excluded and as misses). Rerun to retry them (judged segments "
-            "come from the cache), or pass --allow-judge-errors.",
+            f"odu-bench {command}: {judge_errors} {unit}(s) could not be judged (reported as judge errors, "
+            "never as misses). Rerun to retry them (what was judged comes from the cache), "
+            "or pass --allow-judge-errors.",
             file=sys.stderr,
         )
         return 1

@@ -1,0 +1,78 @@
+"""``odu-bench judge-audit``: re-judge stored candidate texts with several judges (App E.2, Table 7)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..constants import MODALITIES
+from ..judge import JudgeUnavailableError
+from ..judge.audit import audit, audit_table
+from ..judge.cli_options import add_judge_arguments, judge_accounting_line, judge_errors_exit_code, judges_from_args
+from ..schema import SchemaError, load_scenes
+from ..scoring import read_run
+
+
+def _run_arg(text: str) -> tuple[str, Path]:
+    name, sep, path = text.partition("=")
+    return (name, Path(path)) if sep and name else (Path(text).name, Path(text))
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "judge-audit",
+        help="re-judge stored candidate texts with several judges: coverage, range, ordering, recoverability (App E.2)",
+        description="Table 7 of the paper for your runs: Panel B re-judges the candidate texts stored in "
+        "scored runs (scenes.jsonl) with every --judge; Panel A (needs --scenes) judges each reference "
+        "annotation's own intent + context against its key points.",
+    )
+    p.add_argument("--run", dest="runs", action="append", default=[], type=_run_arg, metavar="[NAME=]DIR",
+                   help="a scored run directory (odu-bench score --out); repeat for several systems")
+    p.add_argument("--scenes", help="scene records, for Panel A (target recoverability)")
+    p.add_argument("--modality", choices=MODALITIES,
+                   help="restrict to one modality (the paper's audit uses audio-visual); default all")
+    p.add_argument("--annotation-language", choices=("scene", "en", "zh"), default="scene",
+                   help="reference annotation for Panel A (default: the scene's own language)")
+    p.add_argument("--out", help="write the JSON report here (default: print it)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_judge_arguments(p, multiple=True, default=None)
+    p.set_defaults(run=run)
+
+
+def _labels(specs: list[str]) -> list[str]:
+    """Judge specs as column labels, numbered when repeated."""
+    return [spec if specs.count(spec) == 1 else f"{spec} #{specs[:i + 1].count(spec)}" for i, spec in enumerate(specs)]
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.runs and not args.scenes:
+        print("odu-bench judge-audit: error: give --run DIR (Panel B) and/or --scenes PATH (Panel A)", file=sys.stderr)
+        return 2
+    names = [name for name, _ in args.runs]
+    if len(set(names)) != len(names):
+        print(f"odu-bench judge-audit: error: two runs are named alike ({', '.join(names)}); use NAME=DIR", file=sys.stderr)
+        return 2
+    judges = []
+    try:
+        runs = {name: read_run(path).scenes for name, path in args.runs}
+        scenes = load_scenes(args.scenes) if args.scenes else None
+        judges = judges_from_args(args)
+        result = audit(runs, dict(zip(_labels(args.judge), judges)), scenes, args.modality, args.annotation_language)
+    except (OSError, SchemaError, ValueError, KeyError, JudgeUnavailableError) as exc:
+        print(f"odu-bench judge-audit: error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        for judge in judges:
+            judge.close()
+    report = json.dumps(result, indent=2, ensure_ascii=False)
+    if args.out:
+        Path(args.out).write_text(report + "\n", encoding="utf-8")
+    else:
+        print(report)
+    print(audit_table(result))
+    for info in result["judges"].values():
+        if line := judge_accounting_line(info):
+            print(line)
+    return judge_errors_exit_code(sum(result["judge_error_points"].values()), args, "judge-audit", "key point")
