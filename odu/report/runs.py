@@ -1,8 +1,8 @@
 """Scored runs as report inputs: one system per ``odu-bench score`` output directory.
 
-A system's display name is, in order: the ``--names`` entry, the ``system`` (or ``model``) field of
-a run card (``run_card.json`` next to ``summary.json``), the ``system`` field of ``summary.json``,
-and finally the directory name.
+A system's display name is, in order: the ``--names`` entry, the run card's ``system`` or model
+(``run_card.json`` next to ``summary.json``, :mod:`odu.runcard`), the ``system`` field of
+``summary.json``, and finally the directory name.
 """
 
 from __future__ import annotations
@@ -43,12 +43,21 @@ class System:
 
 
 def _card_name(run_dir: Path, summary: Mapping[str, Any]) -> str | None:
+    """``system`` of the run card, else its model (``model_args.model`` / ``pretrained``, else the
+    backend name; ``odu.runcard`` layout), else ``system`` of summary.json."""
     card_path = run_dir / RUN_CARD_FILE
     if card_path.is_file():
-        card = json.loads(card_path.read_text(encoding="utf-8"))
-        for key in ("system", "model"):
-            if isinstance(card.get(key), str) and card[key]:
-                return card[key]
+        try:
+            card = json.loads(card_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{card_path}: not valid JSON ({exc})") from None
+        model = card.get("model")
+        if isinstance(model, Mapping):
+            args = model.get("model_args") if isinstance(model.get("model_args"), Mapping) else {}
+            model = args.get("model") or args.get("pretrained") or model.get("name")
+        for name in (card.get("system"), model):
+            if isinstance(name, str) and name:
+                return name
     name = summary.get("system")
     return name if isinstance(name, str) and name else None
 

@@ -1,0 +1,173 @@
+"""ODU-Bench as an ``evaluate`` metric: a door onto the core scorer (odu.parse / odu.scoring / odu.judge).
+
+Nothing is scored here: predictions and references are stored as text, and ``_compute`` hands
+them to :func:`odu.scoring.score_scenes`, so the numbers are those of ``odu-bench score``.
+"""
+
+import json
+
+import datasets
+import evaluate
+
+from odu.judge import make_judge
+from odu.schema import load_scenes
+from odu.scoring import score_scenes
+
+_CITATION = """\
+@misc{chen2026odubench,
+  title  = {Omni Demand Understanding: A Benchmark for Contextual User-Intent Inference in Multimodal Interaction},
+  author = {Chen, Qi and Chu, Yunfei and He, Haolin and others},
+  year   = {2026},
+  eprint = {2609.21392},
+  archivePrefix = {arXiv},
+}
+"""
+
+_DESCRIPTION = """\
+ODU-Bench (Omni Demand Understanding) asks whether an audio / audio-visual assistant can tell that
+a user wants something (M1 demand detection, false-trigger rate) and infer what: key-point
+coverage of intent and required context (M2, judged), segment localisation (M3), transcript
+quality (M4) and user profile (M5), combined as Avg (App A, Eq. 6). Audio-visual and audio-only
+scenes are reported separately, as in the paper's Table 3. Scores are fractions in [0, 1].
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: one per scene. The model's raw output text (``str``; the JSON object is
+        extracted leniently and validated strictly, exactly as ``odu-bench score`` does), or an
+        already parsed prediction (``dict`` in the App A.1 schema: ``has_demand``, ``segments``),
+        read by the same parser; ``None`` = no output (counted as ``no_output``). Each prediction is
+        stored as the JSON text of its value (``Value("string")`` column).
+    references: one per scene, the scene record in the release schema (``dict`` or its JSON
+        text; stored as JSON text), with ``scene_id``, ``modality``, ``label``, ``clips`` and
+        ``annotations``.
+        Scene ids must be unique across everything added before ``compute``.
+    judge: M2 key-point judge. ``"lexical"`` (default): offline and APPROXIMATE (its M2 and Avg
+        are not comparable with the paper; ``result["judge"]["approximate"]`` is ``True``);
+        ``"verdicts:PATH"``: stored verdicts (JSONL); ``"openai:MODEL"``: the paper's judge prompt
+        on an OpenAI-compatible server.
+    judge_options: ``dict`` of options for the judge, e.g. ``{"base_url":
+        "http://localhost:8000/v1", "api_key_env": "OPENAI_API_KEY", "concurrency": 8}``. The
+        API key itself is never passed or returned: ``api_key_env`` names the variable holding it.
+    annotation_language: reference annotation to score against: ``"scene"`` (each scene's own
+        language, default), ``"en"`` or ``"zh"``.
+
+Returns:
+    The ``summary.json`` of ``odu-bench score``: one entry per modality present
+    (``"audio-visual"``, ``"audio-only"``) with ``m1``..``m5``, ``avg``, ``ftr`` (``None`` where
+    undefined), ``n_scenes``, ``n_positive``, ``n_negative``, ``m2_errors_as_misses``,
+    ``avg_errors_as_misses``, ``judge_error_points``, ``parse_errors``, ``no_output``; and at top level ``judge`` (name,
+    model, approximate, prompt version, accounting), ``parse_errors``, ``no_output``,
+    ``judge_errors``, ``annotation_language``.
+
+Examples:
+    >>> import evaluate
+    >>> odu = evaluate.load("odu_metric")  # from the repository root; or evaluate.load("path/to/odu_metric")
+    >>> segment = {"start_ms": 500, "end_ms": 2500, "transcript": "Turn off that lamp.",
+    ...            "structured_intent": "The user wants the desk lamp turned off",
+    ...            "required_context": [{"type": "visual", "description": "a desk lamp is on next to the user"}],
+    ...            "user_in_frame": True, "user_gender": "female", "user_age_group": "adult",
+    ...            "key_points": [{"qid": "kp01", "point": "turn off the desk lamp", "source": "intent"},
+    ...                           {"qid": "kp02", "point": "the lamp stands next to the user",
+    ...                            "source": "required_context.visual"}]}
+    >>> def scene(sid, positive):
+    ...     targets = {"has_demand": positive, "segments": [segment] if positive else []}
+    ...     return {"scene_id": sid, "language": "en", "modality": "audio-visual", "source": "generated",
+    ...             "label": "positive" if positive else "negative",
+    ...             "clips": [{"id": "v1", "src": f"{sid}.mp4", "duration": 3.0}],
+    ...             "annotations": {"en": {"evaluation_targets": targets}}}
+    >>> output = ('```json\\n{"has_demand": true, "segments": [{"start_ms": 600, "end_ms": 2500, '
+    ...           '"transcript": "Turn off that lamp", "structured_intent": "turn off the desk lamp", '
+    ...           '"required_context": [], "user_in_frame": true, "user_gender": "female", '
+    ...           '"user_age_group": "adult"}]}\\n```')
+    >>> result = odu.compute(predictions=[output, {"has_demand": True, "segments": []}],
+    ...                      references=[scene("demo_pos", True), scene("demo_neg", False)])
+    >>> av = result["audio-visual"]
+    >>> av["n_scenes"], av["m1"], av["m2"], av["m4"], av["ftr"]
+    (2, 0.3333333333333333, 0.5, 1.0, 1.0)
+    >>> round(av["m3"], 2), round(av["avg"], 3), result["judge"]["approximate"], result["parse_errors"]
+    (0.95, 0.595, True, 0)
+
+    In an evaluation loop, add batches as they come and compute once:
+
+    >>> import json
+    >>> for sid, positive, prediction in [("loop_a", True, output), ("loop_b", False, '{"has_demand": false}')]:
+    ...     odu.add_batch(predictions=[prediction], references=[json.dumps(scene(sid, positive))])
+    >>> odu.compute(judge="lexical", annotation_language="en")["audio-visual"]["m1"]
+    1.0
+"""
+
+
+def _encode_predictions(predictions):
+    """Every prediction travels as the JSON text of its value: a string (raw model output), an
+    object (parsed prediction) or null (no output), so that all three survive a ``string`` column."""
+    encoded = []
+    for i, value in enumerate(predictions):
+        try:
+            encoded.append(json.dumps(value, ensure_ascii=False))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"prediction {i}: expected text, a dict or None ({exc})") from None
+    return encoded
+
+
+def _encode_references(references):
+    """Scene records travel as JSON text; a record given as a dict is dumped."""
+    encoded = []
+    for i, value in enumerate(references):
+        if isinstance(value, dict):
+            value = json.dumps(value, ensure_ascii=False)
+        if not isinstance(value, str):
+            raise ValueError(f"reference {i}: expected a scene record (dict or JSON text), got {type(value).__name__}")
+        encoded.append(value)
+    return encoded
+
+
+def _decode_prediction(text):
+    """Raw output text, or None for no output; a parsed dict goes back to JSON text for the parser."""
+    value = json.loads(text)
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class OduMetric(evaluate.Metric):
+    """ODU-Bench M1-M5, Avg and FTR per modality (App A of the paper)."""
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            # Nested and mixed inputs are stored as JSON text: references are scene records,
+            # predictions the JSON of a str (raw output), a dict (parsed) or None (no output).
+            features=datasets.Features({"predictions": datasets.Value("string"),
+                                        "references": datasets.Value("string")}),
+            reference_urls=["https://arxiv.org/abs/2609.21392"],
+        )
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """As :meth:`evaluate.Metric.add_batch`; inputs are stored as JSON text (see the card)."""
+        if predictions is not None:
+            predictions = _encode_predictions(predictions)
+        if references is not None:
+            references = _encode_references(references)
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """As :meth:`evaluate.Metric.add`; inputs are stored as JSON text (see the card)."""
+        (prediction,), (reference,) = _encode_predictions([prediction]), _encode_references([reference])
+        return super().add(prediction=prediction, reference=reference, **kwargs)
+
+    def _compute(self, predictions, references, judge="lexical", judge_options=None, annotation_language="scene"):
+        records = []
+        for i, ref in enumerate(references):
+            try:
+                records.append(json.loads(ref))
+            except (TypeError, json.JSONDecodeError) as exc:
+                raise ValueError(f"reference {i}: not a scene record in JSON ({exc})") from None
+        scenes = load_scenes(records)
+        outputs = {scene.scene_id: _decode_prediction(p) for scene, p in zip(scenes, predictions)}
+        scorer = make_judge(judge, **(judge_options or {}))
+        try:
+            return score_scenes(scenes, outputs, scorer, annotation_language).summary
+        finally:
+            scorer.close()
