@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import reprlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,9 +37,14 @@ from .constants import (
 )
 from .schema import PredictedContext, PredictedSegment, Prediction
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_OPEN_TAG = re.compile(r"<think>", re.IGNORECASE)
+_CLOSE_TAG = re.compile(r"</think>", re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*")
+#: Unpaired surrogates (JSON escapes like "\ud83d" cut in half) cannot be written as UTF-8.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _DECODER = json.JSONDecoder()
+_SHOW = reprlib.Repr()  # bounded repr of model values quoted in issues (size and nesting)
+_SHOW.maxstring = _SHOW.maxother = 40
 
 
 def no_output() -> Prediction:
@@ -49,9 +55,19 @@ def no_output() -> Prediction:
 def strip_wrappers(text: str) -> str:
     """Drop ``<think>…</think>`` blocks (an unclosed one ends at ``</think>`` or runs to the end)
     and code-fence markers."""
-    text = _THINK.sub(" ", text)
-    if "</think>" in text.lower():  # opening tag swallowed by the chat template
-        text = text[text.lower().rindex("</think>") + len("</think>") :]
+    # Each <think> up to the next </think> becomes a space; scanning stops at the first <think>
+    # with no </think> after it, so thousands of repeated tags cost linear time.
+    kept, pos = [], 0
+    while (opened := _OPEN_TAG.search(text, pos)) and (closed := _CLOSE_TAG.search(text, opened.end())):
+        kept.append(text[pos : opened.start()])
+        pos = closed.end()
+    text = " ".join([*kept, text[pos:]])
+    closes = list(_CLOSE_TAG.finditer(text))  # opening tag swallowed by the chat template
+    if closes:
+        text = text[closes[-1].end() :]
+    unclosed = _OPEN_TAG.search(text)  # reasoning cut off before </think>: no answer after it
+    if unclosed:
+        text = text[: unclosed.start()]
     return _FENCE.sub(" ", text)
 
 
@@ -68,7 +84,7 @@ def extract_json_object(text: str) -> tuple[dict[str, Any] | None, list[str]]:
         tries += 1
         try:
             obj, _ = _DECODER.raw_decode(text, start)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # ValueError: JSONDecodeError, ints over 4300 digits
             obj = None
         if isinstance(obj, dict):
             if "has_demand" in obj:
@@ -86,9 +102,9 @@ def _bool(value: Any, field: str, issues: list[str]) -> bool | None:
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        issues.append(f"{field}: string {value!r} read as a boolean")
+        issues.append(f"{field}: string {_SHOW.repr(value)} read as a boolean")
         return value.strip().lower() == "true"
-    issues.append(f"{field}: {value!r} is not a boolean")
+    issues.append(f"{field}: {_SHOW.repr(value)} is not a boolean")
     return None
 
 
@@ -100,7 +116,10 @@ def _text(value: Any, field: str, issues: list[str]) -> str:
         return ""
     if len(value) > MAX_TEXT_CHARS:
         issues.append(f"{field}: cut to {MAX_TEXT_CHARS} characters")
-        return value[:MAX_TEXT_CHARS]
+        value = value[:MAX_TEXT_CHARS]
+    if _SURROGATE.search(value):
+        issues.append(f"{field}: unpaired surrogate replaced by U+FFFD")
+        value = _SURROGATE.sub("\ufffd", value)
     return value
 
 
@@ -115,8 +134,8 @@ def _time(value: Any, field: str, issues: list[str]) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         issues.append(f"{field}: missing or not a number")
         return None
-    if not math.isfinite(value) or abs(value) >= MAX_TIME_MS:
-        issues.append(f"{field}: {value!r} is not a usable time")
+    if (isinstance(value, float) and not math.isfinite(value)) or abs(value) >= MAX_TIME_MS:  # no float(int)
+        issues.append(f"{field}: {_SHOW.repr(value)} is not a usable time")
         return None
     if value != int(value):
         issues.append(f"{field}: fractional milliseconds rounded")
@@ -130,9 +149,9 @@ def _time(value: Any, field: str, issues: list[str]) -> int | None:
 def _closed(value: Any, allowed: frozenset[str], field: str, issues: list[str]) -> str | None:
     """Lower-cased value; a value outside the closed set is kept (it scores as wrong)."""
     if not isinstance(value, str):
-        issues.append(f"{field}: {value!r} is not one of {sorted(allowed)}")
+        issues.append(f"{field}: {_SHOW.repr(value)} is not one of {sorted(allowed)}")
         return None
-    norm = value.strip().lower()
+    norm = _SURROGATE.sub("\ufffd", value.strip().lower())
     if norm not in allowed:
         issues.append(f"{field}: {value[:40]!r} is not one of {sorted(allowed)}")
     return norm
@@ -160,9 +179,9 @@ def _context(raw: Any, where: str, types: tuple[str, ...], issues: list[str]) ->
             issues.append(f"{w}: not an object; dropped")
             continue
         ctype = item.get("type")
-        ctype = ctype.strip().lower() if isinstance(ctype, str) else ""
+        ctype = _SURROGATE.sub("\ufffd", ctype.strip().lower()) if isinstance(ctype, str) else ""
         if ctype not in types:
-            issues.append(f"{w}.type: {str(item.get('type'))[:40]!r} is not one of {list(types)}")
+            issues.append(f"{w}.type: {_SHOW.repr(item.get('type'))} is not one of {list(types)}")
         items.append(PredictedContext(ctype, _text(item.get("description"), f"{w}.description", issues)))
     return tuple(items)
 
