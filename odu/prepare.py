@@ -267,6 +267,7 @@ def card_metadata(rows: Mapping[str, int], sizes: Mapping[str, tuple[int, int]],
     present = {leaf.name for leaf in LEAF_CONFIGS if rows[leaf.name]}
     configs = []
     infos = []
+    shared_features = feats._to_yaml_list()
     for config in CONFIGS:
         if not rows[config.name]:
             continue  # datasets cannot load an empty split
@@ -279,7 +280,9 @@ def card_metadata(rows: Mapping[str, int], sizes: Mapping[str, tuple[int, int]],
         splits = SplitDict()
         splits.add(SplitInfo(name=SPLIT, num_bytes=num_bytes, num_examples=rows[config.name]))
         info = DatasetInfo(features=feats, splits=splits, download_size=download, dataset_size=num_bytes)
-        infos.append({"config_name": config.name, **info._to_yaml_dict()})
+        # one shared features list: YAML writes it once (an anchor) and aliases it for the other
+        # configs, so the card stays small and quick to parse (load_dataset parses it every call)
+        infos.append({"config_name": config.name, **info._to_yaml_dict(), "features": shared_features})
     return {
         "pretty_name": "ODU-Bench",
         "language": ["en", "zh"],

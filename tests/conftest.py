@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from dataset_fixtures import demo_dataset, demo_release, hf_cache  # noqa: F401  (session fixtures)
 from openai_server import OpenAIServer
 
 
