@@ -97,36 +97,70 @@ def avg(metrics: Mapping[str, float | None]) -> float | None:
 
 
 # --- vectorised variants for the scene bootstrap (odu.report) ------------------------------------
-# Each takes ``weights``, an ``(R, n)`` matrix of scene multiplicities (one resample per row), and
-# returns the metric of every resample as an ``(R,)`` array, NaN where the scalar gives ``None``.
+# Over many weightings of the same scenes (``weights``: an ``(R, n)`` matrix of scene
+# multiplicities, one resample per row), each metric is a function of weighted sums of per-scene
+# columns: ``*_columns`` gives the ``(n, k)`` columns, ``*_from_sums`` the metric from their
+# ``(R, k)`` sums (NaN where the scalar gives ``None``), and ``*_weighted`` chains the two. The
+# bootstrap stacks the columns of every metric and reads the weights once (one matrix product).
 # With ``weights = np.ones((1, n))`` they equal the scalar functions above (tests/test_report_math.py).
 
 
-def macro_f1_weighted(y_true: Sequence[bool], y_pred: Sequence[bool], weights: np.ndarray) -> np.ndarray:
-    """:func:`macro_f1` (Eq. 1) of every weighting of the same scenes."""
-    t, p, w = np.asarray(y_true, bool), np.asarray(y_pred, bool), np.atleast_2d(weights)
-    total, classes = np.zeros(w.shape[0]), np.zeros(w.shape[0])
-    for c in (False, True):
-        tp, fp, fn = (w @ ((t == c) & (p == c)), w @ ((t != c) & (p == c)), w @ ((t == c) & (p != c)))
+def macro_f1_columns(y_true: Sequence[bool], y_pred: Sequence[bool]) -> np.ndarray:
+    """Indicators of both-positive, both-negative, false-positive and false-negative scenes."""
+    t, p = np.asarray(y_true, bool), np.asarray(y_pred, bool)
+    return np.column_stack([t & p, ~t & ~p, ~t & p, t & ~p]).astype(float)
+
+
+def macro_f1_from_sums(sums: np.ndarray) -> np.ndarray:
+    """:func:`macro_f1` (Eq. 1) from summed :func:`macro_f1_columns`; a class absent from labels
+    and predictions is left out of the mean, as in the scalar function."""
+    tp1, tp0, fp1, fn1 = np.moveaxis(np.asarray(sums, float), -1, 0)
+    total, classes = np.zeros_like(tp1), np.zeros_like(tp1)
+    for tp, fp, fn in ((tp0, fn1, fp1), (tp1, fp1, fn1)):  # class 0's FP are class 1's FN
         denom = 2 * tp + fp + fn
-        total += np.divide(2 * tp, denom, out=np.zeros_like(denom, dtype=float), where=denom > 0)
+        total += np.divide(2 * tp, denom, out=np.zeros_like(denom), where=denom > 0)
         classes += denom > 0
     return np.divide(total, classes, out=np.full_like(total, np.nan), where=classes > 0)
 
 
+def false_trigger_rate_columns(y_true: Sequence[bool], y_pred: Sequence[bool]) -> np.ndarray:
+    """Indicators of no-demand scenes and of no-demand scenes predicted to carry a demand."""
+    t, p = np.asarray(y_true, bool), np.asarray(y_pred, bool)
+    return np.column_stack([~t, ~t & p]).astype(float)
+
+
+def false_trigger_rate_from_sums(sums: np.ndarray) -> np.ndarray:
+    """:func:`false_trigger_rate` (Eq. 1) from summed :func:`false_trigger_rate_columns`."""
+    negatives, triggered = np.moveaxis(np.asarray(sums, float), -1, 0)
+    return np.divide(triggered, negatives, out=np.full_like(negatives, np.nan), where=negatives > 0)
+
+
+def mean_defined_columns(values: Sequence[float | None]) -> np.ndarray:
+    """Definedness and value (0 where undefined) of each scene score."""
+    v = np.array([np.nan if x is None else x for x in values], dtype=float)
+    defined = ~np.isnan(v)
+    return np.column_stack([defined, np.where(defined, v, 0.0)]).astype(float)
+
+
+def mean_defined_from_sums(sums: np.ndarray) -> np.ndarray:
+    """:func:`mean_defined` (App A.4) from summed :func:`mean_defined_columns`."""
+    count, total = np.moveaxis(np.asarray(sums, float), -1, 0)
+    return np.divide(total, count, out=np.full_like(count, np.nan), where=count > 0)
+
+
+def macro_f1_weighted(y_true: Sequence[bool], y_pred: Sequence[bool], weights: np.ndarray) -> np.ndarray:
+    """:func:`macro_f1` (Eq. 1) of every weighting of the same scenes."""
+    return macro_f1_from_sums(np.atleast_2d(weights) @ macro_f1_columns(y_true, y_pred))
+
+
 def false_trigger_rate_weighted(y_true: Sequence[bool], y_pred: Sequence[bool], weights: np.ndarray) -> np.ndarray:
     """:func:`false_trigger_rate` (Eq. 1) of every weighting of the same scenes."""
-    t, p, w = np.asarray(y_true, bool), np.asarray(y_pred, bool), np.atleast_2d(weights)
-    negatives, triggered = w @ ~t, w @ (~t & p)
-    return np.divide(triggered, negatives, out=np.full_like(negatives, np.nan, dtype=float), where=negatives > 0)
+    return false_trigger_rate_from_sums(np.atleast_2d(weights) @ false_trigger_rate_columns(y_true, y_pred))
 
 
 def mean_defined_weighted(values: Sequence[float | None], weights: np.ndarray) -> np.ndarray:
     """:func:`mean_defined` (App A.4) of every weighting; ``None`` values are undefined scenes."""
-    v = np.array([np.nan if x is None else x for x in values], dtype=float)
-    defined, w = ~np.isnan(v), np.atleast_2d(weights)
-    count, total = w @ defined, w @ np.where(defined, v, 0.0)
-    return np.divide(total, count, out=np.full_like(count, np.nan, dtype=float), where=count > 0)
+    return mean_defined_from_sums(np.atleast_2d(weights) @ mean_defined_columns(values))
 
 
 def avg_weighted(metrics: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -50,9 +50,10 @@ class SceneBootstrap:
         done = 0
         while done < self.resamples:
             rows = min(_BLOCK, self.resamples - done)
-            draws = rng.integers(0, self.n, size=(rows, self.n))
-            offsets = (np.arange(rows) * self.n)[:, None]
-            counts = np.bincount((draws + offsets).ravel(), minlength=rows * self.n)
+            dtype = np.int32 if rows * self.n < 2**31 else np.int64
+            draws = rng.integers(0, self.n, size=(rows, self.n), dtype=dtype)
+            draws += (np.arange(rows, dtype=dtype) * self.n)[:, None]  # row r counts in [r*n, (r+1)*n)
+            counts = np.bincount(draws.ravel(), minlength=rows * self.n)
             yield counts.reshape(rows, self.n).astype(np.float64)
             done += rows
 

@@ -15,7 +15,15 @@ from typing import Any
 import numpy as np
 
 from ..constants import MODALITIES
-from ..metrics import avg_weighted, false_trigger_rate_weighted, macro_f1_weighted, mean_defined_weighted
+from ..metrics import (
+    avg_weighted,
+    false_trigger_rate_columns,
+    false_trigger_rate_from_sums,
+    macro_f1_columns,
+    macro_f1_from_sums,
+    mean_defined_columns,
+    mean_defined_from_sums,
+)
 from ..scoring import summarize
 from ..tables import TABLE3_COLUMNS
 from .bootstrap import SceneBootstrap, percentile_interval
@@ -25,22 +33,41 @@ from .runs import Row, System
 GENERATED, RECORDED = "generated", "human-recorded"
 
 
-def metrics_weighted(rows: Sequence[Row], weights: np.ndarray) -> dict[str, np.ndarray]:
-    """M1-M5, Avg and FTR of ``rows`` under each row of ``weights`` (scene multiplicities)."""
+def _metric_columns(rows: Sequence[Row]) -> dict[str, np.ndarray]:
+    """Per-scene columns of every Table 3 metric but Avg (App A.3-A.4), from scenes.jsonl rows."""
     y_true = [r["has_demand"] for r in rows]
     y_pred = [r["predicted_has_demand"] for r in rows]
-    out = {"m1": macro_f1_weighted(y_true, y_pred, weights)}
+    columns = {"m1": macro_f1_columns(y_true, y_pred)}
     for m in ("m2", "m3", "m4", "m5"):
-        out[m] = mean_defined_weighted([r[f"s{m[1]}"] for r in rows], weights)
+        columns[m] = mean_defined_columns([r[f"s{m[1]}"] for r in rows])
+    columns["ftr"] = false_trigger_rate_columns(y_true, y_pred)
+    return columns
+
+
+def _metrics_from_sums(columns: dict[str, np.ndarray], sums: np.ndarray) -> dict[str, np.ndarray]:
+    """Split the ``(R, k)`` sums of the stacked ``columns`` back per metric and finish each one."""
+    parts, start = {}, 0
+    for name, cols in columns.items():
+        parts[name] = sums[:, start:start + cols.shape[1]]
+        start += cols.shape[1]
+    out = {"m1": macro_f1_from_sums(parts["m1"])}
+    out |= {m: mean_defined_from_sums(parts[m]) for m in ("m2", "m3", "m4", "m5")}
     out["avg"] = avg_weighted(out)
-    out["ftr"] = false_trigger_rate_weighted(y_true, y_pred, weights)
-    return out
+    out["ftr"] = false_trigger_rate_from_sums(parts["ftr"])
+    return {m: out[m] for m in TABLE3_COLUMNS}
+
+
+def metrics_weighted(rows: Sequence[Row], weights: np.ndarray) -> dict[str, np.ndarray]:
+    """M1-M5, Avg and FTR of ``rows`` under each row of ``weights`` (scene multiplicities)."""
+    columns = _metric_columns(rows)
+    return _metrics_from_sums(columns, np.atleast_2d(weights) @ np.hstack(list(columns.values())))
 
 
 def bootstrap_metrics(rows: Sequence[Row], boot: SceneBootstrap) -> dict[str, np.ndarray]:
-    """Every Table 3 metric for every resample of ``boot`` (rows in the bootstrap's scene order)."""
-    blocks = [metrics_weighted(rows, w) for w in boot.blocks()]
-    return {m: np.concatenate([b[m] for b in blocks]) for m in TABLE3_COLUMNS}
+    """Every Table 3 metric for every resample of ``boot`` (rows in the bootstrap's scene order);
+    all metrics' columns are stacked so each block of draws is read once."""
+    columns = _metric_columns(rows)
+    return _metrics_from_sums(columns, boot.weighted_sums(np.hstack(list(columns.values()))))
 
 
 def headline(systems: Sequence[System], resamples: int, seed: int) -> dict[str, list[dict[str, Any]]]:
