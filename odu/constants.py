@@ -201,3 +201,32 @@ DEFAULT_AUDIO_SAMPLE_RATE = 16_000
 #: the packet index says that decodes fewer frames than reading straight through, counting each
 #: seek (demuxer reposition, decoder flush, frame-thread refill) as this many decoded frames.
 FRAME_SEEK_COST_FRAMES = 4.0
+
+# --- omni model backends and lm-eval tasks (odu.models; README "lm-evaluation-harness") -----------
+
+#: Environment variable holding the model server's API key (the key itself is never written anywhere).
+MODEL_API_KEY_ENV = "OPENAI_API_KEY"
+#: Model calls in flight at once (``concurrency=`` model argument).
+MODEL_CONCURRENCY = 4
+#: Seconds before one model HTTP request is abandoned and retried; omni prefill of long video is slow.
+MODEL_TIMEOUT_S = 600.0
+#: Transport retries per scene on 429, 5xx, timeouts and connection errors; then an inference error.
+MODEL_RETRIES = 6
+#: Exponential backoff between model retries: first wait, factor, cap (s); ``Retry-After`` wins.
+MODEL_BACKOFF_S = 1.0
+MODEL_BACKOFF_FACTOR = 2.0
+MODEL_BACKOFF_MAX_S = 60.0
+#: Output-token room per scene (task ``max_gen_toks``): the demand JSON of a few segments takes well
+#: under 1,000 tokens; the rest is headroom so that no answer is cut mid-JSON (thinking models:
+#: raise it with ``--gen_kwargs max_gen_toks=...``).
+MODEL_MAX_TOKENS = 4096
+#: Frames mode (servers that take images only): frames per second sampled from each clip, and the
+#: cap per clip (frames are then spread evenly over the clip).
+MODEL_FRAMES_FPS = 2.0
+MODEL_MAX_FRAMES = 64
+#: JPEG quality (2 = best .. 31) of frames sent as images (FFmpeg ``qscale``).
+MODEL_FRAME_JPEG_QSCALE = 3
+#: Output-token limits below this are flagged in the run card as likely to cut the JSON.
+MODEL_MIN_SAFE_MAX_TOKENS = 1024
+#: The task scores the scene's own-language reference unless ``ODU_ANNOTATION_LANGUAGE`` says en/zh.
+TASK_ANNOTATION_LANGUAGE = "scene"

@@ -1,0 +1,186 @@
+"""``odu-bench eval``: the whole pipeline end to end through lm-eval, with Table 3-style rows.
+
+Dataset (the bundled sample by default, prepared into the cache on first use) -> model backend(s)
+(the two floor baselines by default) -> lm-eval tasks ``odu_av`` / ``odu_ao`` -> parse, match,
+judge (the offline lexical judge by default) -> metrics. For each model it writes, under
+``--out`` (default ``runs/<timestamp>``), a folder with lm-eval's ``results.json``, the logged
+``samples_<task>.jsonl``, ``predictions.jsonl`` (raw outputs, the ``odu-bench score`` format),
+``scenes.jsonl`` + ``summary.json`` (the ``odu-bench score`` layout) and ``run_card.json``, then
+prints one row per model with the audio-visual and audio-only columns of Table 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..constants import AUDIO_ONLY, AUDIO_VISUAL
+
+DEFAULT_MODELS = ("always", "never")
+DEFAULT_TASKS = ("odu_av", "odu_ao")
+#: Backend name -> registered lm-eval model.
+LM_EVAL_MODELS = {"openai": "odu-openai", "qwen-omni": "odu-qwen-omni", "replay": "odu-replay",
+                  "never": "odu-never", "always": "odu-always"}
+_LABELS = {"never": "floor: never-trigger", "always": "floor: always-trigger"}
+
+
+def _model_args(text: str | None) -> dict[str, Any]:
+    """``--model-args`` as a JSON object or lm-eval's ``key=value,key=value``."""
+    if not text:
+        return {}
+    if text.lstrip().startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"--model-args: not valid JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise argparse.ArgumentTypeError("--model-args: must be a JSON object")
+        return value
+    from lm_eval.utils import simple_parse_args_string
+
+    return simple_parse_args_string(text)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    from ..judge.cli_options import add_judge_arguments
+
+    p = sub.add_parser("eval", help="run models on ODU-Bench end to end through lm-eval and print Table 3-style rows")
+    data = p.add_mutually_exclusive_group()
+    data.add_argument("--sample", action="store_true", help="the bundled offline sample (default without --dataset / $ODU_DATASET)")
+    data.add_argument("--dataset", metavar="DIR|REPO", help="a prepared dataset directory or Hub repo (odu-bench prepare / download)")
+    p.add_argument("--revision", help="dataset revision (Hub repos)")
+    p.add_argument("--model", default=",".join(DEFAULT_MODELS), metavar="NAME[,NAME]",
+                   help=f"backend(s): {', '.join(LM_EVAL_MODELS)} (default: {','.join(DEFAULT_MODELS)}, the floor baselines)")
+    p.add_argument("--model-args", type=_model_args, default={}, metavar="ARGS",
+                   help="backend arguments, JSON or key=value,... (e.g. model=qwen3-omni,base_url=http://localhost:8000/v1)")
+    p.add_argument("--tasks", default=",".join(DEFAULT_TASKS), metavar="TASK[,TASK]",
+                   help="lm-eval tasks (default odu_av,odu_ao; also odu_av_en ... odu_ao_zh, odu_av_text, odu_ao_text)")
+    p.add_argument("--asr", metavar="PATH|openai:MODEL", help="ASR input of the text-only tasks (sidecar JSONL or endpoint)")
+    p.add_argument("--asr-base-url", metavar="URL", help="OpenAI-compatible server of --asr openai:MODEL")
+    p.add_argument("--limit", type=int, metavar="N", help="first N scenes per task (a smoke test, flagged in the run card)")
+    p.add_argument("--use-cache", metavar="PATH", help="lm-eval response cache (sqlite prefix): reruns send no model requests")
+    p.add_argument("--annotation-language", choices=("scene", "en", "zh"), default="scene",
+                   help="reference annotation: the scene's own language (default), or en / zh")
+    p.add_argument("--out", metavar="DIR", help="output folder (default runs/<timestamp>)")
+    add_judge_arguments(p)
+    p.set_defaults(run=run)
+
+
+# --- results -> files and rows --------------------------------------------------------------------------
+
+
+def summary_of(results: Mapping[str, Any], tasks: Sequence[str]) -> dict[str, Any]:
+    """``summary.json`` of one model from lm-eval results: one block per modality task."""
+    summary: dict[str, Any] = {}
+    for task in tasks:
+        metrics = {k.split(",")[0]: v for k, v in results["results"].get(task, {}).items()
+                   if "," in k and "_stderr" not in k}
+        modality = AUDIO_VISUAL if task.startswith("odu_av") else AUDIO_ONLY if task.startswith("odu_ao") else task
+        key = modality if modality not in summary else task  # the first task of a modality fills its column
+        summary[key] = {"task": task, "n_scenes": results["n-samples"][task]["effective"], **metrics}
+    return summary
+
+
+def write_model_outputs(results: Mapping[str, Any], folder: Path) -> dict[str, Path]:
+    """results.json, samples_<task>.jsonl, predictions.jsonl, scenes.jsonl of one model's run."""
+    folder.mkdir(parents=True, exist_ok=True)
+    samples = results.get("samples", {})
+    written = {"results": folder / "results.json", "predictions": folder / "predictions.jsonl",
+               "scenes": folder / "scenes.jsonl"}
+    body = {k: v for k, v in results.items() if k != "samples"}
+    written["results"].write_text(json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    with written["predictions"].open("w", encoding="utf-8") as preds, written["scenes"].open("w", encoding="utf-8") as rows:
+        for task, task_samples in samples.items():
+            with (folder / f"samples_{task}.jsonl").open("w", encoding="utf-8") as fh:
+                for s in task_samples:
+                    fh.write(json.dumps(s, ensure_ascii=False, default=str) + "\n")
+                    scored = s["filtered_resps"][0]
+                    preds.write(json.dumps({"scene_id": scored["scene"]["scene_id"], "output": scored["raw_output"]},
+                                           ensure_ascii=False) + "\n")
+                    rows.write(json.dumps({**scored["scene"], "inference_error": scored["inference_error"]},
+                                          ensure_ascii=False) + "\n")
+    return written
+
+
+def _judge_note(recorded: Mapping[str, Mapping[str, Any]]) -> str:
+    infos = list(recorded.values())
+    if not infos:
+        return ""
+    info = infos[0]
+    note = f"judge: {info.get('name')} ({info.get('model')})"
+    return note + (" — APPROXIMATE, not comparable with Table 3" if info.get("approximate") else "")
+
+
+# --- the command -------------------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    import odu.models.lm_eval_models  # noqa: F401  # registers the odu-* models
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    from ..asr import AsrError
+    from ..judge import JudgeUnavailableError
+    from ..judge.cli_options import judge_errors_exit_code, judge_from_args
+    from ..lm_tasks import ANNOTATION_LANGUAGE_ENV, dataset_source, task_dir, use_judge
+    from ..media import MediaError
+    from ..models.openai_omni import ModelUnavailableError
+    from ..runcard import RECORDER, write_run_card
+    from ..schema import SchemaError
+    from ..tables import table3
+
+    models = [m.strip() for m in args.model.split(",") if m.strip()]
+    unknown = [m for m in models if m not in LM_EVAL_MODELS]
+    if unknown:
+        print(f"odu-bench eval: error: unknown model(s) {', '.join(unknown)}; choose from {', '.join(LM_EVAL_MODELS)}",
+              file=sys.stderr)
+        return 2
+    tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
+    out = Path(args.out or Path("runs") / time.strftime("%Y%m%d-%H%M%S"))
+    try:
+        source = dataset_source(None if args.sample else args.dataset)
+        metadata = {"dataset": source, "revision": args.revision, "asr": args.asr, "asr_base_url": args.asr_base_url}
+        manager = TaskManager(include_path=str(task_dir()), include_defaults=False,
+                              metadata={k: v for k, v in metadata.items() if v is not None})
+        missing = [t for t in tasks if t not in manager.all_tasks]
+        if missing:
+            raise ValueError(f"unknown task(s) {', '.join(missing)}; ODU-Bench tasks: {', '.join(sorted(manager.all_tasks))}")
+        os.environ[ANNOTATION_LANGUAGE_ENV] = args.annotation_language
+        systems: dict[str, dict[str, Any]] = {}
+        judge_errors = 0
+        for model in models:
+            RECORDER.clear()
+            label = _LABELS.get(model) or str(args.model_args.get("model") or args.model_args.get("pretrained") or model)
+            folder = out / re.sub(r"[^A-Za-z0-9._-]+", "_", model if model in _LABELS else f"{model}-{label}")
+            with use_judge(lambda: judge_from_args(args)):
+                results = simple_evaluate(
+                    model=LM_EVAL_MODELS[model],
+                    model_args={} if model in _LABELS else dict(args.model_args),
+                    tasks=tasks, task_manager=manager, limit=args.limit, use_cache=args.use_cache,
+                    log_samples=True, bootstrap_iters=0,
+                )
+            write_model_outputs(results, folder)
+            summary = summary_of(results, tasks)
+            summary["judge"] = dict(RECORDER.judges)
+            (folder / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            write_run_card(results, folder, extra={"command": ["odu-bench", *sys.argv[1:]]})
+            systems[label] = summary
+            judge_errors += sum(int(v.get("judge_errors") or 0) for v in summary.values() if isinstance(v, dict) and "task" in v)
+            counts = [f"{v['task']}: {v['n_scenes']} scenes, {v['parse_errors']} parse errors, "
+                      f"{v['inference_errors']} inference errors, {v['judge_error_points']} judge-error points"
+                      for v in summary.values() if isinstance(v, dict) and "task" in v]
+            print(f"{label}: " + "; ".join(counts) + f" -> {folder}", file=sys.stderr)
+    except (SchemaError, MediaError, AsrError, ValueError, JudgeUnavailableError, ModelUnavailableError) as exc:
+        print(f"odu-bench eval: error: {exc}", file=sys.stderr)
+        return 2
+    print(table3(systems, _judge_note(RECORDER.judges)))
+    print(f"results: {out}")
+    return judge_errors_exit_code(judge_errors, args, "eval")

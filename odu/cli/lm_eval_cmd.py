@@ -1,0 +1,93 @@
+"""``odu-bench lm-eval ...``: lm-eval's own command line, with the ODU-Bench models and tasks added.
+
+Registers the ``odu-*`` models (:mod:`odu.models.lm_eval_models`), adds ``--include_path`` for the
+``odu*`` tasks, and hands every other argument to lm-eval 0.4.13's CLI unchanged, so
+``odu-bench lm-eval run --model odu-openai --model_args model=... --tasks odu_av`` is
+``lm-eval run ...`` with our pieces available (``ls``, ``validate`` and the legacy form without a
+subcommand work too). After a run with ``--output_path``, a run card is written next to each
+results file lm-eval wrote: ``run_card_<same timestamp>.json`` beside ``results_<timestamp>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+_SUBCOMMANDS = ("run", "ls", "validate")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "lm-eval", add_help=False, prefix_chars="\0",
+        help="lm-eval's CLI with the odu-* models and odu_* tasks registered (all arguments are lm-eval's)",
+    )
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.set_defaults(run=run)
+
+
+def forwarded_args(args: list[str], include_path: str) -> list[str]:
+    """lm-eval arguments with ``--include_path`` added (unless the user gave one).
+
+    >>> forwarded_args(["run", "--tasks", "odu_av"], "/t")
+    ['run', '--include_path', '/t', '--tasks', 'odu_av']
+    >>> forwarded_args(["--tasks", "odu_av"], "/t")
+    ['--tasks', 'odu_av', '--include_path', '/t']
+    """
+    if any(a == "--include_path" or a.startswith("--include_path=") for a in args):
+        print("odu-bench lm-eval: --include_path given; the odu tasks are only found if it includes "
+              f"{include_path}", file=sys.stderr)
+        return list(args)
+    if args and args[0] in _SUBCOMMANDS:
+        return [args[0], "--include_path", include_path, *args[1:]]
+    if not args or args[0] in ("-h", "--help"):
+        return list(args)
+    return [*args, "--include_path", include_path]
+
+
+def _output_path(args: list[str]) -> Path | None:
+    for i, a in enumerate(args):
+        if a in ("--output_path", "-o") and i + 1 < len(args):
+            return Path(args[i + 1])
+        if a.startswith("--output_path="):
+            return Path(a.split("=", 1)[1])
+    return None
+
+
+def write_run_cards(output_path: Path, since: float) -> list[Path]:
+    """A run card beside every ``results_*.json`` lm-eval wrote under ``output_path`` since ``since``."""
+    from ..runcard import write_run_card
+
+    written = []
+    files = [output_path] if output_path.suffix == ".json" else sorted(output_path.rglob("results_*.json"))
+    for results_file in files:
+        if results_file.is_file() and results_file.stat().st_mtime >= since:
+            results = json.loads(results_file.read_text(encoding="utf-8"))
+            stamp = results_file.stem.removeprefix("results_")
+            written.append(write_run_card(results, results_file.parent, name=f"run_card_{stamp}.json",
+                                          extra={"results_file": results_file.name}))
+    return written
+
+
+def run(args: argparse.Namespace) -> int:
+    import odu.models.lm_eval_models  # noqa: F401  # registers the odu-* models
+    from lm_eval.__main__ import cli_evaluate
+
+    from ..lm_tasks import task_dir
+    from ..runcard import RECORDER
+
+    argv = forwarded_args(list(args.args), str(task_dir()))
+    started = time.time()
+    RECORDER.clear()
+    saved, sys.argv = sys.argv, ["lm-eval", *argv]
+    try:
+        cli_evaluate()
+    finally:
+        sys.argv = saved
+    output_path = _output_path(argv)
+    if output_path is not None and output_path.exists():
+        for card in write_run_cards(output_path, started):
+            print(f"run card: {card}")
+    return 0

@@ -1,0 +1,339 @@
+"""What the lm-eval tasks (``lm_eval_tasks/odu``) do, as plain functions (no ``lm_eval`` import).
+
+The task YAMLs point their hooks here through ``lm_eval_tasks/odu/utils.py``:
+
+* :func:`load_docs` (``custom_dataset``): scenes of one config from a prepared dataset directory or
+  Hub repo — the ``dataset`` metadata key, else ``$ODU_DATASET``, else the bundled sample prepared
+  into the cache (:func:`odu.prepare.sample_dataset_dir`) — as light docs: the release record, clip
+  references (id, sha256, duration, replies) and a locator of the dataset row. Media bytes stay in
+  the dataset; models fetch them by locator when they send a scene. Text-only tasks (App D.2) add
+  each clip's ASR sentences (sidecar file or ``/audio/transcriptions`` endpoint, :mod:`odu.asr`).
+* :func:`doc_to_text`: the scene request JSON (:class:`odu.models.base.SceneRequest`), the
+  "prompt" our models expand (App F.1 / F.2, D.1 / D.2) and lm-eval's cache key.
+* :func:`score_responses` (a ``custom`` filter over ALL responses of the task): parse, match and
+  judge the whole task in one :func:`odu.scoring.score_scenes` call — the judge gets every request
+  at once, so it batches, runs concurrently and caches — and replace each response by its scored
+  record (raw output, inference error, parsed prediction, scene row). ``--log_samples`` keeps it.
+* :func:`process_results` + :func:`aggregation`: M1 (macro-F1 pooled over the task), M2-M5, Avg,
+  FTR, parse errors, no-output, inference errors, judge errors and accounting, all computed by
+  :func:`odu.scoring.summarize` over the task's scene rows: the numbers ``odu-bench score`` gives
+  for the same outputs.
+
+The judge comes from :func:`use_judge` (set by ``odu-bench eval``) or ``$ODU_JUDGE``: the
+``odu-bench score`` judge options as one string, e.g. ``lexical`` (the default, offline,
+approximate) or ``openai:MODEL --judge-base-url URL --judge-concurrency 32``.
+``$ODU_ANNOTATION_LANGUAGE`` picks the reference language (``scene``, ``en``, ``zh``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shlex
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from .constants import TASK_ANNOTATION_LANGUAGE
+from .judge.base import Judge
+from .models.base import SceneRequest, decode_output
+from .parse import parse_output
+from .prompts import AsrSentence, ClipRef, Turn
+from .runcard import RECORDER
+from .schema import scene_from_dict
+from .scoring import score_scenes, summarize
+
+DATASET_ENV = "ODU_DATASET"
+JUDGE_ENV = "ODU_JUDGE"
+ANNOTATION_LANGUAGE_ENV = "ODU_ANNOTATION_LANGUAGE"
+ASR_ENV = "ODU_ASR"
+
+#: Metrics every task reports (lm-eval metric names), all from :func:`odu.scoring.summarize` or
+#: the filter's counts. Fractions in [0, 1]; counts are integers.
+METRICS: tuple[str, ...] = (
+    "m1", "m2", "m3", "m4", "m5", "avg", "ftr", "m2_errors_as_misses",
+    "parse_errors", "no_output", "inference_errors", "judge_error_points",
+    "judge_requests", "judge_cache_hits", "judge_retries", "judge_errors",
+)
+_ROW_KEYS = ("modality", "has_demand", "predicted_has_demand", "parse_error", "no_output",
+             "s2", "s2_errors_as_misses", "s3", "s4", "s5")
+_JUDGE_COUNTS = {"judge_requests": "requests", "judge_cache_hits": "cache_hits", "judge_retries": "retries",
+                 "judge_errors": "errors"}
+
+
+def task_dir() -> Path:
+    """The folder holding the ``odu`` task YAMLs (``--include_path`` of lm-eval)."""
+    here = Path(__file__).resolve().parent.parent / "lm_eval_tasks"
+    if (here / "odu").is_dir():
+        return here
+    import lm_eval_tasks  # installed as a package (non-editable install)
+
+    return Path(lm_eval_tasks.__file__).resolve().parent
+
+
+# --- docs --------------------------------------------------------------------------------------------
+
+
+def dataset_source(dataset: str | os.PathLike[str] | None = None) -> str:
+    """Where the tasks read scenes: ``dataset``, else ``$ODU_DATASET``, else the bundled sample."""
+    chosen = dataset or os.environ.get(DATASET_ENV)
+    if chosen:
+        return str(chosen)
+    from .prepare import sample_dataset_dir
+
+    return str(sample_dataset_dir())
+
+
+def _rows_without_media(ds: Any) -> list[dict[str, Any]]:
+    """The dataset's rows with each user turn's media reduced to its path (bytes never copied)."""
+    import pyarrow.compute as pc
+
+    table = ds.with_format("arrow")[:]
+    rows = table.drop_columns(["turns"]).to_pylist()
+    turns: list[list[dict[str, Any]]] = []
+    names = ("role", "clip_id", "duration", "sha256", "text", "extra_json")
+    for chunk in table.column("turns").chunks:
+        flat = chunk.flatten()
+        columns = {n: flat.field(n).to_pylist() for n in names}
+        paths = flat.field("media").field("path").to_pylist()
+        start = 0
+        for length in pc.list_value_length(chunk).to_pylist():
+            turns.append([
+                {**{n: columns[n][j] for n in names},
+                 "media": {"path": paths[j]} if columns["role"][j] == "user" else None}
+                for j in range(start, start + (length or 0))
+            ])
+            start += length or 0
+    for row, row_turns in zip(rows, turns):
+        row["turns"] = row_turns
+    return rows
+
+
+def _asr_table(records: Sequence[Mapping[str, Any]], ds: Any, asr: str | None, asr_options: Mapping[str, Any],
+               task_key: str) -> dict[tuple[str, str], tuple[AsrSentence, ...]]:
+    """ASR sentences of every clip: sidecar file, or ``openai:MODEL`` on a transcription endpoint."""
+    from .asr import AsrError, TranscriptionEndpoint, missing_clips, read_sidecar
+
+    spec = asr or os.environ.get(ASR_ENV)
+    if not spec:
+        raise AsrError("text-only tasks need ASR input: a sidecar JSONL (metadata 'asr' or $ODU_ASR=PATH) or "
+                       "an endpoint ($ODU_ASR=openai:MODEL with metadata 'asr_base_url' / $ODU_ASR_BASE_URL)")
+    wanted = [(r["scene_id"], c["id"]) for r in records for c in r["clips"]]
+    if spec.startswith("openai:"):
+        from .media import LazyClip
+
+        endpoint = TranscriptionEndpoint(spec.removeprefix("openai:"),
+                                         base_url=asr_options.get("asr_base_url") or os.environ.get("ODU_ASR_BASE_URL"),
+                                         **{k: v for k, v in asr_options.items() if k != "asr_base_url"})
+
+        def clips() -> Iterator[tuple[str, str, str, LazyClip]]:
+            for i in range(len(ds)):
+                row = ds[i]
+                for turn in row["turns"]:
+                    if turn["role"] == "user":
+                        yield row["scene_id"], turn["clip_id"], turn["sha256"], LazyClip(turn["media"]["bytes"])
+
+        table = endpoint.transcribe(clips())
+        RECORDER.record("asr", task_key, endpoint.info())
+    else:
+        table = read_sidecar(spec)
+        digest = hashlib.sha256(Path(spec).read_bytes()).hexdigest()
+        RECORDER.record("asr", task_key, {"source": "sidecar", "path": str(Path(spec).resolve()), "sha256": digest})
+    missing = missing_clips(table, wanted)
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" (+{len(missing) - 5} more)" if len(missing) > 5 else "")
+        raise AsrError(f"ASR input {spec}: no entry for {len(missing)} clip(s): {shown}")
+    return table
+
+
+def load_docs(config: str = "av", dataset: str | None = None, revision: str | None = None, text_only: bool = False,
+              asr: str | None = None, asr_base_url: str | None = None, **_harness: Any) -> Any:
+    """``custom_dataset`` hook: ``{"test": Dataset}`` of light docs for dataset config ``config``.
+
+    ``dataset`` / ``revision`` / ``asr`` / ``asr_base_url`` come from the task's ``metadata`` or
+    lm-eval's ``--metadata``; every other key lm-eval passes (its metadata merges the model
+    arguments in) is ignored.
+    """
+    import datasets
+
+    from .dataset import row_to_record
+    from .models.clips import locator
+
+    source = dataset_source(dataset)
+    ds = datasets.load_dataset(source, config, split="test", revision=revision)
+    rows = _rows_without_media(ds)
+    docs, digest = [], hashlib.sha256()
+    for i, row in enumerate(rows):
+        record = row_to_record(row)
+        scene = scene_from_dict(record)
+        users = [t for t in row["turns"] if t["role"] == "user"]
+        clips = [{"id": c.id, "sha256": t["sha256"], "duration_ms": int(round(c.duration * 1000)), "replies": list(c.replies)}
+                 for c, t in zip(scene.clips, users)]
+        text = json.dumps(record, ensure_ascii=False, sort_keys=True)
+        digest.update(text.encode("utf-8"))
+        digest.update("".join(c["sha256"] for c in clips).encode("ascii"))
+        docs.append({
+            "scene_id": scene.scene_id, "modality": scene.modality, "language": scene.language,
+            "label": scene.label, "source": scene.source, "has_demand": scene.is_positive,
+            "record": text, "clips": clips, "media": locator(source, config, i, revision), "asr": "",
+        })
+    key = f"{config}{'_text' if text_only else ''}"
+    if text_only:
+        table = _asr_table(docs, ds, asr, {"asr_base_url": asr_base_url} if asr_base_url else {}, key)
+        for doc in docs:
+            doc["asr"] = json.dumps([[asdict(s) for s in table[(doc["scene_id"], c["id"])]] for c in doc["clips"]],
+                                    ensure_ascii=False)
+    manifest = Path(source) / "media_manifest.json"
+    RECORDER.record("datasets", key, {
+        "source": source, "config": config, "revision": revision, "n_scenes": len(docs),
+        "content_sha256": digest.hexdigest(),
+        "manifest_sha256": hashlib.sha256(manifest.read_bytes()).hexdigest() if manifest.is_file() else None,
+    })
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+
+
+def scene_request(doc: Mapping[str, Any]) -> SceneRequest:
+    """The request of one doc (App D.1 input; App D.2 when the doc carries ASR)."""
+    asr = json.loads(doc["asr"]) if doc.get("asr") else None
+    turns = tuple(
+        Turn(ClipRef(i, c["id"], c["sha256"], int(c["duration_ms"])), tuple(c["replies"] or ()),
+             None if asr is None else tuple(AsrSentence(**s) for s in asr[i]))
+        for i, c in enumerate(doc["clips"])
+    )
+    return SceneRequest(doc["scene_id"], doc["modality"], turns, text_only=asr is not None)
+
+
+def doc_to_text(doc: Mapping[str, Any]) -> str:
+    """``doc_to_text`` hook: the scene request JSON (clip hashes, replies, ASR text; no media)."""
+    return scene_request(doc).to_context()
+
+
+def doc_to_clips(doc: Mapping[str, Any]) -> list[dict[str, str]]:
+    """``doc_to_audio`` hook of the native tasks: clip references. It marks the task multimodal, so
+    lm-eval refuses text-only models instead of sending them the request JSON as a prompt."""
+    return [{"clip": c["id"], "sha256": c["sha256"]} for c in doc["clips"]]
+
+
+# --- scoring -----------------------------------------------------------------------------------------
+
+_judge_factory: Callable[[], Judge] | None = None
+
+
+@contextlib.contextmanager
+def use_judge(factory: Callable[[], Judge]) -> Iterator[None]:
+    """Within the block, tasks score with judges made by ``factory`` (one per task) instead of $ODU_JUDGE."""
+    global _judge_factory
+    previous, _judge_factory = _judge_factory, factory
+    try:
+        yield
+    finally:
+        _judge_factory = previous
+
+
+def judge_from_env() -> Judge:
+    """The judge named by ``$ODU_JUDGE`` (``odu-bench score`` judge options; default ``lexical``)."""
+    import argparse
+
+    from .judge.cli_options import add_judge_arguments, judge_from_args
+
+    tokens = shlex.split(os.environ.get(JUDGE_ENV, "") or "lexical")
+    if not tokens[0].startswith("-"):
+        tokens = ["--judge", *tokens]
+    parser = argparse.ArgumentParser(prog=f"${JUDGE_ENV}", add_help=False)
+    add_judge_arguments(parser)
+    return judge_from_args(parser.parse_args(tokens))
+
+
+def _judge_key(scenes: Sequence[Any], text_only: bool) -> str:
+    modalities = sorted({s.modality for s in scenes})
+    return "+".join(modalities) + (" (text-only)" if text_only else "")
+
+
+def score_responses(resps: Sequence[Sequence[str]], docs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``custom`` filter: score every response of the task at once; one scored record per response."""
+    scenes = [scene_from_dict(json.loads(d["record"])) for d in docs]
+    raws: list[str | None] = [r[0] if r else None for r in resps]
+    generations = [decode_output(raw) for raw in raws]
+    predictions = {
+        s.scene_id: None if g.error is not None or g.text is None else parse_output(g.text, s.modality)
+        for s, g in zip(scenes, generations)
+    }
+    language = os.environ.get(ANNOTATION_LANGUAGE_ENV) or TASK_ANNOTATION_LANGUAGE
+    judge = _judge_factory() if _judge_factory is not None else judge_from_env()
+    try:
+        run = score_scenes(scenes, predictions, judge, annotation_language=language)
+        info = judge.info()
+    finally:
+        judge.close()
+    RECORDER.record("judges", _judge_key(scenes, any(d.get("asr") for d in docs)), info)
+    out = []
+    for i, (scene, raw, generation, row) in enumerate(zip(scenes, raws, generations, run.scenes)):
+        prediction = predictions[scene.scene_id]
+        out.append({
+            "raw_output": raw if generation.error is None else None,
+            "inference_error": generation.error,
+            "prediction": asdict(prediction) if prediction is not None else None,
+            "scene": row,
+            "judge": info if i == 0 else None,  # the batch's accounting, once
+            "annotation_language": language,
+        })
+    return out
+
+
+def process_results(doc: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per-doc metric items: the compact scene row every aggregation reads."""
+    scored = results[0]
+    row = scored["scene"]
+    item = {k: row[k] for k in _ROW_KEYS}
+    item["key_points"] = [{"judge_error": k["judge_error"]} for k in row["key_points"] if k["judge_error"] is not None]
+    item["inference_error"] = scored["inference_error"] is not None
+    item["judge"] = {k: (scored["judge"] or {}).get(v, 0) for k, v in _JUDGE_COUNTS.items()} if scored["judge"] else None
+    return dict.fromkeys(METRICS, item)
+
+
+def summarize_items(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Task scores from the per-doc items (:func:`odu.scoring.summarize` plus the task's counts)."""
+    modalities = {i["modality"] for i in items}
+    if len(modalities) > 1:
+        raise ValueError(f"an ODU-Bench task must hold one modality (Table 3 reports them apart), got {sorted(modalities)}")
+    summary = summarize(items)
+    summary["inference_errors"] = sum(bool(i["inference_error"]) for i in items)
+    for name in _JUDGE_COUNTS:
+        summary[name] = sum((i["judge"] or {}).get(name, 0) for i in items)
+    return summary
+
+
+def aggregation(metric: str) -> Callable[[Sequence[Mapping[str, Any]]], Any]:
+    """The lm-eval aggregation of ``metric``: one value of :func:`summarize_items` over all items."""
+    if metric not in METRICS:
+        raise ValueError(f"unknown ODU-Bench metric {metric!r}")
+
+    def aggregate(items: Sequence[Mapping[str, Any]]) -> Any:
+        return summarize_items(items)[metric]
+
+    aggregate.__name__ = aggregate.__qualname__ = f"odu_{metric}"
+    return aggregate
+
+
+__all__ = [
+    "ANNOTATION_LANGUAGE_ENV",
+    "ASR_ENV",
+    "DATASET_ENV",
+    "JUDGE_ENV",
+    "METRICS",
+    "aggregation",
+    "dataset_source",
+    "doc_to_clips",
+    "doc_to_text",
+    "judge_from_env",
+    "load_docs",
+    "process_results",
+    "scene_request",
+    "score_responses",
+    "summarize_items",
+    "task_dir",
+    "use_judge",
+]

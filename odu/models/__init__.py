@@ -1,0 +1,53 @@
+"""Model backends that answer ODU-Bench scene requests (used by the lm-eval tasks and ``odu-bench eval``).
+
+* ``openai`` — an omni model on any OpenAI-compatible chat server (:mod:`.openai_omni`);
+* ``qwen-omni`` — Qwen2.5-Omni / Qwen3-Omni run locally with transformers (:mod:`.qwen_omni`,
+  optional ``torch`` extra);
+* ``replay`` — outputs produced elsewhere, from a predictions JSONL (:mod:`.replay`);
+* ``never`` / ``always`` — the floor baselines (:mod:`.floor`).
+
+:func:`make_backend` builds one by name. Nothing here imports ``lm_eval``; the lm-eval model
+classes live in :mod:`.lm_eval_models`, imported only when lm-eval runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Backend, Generation, RequestError, SceneRequest, decode_output, encode_output
+from .floor import AlwaysTrigger, NeverTrigger
+from .replay import Replay
+
+#: Backend name -> "module:class" (imported when built, so torch loads only for ``qwen-omni``).
+BACKENDS: dict[str, str] = {
+    "openai": "odu.models.openai_omni:OpenAIOmni",
+    "qwen-omni": "odu.models.qwen_omni:QwenOmniLocal",
+    "replay": "odu.models.replay:Replay",
+    "never": "odu.models.floor:NeverTrigger",
+    "always": "odu.models.floor:AlwaysTrigger",
+}
+
+
+def make_backend(name: str, **options: Any) -> Backend:
+    """The backend called ``name``, built with ``options`` (its constructor's keyword arguments)."""
+    import importlib
+
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    module, _, cls = BACKENDS[name].partition(":")
+    return getattr(importlib.import_module(module), cls)(**options)
+
+
+__all__ = [
+    "BACKENDS",
+    "AlwaysTrigger",
+    "Backend",
+    "Generation",
+    "NeverTrigger",
+    "Replay",
+    "RequestError",
+    "SceneRequest",
+    "decode_output",
+    "encode_output",
+    "make_backend",
+]

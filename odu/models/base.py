@@ -1,0 +1,170 @@
+"""What every model backend shares: the scene request, the generation result, inference errors.
+
+A :class:`SceneRequest` names what one scene asks of a model (App D.1): the modality, the clips in
+order by content hash, the assistant replies between them, and (text-only baseline, App D.2) each
+clip's ASR sentences. Its JSON form (:meth:`SceneRequest.to_context`) is the "prompt" string the
+lm-eval tasks hand to our models: small, deterministic, free of media bytes, so lm-eval's
+``--use_cache`` keys on it cheaply and a changed clip or prompt version is a new key. A backend
+expands it with :func:`odu.prompts.build_chat` and loads media only when it actually sends.
+
+A backend answers each request with a :class:`Generation`: the raw text, or an inference error
+after its retries. An error is never an empty answer: through lm-eval it travels as a marked
+string (:func:`encode_output`) that the scorer counts as an inference error and scores as "no
+output" (README "lm-evaluation-harness").
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..prompts import PROMPT_VERSION, ChatInput, ClipRef, Turn, build_chat, turns_from_records
+
+#: Kind tag of the request JSON; bump when its layout changes.
+REQUEST_KIND = "odu-scene-request/1"
+#: Marks a backend failure inside lm-eval's string responses (never produced by a model).
+INFERENCE_ERROR_MARK = "<<odu-bench:inference-error>> "
+
+
+class RequestError(ValueError):
+    """A request string is not a scene request of this toolkit version."""
+
+
+@dataclass(frozen=True, slots=True)
+class SceneRequest:
+    """One scene's input by reference (no media bytes)."""
+
+    scene_id: str
+    modality: str
+    turns: tuple[Turn, ...]
+    text_only: bool = False
+    prompt_version: str = PROMPT_VERSION
+
+    def chat(self) -> ChatInput:
+        """The ordered chat parts (App D.1, or App D.2 when ``text_only``)."""
+        return build_chat(self.turns, self.modality, self.text_only)
+
+    @property
+    def final_clip(self) -> ClipRef:
+        return self.turns[-1].clip
+
+    def to_context(self) -> str:
+        """Compact, key-sorted JSON: the lm-eval prompt string and cache key of this request."""
+        clips = []
+        for t in self.turns:
+            clip: dict[str, Any] = {"id": t.clip.id, "sha256": t.clip.sha256, "duration_ms": t.clip.duration_ms,
+                                    "replies": list(t.replies)}
+            if t.asr is not None:
+                clip["asr"] = [{"start_ms": s.start_ms, "end_ms": s.end_ms, "text": s.text, "speaker": s.speaker}
+                               for s in t.asr]
+            clips.append(clip)
+        body = {"kind": REQUEST_KIND, "prompt_version": self.prompt_version, "scene_id": self.scene_id,
+                "modality": self.modality, "text_only": self.text_only, "clips": clips}
+        return json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_context(cls, text: str) -> SceneRequest:
+        """Read :meth:`to_context` output; :class:`RequestError` for anything else.
+
+        A request written under another prompt version is refused: answering it with today's
+        instruction would mix prompts inside one run.
+        """
+        try:
+            body = json.loads(text)
+        except (TypeError, ValueError):
+            raise RequestError("not an ODU-Bench scene request (expected the JSON of an odu_* task prompt)") from None
+        if not isinstance(body, Mapping) or body.get("kind") != REQUEST_KIND:
+            raise RequestError(f"not an ODU-Bench scene request of kind {REQUEST_KIND}")
+        if body.get("prompt_version") != PROMPT_VERSION:
+            raise RequestError(
+                f"scene {body.get('scene_id')}: request built for prompt version {body.get('prompt_version')!r}, "
+                f"this toolkit sends {PROMPT_VERSION!r}"
+            )
+        try:
+            return cls(str(body["scene_id"]), str(body["modality"]), turns_from_records(body["clips"]),
+                       bool(body.get("text_only")), PROMPT_VERSION)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RequestError(f"scene {body.get('scene_id')}: malformed request ({exc})") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    """A backend's answer to one request: ``text``, or ``error`` when inference failed for good."""
+
+    text: str | None
+    error: str | None = None
+
+    @classmethod
+    def failed(cls, error: str) -> Generation:
+        return cls(None, error)
+
+
+def encode_output(generation: Generation) -> str:
+    """The string lm-eval stores for ``generation`` (errors carry :data:`INFERENCE_ERROR_MARK`).
+
+    >>> encode_output(Generation.failed("HTTP 500"))
+    '<<odu-bench:inference-error>> HTTP 500'
+    >>> decode_output(encode_output(Generation("{}")))
+    Generation(text='{}', error=None)
+    """
+    if generation.error is not None:
+        return INFERENCE_ERROR_MARK + generation.error
+    return generation.text or ""
+
+
+def decode_output(text: str | None) -> Generation:
+    """Inverse of :func:`encode_output`."""
+    if text is not None and text.startswith(INFERENCE_ERROR_MARK):
+        return Generation.failed(text[len(INFERENCE_ERROR_MARK):] or "inference error")
+    return Generation(text)
+
+
+#: Loads one clip of a request: ``(request, clip) -> odu.media.LazyClip``.
+ClipLoader = Callable[[SceneRequest, ClipRef], Any]
+#: Called with ``(index, generation)`` as each request finishes (e.g. to cache it at once).
+OnDone = Callable[[int, "Generation"], None]
+
+
+class Backend(ABC):
+    """Turns scene requests into generations. Implementations never raise for one bad scene."""
+
+    #: Short name recorded in run cards ("openai", "replay", "never", ...).
+    name: str = "backend"
+
+    @abstractmethod
+    def generate(self, requests: Sequence[SceneRequest], load_clip: ClipLoader | None = None,
+                 gen_kwargs: Mapping[str, Any] | None = None, on_done: OnDone | None = None) -> list[Generation]:
+        """One generation per request, in order.
+
+        ``load_clip`` fetches media when it is needed; ``gen_kwargs`` are the task's generation
+        settings in lm-eval's vocabulary (``max_gen_toks``, ``temperature``, ``do_sample``,
+        ``until``), applied by backends that generate; slow backends call ``on_done`` as each
+        request finishes, so that a killed run keeps what was done.
+        """
+
+    def info(self) -> dict[str, Any]:
+        """Settings for the run card (server, model, media handling, generation); never secrets."""
+        return {"backend": self.name}
+
+    def pitfalls(self) -> list[str]:
+        """Known ways these settings make results incomparable with Table 3 (run card)."""
+        return []
+
+    def close(self) -> None:
+        """Release clients, models, files."""
+
+
+__all__ = [
+    "INFERENCE_ERROR_MARK",
+    "Backend",
+    "ClipLoader",
+    "Generation",
+    "OnDone",
+    "RequestError",
+    "SceneRequest",
+    "decode_output",
+    "encode_output",
+]

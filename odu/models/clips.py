@@ -1,0 +1,105 @@
+"""Finding a request's media: clip references -> lazily decoded clips, and files when a path is needed.
+
+Requests carry clip hashes only (:mod:`.base`); the lm-eval docs carry a *locator* naming the
+prepared dataset (path or Hub repo, config, revision) and the row. :class:`DatasetClips` opens that
+dataset once (``datasets`` memory-maps it) and reads a row only when a backend sends its scene,
+checking every clip against the hash the request was built with. :func:`spool_clip` writes a
+clip to a content-addressed file for backends that take paths (``file://`` URLs, local models).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..media import LazyClip, MediaError
+from ..prompts import ClipRef
+
+
+def cache_root() -> Path:
+    """``$ODU_CACHE_DIR``, else ``~/.cache/odu-bench`` (the judge cache's folder)."""
+    from ..judge.cache import default_cache_path
+
+    return default_cache_path().parent
+
+
+def locator(source: str | os.PathLike[str], config: str, row: int, revision: str | None = None) -> str:
+    """The JSON locator of one dataset row, as stored in a doc's ``media`` field."""
+    return json.dumps({"dataset": str(source), "config": config, "revision": revision, "row": row}, sort_keys=True)
+
+
+class DatasetClips:
+    """Loads clips of prepared-dataset rows by locator; thread-safe, one open dataset per locator."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._datasets: dict[tuple[str, str, str | None], Any] = {}
+
+    def _dataset(self, source: str, config: str, revision: str | None) -> Any:
+        key = (source, config, revision)
+        with self._lock:
+            if key not in self._datasets:
+                import datasets
+
+                self._datasets[key] = datasets.load_dataset(source, config, split="test", revision=revision)
+            return self._datasets[key]
+
+    def load(self, where: str | Mapping[str, Any], scene_id: str, ref: ClipRef) -> LazyClip:
+        """Clip ``ref`` of the row at ``where``; :class:`MediaError` names scene and clip on any mismatch."""
+        loc = json.loads(where) if isinstance(where, str) else where
+        try:
+            row = self._dataset(loc["dataset"], loc["config"], loc.get("revision"))[int(loc["row"])]
+        except (KeyError, IndexError, OSError, ValueError) as exc:
+            raise MediaError(f"scene {scene_id} clip {ref.id}: cannot read its dataset row ({exc})") from None
+        if row["scene_id"] != scene_id:
+            raise MediaError(f"scene {scene_id} clip {ref.id}: dataset row {loc['row']} holds scene {row['scene_id']}")
+        users = [t for t in row["turns"] if t["role"] == "user"]
+        if ref.index >= len(users) or users[ref.index]["clip_id"] != ref.id:
+            raise MediaError(f"scene {scene_id} clip {ref.id}: not clip {ref.index + 1} of its dataset row")
+        turn = users[ref.index]
+        if turn["sha256"] != ref.sha256:
+            raise MediaError(f"scene {scene_id} clip {ref.id}: media differs from the request (dataset changed?)")
+        return LazyClip(turn["media"]["bytes"], duration=turn["duration"])
+
+
+def media_type(clip: LazyClip) -> tuple[str, str]:
+    """``(MIME type, file suffix)`` of a clip from its container header (no decoding)."""
+    info = clip.info
+    names = set(info.container.split(","))
+    if "wav" in names:
+        return "audio/wav", ".wav"
+    if "flac" in names:
+        return "audio/flac", ".flac"
+    if "mp3" in names:
+        return "audio/mpeg", ".mp3"
+    if "ogg" in names:
+        return "audio/ogg", ".ogg"
+    if "webm" in names or "matroska" in names:
+        return ("video/webm", ".webm") if info.has_video else ("audio/webm", ".webm")
+    if "mp4" in names or "mov" in names:
+        return ("video/mp4", ".mp4") if info.has_video else ("audio/mp4", ".m4a")
+    return ("video/mp4", ".mp4") if info.has_video else ("audio/wav", ".wav")
+
+
+def spool_clip(clip: LazyClip, sha256: str, directory: Path | None = None) -> Path:
+    """``clip`` as a file named by its hash (``<cache>/media/<sha256><suffix>``), written once."""
+    if clip.path is not None:
+        return clip.path
+    suffix = media_type(clip)[1]
+    folder = directory or cache_root() / "media"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{sha256}{suffix}"
+    if not path.is_file():
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".spool-")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(clip.bytes)
+        os.replace(tmp, path)  # atomic: concurrent writers leave one complete file
+    return path
+
+
+__all__ = ["DatasetClips", "cache_root", "locator", "media_type", "spool_clip"]

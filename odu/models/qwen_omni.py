@@ -1,0 +1,159 @@
+"""Qwen2.5-Omni / Qwen3-Omni run locally with ``transformers`` (``pip install odu-bench[torch]``).
+
+Follows the Hugging Face model docs ("Text-only generation"): the *Thinker* class only
+(``Qwen2_5OmniThinkerForConditionalGeneration`` / ``Qwen3OmniMoeThinkerForConditionalGeneration``:
+no talker, no audio output), the processor's own ``apply_chat_template`` with
+``load_audio_from_video=True`` and ``use_audio_in_video=True`` so the audio track of every video
+is heard (the setting whose omission silently drops audio in peers' results), and greedy decoding
+(``do_sample=False``) with ``max_new_tokens`` from the task. One scene at a time (the docs' omni
+batch size), clips given as files (written once to the media cache, :func:`.clips.spool_clip`).
+
+torch and transformers are imported when the backend is built, never at module import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from ..constants import AUDIO_ONLY, MODEL_FRAMES_FPS, MODEL_MAX_TOKENS, MODEL_MIN_SAFE_MAX_TOKENS
+from ..media import MediaError
+from ..prompts import Part
+from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest
+from .clips import spool_clip
+from .messages import chat_messages
+
+#: model_type (config.json) -> (thinker class, processor class) in ``transformers``.
+THINKERS: dict[str, tuple[str, str]] = {
+    "qwen2_5_omni": ("Qwen2_5OmniThinkerForConditionalGeneration", "Qwen2_5OmniProcessor"),
+    "qwen3_omni_moe": ("Qwen3OmniMoeThinkerForConditionalGeneration", "Qwen3OmniMoeProcessor"),
+}
+
+
+class QwenOmniLocal(Backend):
+    """A Qwen-Omni thinker on local hardware; see the module docstring."""
+
+    name = "qwen-omni"
+
+    def __init__(
+        self,
+        pretrained: str,
+        *,
+        revision: str | None = None,
+        dtype: str = "auto",
+        device_map: str = "auto",
+        attn_implementation: str | None = None,
+        fps: float = MODEL_FRAMES_FPS,
+        use_audio_in_video: bool = True,
+        max_tokens: int = MODEL_MAX_TOKENS,
+        history: str = "inline",
+        progress: bool = True,
+    ) -> None:
+        try:
+            import torch  # noqa: F401
+            import transformers
+        except ImportError as exc:
+            raise ImportError("the local Qwen-Omni backend needs torch and transformers: "
+                              "pip install 'odu-bench[torch]'") from exc
+        config = transformers.AutoConfig.from_pretrained(pretrained, revision=revision)
+        if config.model_type not in THINKERS:
+            raise ValueError(f"{pretrained}: model_type {config.model_type!r} is not a Qwen-Omni model "
+                             f"({', '.join(THINKERS)})")
+        model_cls, processor_cls = (getattr(transformers, n) for n in THINKERS[config.model_type])
+        load: dict[str, Any] = {"revision": revision, "torch_dtype": dtype, "device_map": device_map}
+        if attn_implementation:
+            load["attn_implementation"] = attn_implementation
+        self.model = model_cls.from_pretrained(pretrained, **load).eval()
+        self.processor = processor_cls.from_pretrained(pretrained, revision=revision)
+        self.pretrained, self.revision, self.model_type = pretrained, revision, config.model_type
+        self.dtype, self.fps, self.use_audio_in_video = dtype, fps, use_audio_in_video
+        self.max_tokens, self.history, self.progress = max_tokens, history, progress
+        self._generation: dict[str, Any] = {}
+
+    def generate(self, requests: Sequence[SceneRequest], load_clip: ClipLoader | None = None,
+                 gen_kwargs: Mapping[str, Any] | None = None, on_done: OnDone | None = None) -> list[Generation]:
+        gen_kwargs = gen_kwargs or {}
+        max_new = int(gen_kwargs.get("max_gen_toks", self.max_tokens))
+        self._generation = {"do_sample": False, "max_new_tokens": max_new}
+        out = []
+        for i, request in enumerate(tqdm(requests, desc=f"model {self.pretrained}", unit="scene",
+                                         disable=not self.progress)):
+            out.append(self._generate_one(request, load_clip, max_new))
+            if on_done is not None:
+                on_done(i, out[-1])
+        return out
+
+    def _generate_one(self, request: SceneRequest, load_clip: ClipLoader | None, max_new: int) -> Generation:
+        import torch
+
+        try:
+            conversation = self.conversation(request, load_clip)
+            inputs = self.processor.apply_chat_template(
+                conversation,
+                load_audio_from_video=self.use_audio_in_video,
+                add_generation_prompt=True,
+                tokenize=True,
+                return_dict=True,
+                return_tensors="pt",
+                fps=self.fps,
+                padding=True,
+                use_audio_in_video=self.use_audio_in_video,
+            ).to(self.model.device)
+            with torch.inference_mode():
+                ids = self.model.generate(**inputs, use_audio_in_video=self.use_audio_in_video,
+                                          do_sample=False, max_new_tokens=max_new)
+            new = ids[:, inputs["input_ids"].shape[1]:]
+            text = self.processor.batch_decode(new, skip_special_tokens=True, clean_up_tokenization_spaces=False)[0]
+            return Generation(text)
+        except MediaError as exc:
+            return Generation.failed(f"media: {exc}")
+        except RuntimeError as exc:  # CUDA out of memory and other per-scene failures
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+            return Generation.failed(f"scene {request.scene_id}: {type(exc).__name__}: {exc}")
+
+    def conversation(self, request: SceneRequest, load_clip: ClipLoader | None) -> list[dict[str, Any]]:
+        """The processor conversation: clips as file paths, every content as a list of parts."""
+
+        def media(part: Part) -> list[dict[str, Any]]:
+            assert part.clip is not None
+            if load_clip is None:
+                raise MediaError(f"scene {request.scene_id} clip {part.clip.id}: no media source given")
+            path = str(spool_clip(load_clip(request, part.clip), part.clip.sha256))
+            kind = "audio" if request.modality == AUDIO_ONLY else "video"
+            return [{"type": kind, "path": path}]
+
+        messages = chat_messages(request.chat(), media, self.history)
+        return [{"role": m["role"], "content": m["content"] if isinstance(m["content"], list)
+                 else [{"type": "text", "text": m["content"]}]} for m in messages]
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "backend": self.name,
+            "model": self.pretrained,
+            "revision": self.revision,
+            "model_type": self.model_type,
+            "thinker_only": True,
+            "dtype": self.dtype,
+            "media": {"fps": self.fps, "use_audio_in_video": self.use_audio_in_video,
+                      "audio_sample_rate": getattr(getattr(self.processor, "feature_extractor", None),
+                                                   "sampling_rate", None)},
+            "history": self.history,
+            "generation": self._generation or {"do_sample": False, "max_new_tokens": self.max_tokens},
+        }
+
+    def pitfalls(self) -> list[str]:
+        out = []
+        if not self.use_audio_in_video:
+            out.append("use_audio_in_video=False: the audio track of audio-visual clips is dropped")
+        if self._generation.get("max_new_tokens", self.max_tokens) < MODEL_MIN_SAFE_MAX_TOKENS:
+            out.append(f"max_new_tokens={self._generation.get('max_new_tokens')} may cut the JSON answer")
+        return out
+
+    def close(self) -> None:
+        del self.model
+
+
+__all__ = ["THINKERS", "QwenOmniLocal"]

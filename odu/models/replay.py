@@ -1,0 +1,59 @@
+"""Replay: answers produced elsewhere, read from a predictions JSONL and scored through the same
+pipeline (lm-eval tasks, judge, run card).
+
+The file is the ``odu-bench score`` predictions format: one ``{"scene_id": ..., "output": "<raw
+model text>"}`` per line (a JSON array works too). One file may hold several tasks' scenes; rows
+for scenes a task does not ask about are ignored. A scene missing from the file, or with
+``"output": null``, is reported as an inference error naming the file and scored as "no output",
+exactly as ``odu-bench score`` scores a missing prediction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..schema import read_json_records
+from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest
+
+
+def read_predictions(path: str | Path) -> dict[str, str | None]:
+    """``scene_id -> output`` from a predictions file; :class:`ValueError` names bad rows."""
+    outputs: dict[str, str | None] = {}
+    for n, row in enumerate(read_json_records(path), 1):
+        where = f"{path}: row {n}"
+        if not isinstance(row, Mapping) or not isinstance(row.get("scene_id"), str):
+            raise ValueError(f"{where}: expected an object with a string 'scene_id'")
+        output = row.get("output")
+        if output is not None and not isinstance(output, str):
+            raise ValueError(f"{where} (scene {row['scene_id']}): 'output' must be a string or null")
+        if row["scene_id"] in outputs:
+            raise ValueError(f"{where}: duplicate scene_id {row['scene_id']}")
+        outputs[row["scene_id"]] = output
+    return outputs
+
+
+class Replay(Backend):
+    name = "replay"
+
+    def __init__(self, predictions: str | Path) -> None:
+        self.path = Path(predictions)
+        self.outputs = read_predictions(self.path)
+
+    def generate(self, requests: Sequence[SceneRequest], load_clip: ClipLoader | None = None,
+                 gen_kwargs: Mapping[str, Any] | None = None, on_done: OnDone | None = None) -> list[Generation]:
+        out = []
+        for r in requests:
+            text = self.outputs.get(r.scene_id)
+            out.append(Generation(text) if text is not None else Generation.failed(f"no output for this scene in {self.path}"))
+        return out
+
+    def info(self) -> dict[str, Any]:
+        return {"backend": self.name, "predictions": str(self.path.resolve()), "n_predictions": len(self.outputs)}
+
+    def pitfalls(self) -> list[str]:
+        return ["replayed outputs: generation settings are those of the run that produced them, not recorded here"]
+
+
+__all__ = ["Replay", "read_predictions"]
