@@ -326,6 +326,16 @@ def test_runs_with_disagreeing_labels_are_rejected(tmp_path):
         load_systems([a, b])
 
 
+def test_comparability_notes_flag_mixed_judges_and_languages():
+    a = System("A", {"judge": {"name": "lexical", "approximate": True}, "annotation_language": "scene"}, [row("x")])
+    b = System("B", {"judge": {"name": "openai", "model": "m"}, "annotation_language": "en"}, [row("x")])
+    notes = build_report([a, b], resamples=10, seed=1)["notes"]
+    assert any("different reference languages" in n for n in notes)
+    assert any("different judges" in n for n in notes)
+    assert any("approximate judge (A)" in n for n in notes)
+    assert build_report([b], resamples=10, seed=1)["notes"] == []
+
+
 def test_heatmaps_are_rendered(scored_runs, tmp_path):
     pytest.importorskip("matplotlib")
     report = build_report(load_systems(scored_runs), resamples=200, seed=1)

@@ -40,6 +40,7 @@ def build_report(
              "n_scenes": len(s.rows), "annotation_language": s.summary.get("annotation_language")}
             for s in systems
         ],
+        "notes": comparability_notes(systems),
         "headline": headline(systems, resamples, seed),
         "sources": source_deltas(systems),
         "channels": {m: channel_report(systems, m, resamples, seed) for m in present},
@@ -48,6 +49,23 @@ def build_report(
             "ftr": {m: ftr_profile(systems, m) for m in present},
         },
     }
+
+
+def comparability_notes(systems: Sequence[System]) -> list[str]:
+    """Warnings about comparing these runs side by side (shown at the top of report.md)."""
+    notes = []
+    languages = {str(s.summary.get("annotation_language")) for s in systems}
+    if len(languages) > 1:
+        notes.append(f"runs were scored against different reference languages ({', '.join(sorted(languages))}): "
+                     "M2 and M4 are not comparable across them")
+    judges = {(j.get("name"), j.get("model"), j.get("prompt_version"))
+              for j in (s.summary.get("judge", {}) for s in systems)}
+    if len(judges) > 1:
+        notes.append("runs were judged by different judges: M2 differences mix model and judge (App E.2)")
+    approximate = [s.name for s in systems if s.approximate]
+    if approximate:
+        notes.append(f"approximate judge ({', '.join(approximate)}): M2 and Avg are not comparable with the paper")
+    return notes
 
 
 def write_report(report: dict[str, Any], out_dir: str | Path, plots: bool = True) -> tuple[list[Path], str | None]:

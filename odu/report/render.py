@@ -169,6 +169,9 @@ def markdown(report: Mapping[str, Any]) -> str:
                      f"{judge.get('name')} ({judge.get('model')})")
     if any(s["approximate"] for s in report["systems"]):
         lines += ["", "† M2 (and Avg) from an APPROXIMATE judge: not comparable with the paper's Table 3."]
+    other = [n for n in report["notes"] if not n.startswith("approximate judge")]
+    if other:
+        lines += ["", "**Comparability:**", *(f"- {n}" for n in other)]
     lines.append("")
     lines += _headline_md(report) + _sources_md(report) + _channels_md(report) + _taxonomy_md(report)
     return "\n".join(lines).rstrip() + "\n"
