@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .channels import ALL_POINTS
+from .render import unsigned_zero
 
 _SHORT = {"audio-visual": "av", "audio-only": "ao"}
 
@@ -54,7 +55,7 @@ def _draw(ax: Any, rows: Sequence[str], cols: Sequence[str], values: Sequence[Se
             if not math.isnan(v):
                 frac = (v - vmin) / span  # diverging maps are dark at both ends, viridis at the low end
                 dark = abs(frac - 0.5) > 0.3 if cmap.startswith("RdBu") else frac < 0.55
-                ax.text(j, i, format(v, fmt), ha="center", va="center", fontsize=7,
+                ax.text(j, i, format(unsigned_zero(v), fmt), ha="center", va="center", fontsize=7,
                         color="white" if dark else "black")
     if len(rows) > 1 and rows[-1] == "panel mean":
         ax.axhline(len(rows) - 1.5, color="black", linewidth=1)

@@ -22,17 +22,22 @@ _NAMES = {"avg": "Avg", "m1": "M1", "m2": "M2", "m3": "M3", "m4": "M4", "m5": "M
 def points(value: float | None) -> str:
     """A difference of fractions in signed percentage points, one decimal; "-" when undefined.
 
-    >>> points(-0.0723), points(None)
-    ('-7.2', '-')
+    >>> points(-0.0723), points(None), points(-1e-17)
+    ('-7.2', '-', '+0.0')
     """
-    return "-" if value is None else f"{100 * value:+.1f}"
+    return "-" if value is None else f"{unsigned_zero(100 * value):+.1f}"
+
+
+def unsigned_zero(x: float, decimals: int = 1) -> float:
+    """``x``, or 0.0 when it rounds to zero at ``decimals`` (no "-0.0" from float noise)."""
+    return 0.0 if round(x, decimals) == 0 else x
 
 
 def interval(ci: Sequence[float | None] | None) -> str:
     """``[lo, hi]`` in percent; "-" when undefined."""
     if not ci or ci[0] is None or ci[1] is None:
         return "-"
-    return f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+    return f"[{unsigned_zero(100 * ci[0]):.1f}, {unsigned_zero(100 * ci[1]):.1f}]"
 
 
 def _with_interval(metric: Mapping[str, Any]) -> str:
@@ -88,19 +93,21 @@ def _sources_md(report: Mapping[str, Any]) -> list[str]:
     lines = ["## Generated vs human-recorded scenes (Table 4)", ""]
     if not report["sources"]:
         return [*lines, "No modality and language holds both generated and human-recorded scenes.", ""]
-    header = ["Metric"]
-    columns = []
-    for s in report["sources"]:
-        tag = f"{s['system']} {_SHORT[s['modality']]} {s['language']}"
-        header += [f"{tag} Syn. (n={s['n_generated']})", f"Rec. (n={s['n_recorded']})", "Δ"]
-        columns.append(s["metrics"])
-    rows = [
-        [_NAMES[m]] + [v for metrics in columns for v in (percent(metrics[m]["generated"]),
-                                                            percent(metrics[m]["human-recorded"]),
-                                                            points(metrics[m]["delta"]))]
-        for m in TABLE3_COLUMNS
-    ]
-    return [*lines, render(header, rows), "", "Δ = recorded − generated, percentage points; language held fixed.", ""]
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for entry in report["sources"]:
+        groups.setdefault((entry["modality"], entry["language"]), []).append(entry)
+    for (modality, language), entries in groups.items():
+        header = ["Metric"]
+        for e in entries:
+            header += [f"{e['system']} Syn. (n={e['n_generated']})", f"Rec. (n={e['n_recorded']})", "Δ"]
+        rows = [
+            [_NAMES[m]] + [v for e in entries for v in (percent(e["metrics"][m]["generated"]),
+                                                        percent(e["metrics"][m]["human-recorded"]),
+                                                        points(e["metrics"][m]["delta"]))]
+            for m in TABLE3_COLUMNS
+        ]
+        lines += [f"### {modality}, {language}", "", render(header, rows), ""]
+    return [*lines, "Δ = recorded − generated, percentage points; modality and language held fixed.", ""]
 
 
 def _channels_md(report: Mapping[str, Any]) -> list[str]:
@@ -116,7 +123,7 @@ def _channels_md(report: Mapping[str, Any]) -> list[str]:
             for c in s["channels"]:
                 if not c["points"]:
                     continue
-                gap = "–" if c["gap"] is None else f"{100 * c['gap']:.1f}"
+                gap = "–" if c["gap"] is None else f"{unsigned_zero(100 * c['gap']):.1f}"
                 ci = "–" if c["gap_ci"] is None else interval(c["gap_ci"])
                 rows.append([_mark(s["system"], s["approximate"]), c["channel"], str(c["points"]),
                              percent(c["coverage"]), gap, ci])
