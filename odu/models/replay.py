@@ -14,24 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..schema import read_json_records
+from ..cli.score import read_predictions  # the `odu-bench score` predictions reader, shared
 from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest
-
-
-def read_predictions(path: str | Path) -> dict[str, str | None]:
-    """``scene_id -> output`` from a predictions file; :class:`ValueError` names bad rows."""
-    outputs: dict[str, str | None] = {}
-    for n, row in enumerate(read_json_records(path), 1):
-        where = f"{path}: row {n}"
-        if not isinstance(row, Mapping) or not isinstance(row.get("scene_id"), str):
-            raise ValueError(f"{where}: expected an object with a string 'scene_id'")
-        output = row.get("output")
-        if output is not None and not isinstance(output, str):
-            raise ValueError(f"{where} (scene {row['scene_id']}): 'output' must be a string or null")
-        if row["scene_id"] in outputs:
-            raise ValueError(f"{where}: duplicate scene_id {row['scene_id']}")
-        outputs[row["scene_id"]] = output
-    return outputs
 
 
 class Replay(Backend):
@@ -56,4 +40,4 @@ class Replay(Backend):
         return ["replayed outputs: generation settings are those of the run that produced them, not recorded here"]
 
 
-__all__ = ["Replay", "read_predictions"]
+__all__ = ["Replay"]
