@@ -263,6 +263,35 @@ def scored_runs(tmp_path_factory) -> list[Path]:
     return dirs
 
 
+def test_report_on_the_bundled_sample(tmp_path, capsys):
+    from odu.sample import sample_dir
+
+    records = [json.loads(line) for line in (sample_dir() / "scenes.jsonl").read_text(encoding="utf-8").splitlines()]
+    scenes = load_scenes(records)
+    dirs = []
+    for name, flip, drop in (("ref-copy", 0.0, 0.0), ("damaged", 0.5, 0.7)):
+        run = score_scenes(scenes, _outputs(records, flip, drop, seed=3), make_judge("lexical"))
+        dirs.append(str(write_run(run, tmp_path / name)))
+    out = tmp_path / "report"
+    assert main(["report", *dirs, "--out", str(out), "--resamples", "300", "--no-plots"]) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    positives = {m: sum(1 for s in scenes if s.modality == m and s.is_positive) for m in ("audio-visual", "audio-only")}
+    for modality, n in positives.items():
+        assert report["channels"][modality]["n_scenes"] == n
+        by_name = {s["system"]: s for s in report["channels"][modality]["systems"]}
+        points = sum(len(g.key_points) for s in scenes if s.modality == modality and s.is_positive
+                     for g in s.annotation().segments)
+        assert _channel({"systems": [by_name["damaged"]]}, 0, "all points")["points"] == points
+    # every modality/language holding both sources gets a Table 4 comparison
+    both = {(s.modality, s.language) for s in scenes if s.source == "generated"} & \
+           {(s.modality, s.language) for s in scenes if s.source == "human-recorded"}
+    assert {(e["modality"], e["language"]) for e in report["sources"] if e["system"] == "damaged"} == both
+    labelled = sum(1 for s in scenes if s.modality == "audio-visual" and not s.is_positive and s.negative_signal)
+    assert report["taxonomy"]["ftr"]["audio-visual"]["n_scenes"] == labelled
+    copy = next(e for e in report["headline"]["audio-visual"] if e["system"] == "ref-copy")
+    assert copy["metrics"]["m1"]["value"] == 1.0 and copy["metrics"]["ftr"]["value"] == 0.0
+
+
 def test_cli_report_writes_every_output(scored_runs, tmp_path, capsys):
     out = tmp_path / "report"
     code = main(["report", *map(str, scored_runs), "--out", str(out), "--resamples", "500", "--no-plots"])

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..runcard import RUN_CARD_NAME
 from ..scoring import SCENES_FILE, SUMMARY_FILE, read_run
 
-RUN_CARD_FILE = "run_card.json"
 #: scenes.jsonl fields the report reads.
 ROW_FIELDS: tuple[str, ...] = (
     "scene_id", "modality", "language", "source", "label", "axes", "has_demand", "predicted_has_demand",
@@ -45,7 +45,7 @@ class System:
 def _card_name(run_dir: Path, summary: Mapping[str, Any]) -> str | None:
     """``system`` of the run card, else its model (``model_args.model`` / ``pretrained``, else the
     backend name; ``odu.runcard`` layout), else ``system`` of summary.json."""
-    card_path = run_dir / RUN_CARD_FILE
+    card_path = run_dir / RUN_CARD_NAME
     if card_path.is_file():
         try:
             card = json.loads(card_path.read_text(encoding="utf-8"))
