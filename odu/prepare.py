@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -77,10 +77,6 @@ class PrepareResult:
 class _Shard:
     leaf: str
     groups: tuple[tuple[ReleaseScene, ...], ...]  # row groups
-
-    @property
-    def scenes(self) -> Iterator[ReleaseScene]:
-        return (s for group in self.groups for s in group)
 
 
 def _row_bytes(item: ReleaseScene) -> int:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .constants import AUDIO_VISUAL, LANGUAGES, MEDIA_DURATION_TOLERANCE_S, RELEASE_RECORD_FILES
-from .schema import Scene, SchemaError, read_json_records, scene_from_dict
+from .schema import Clip, Scene, SchemaError, read_json_records, scene_from_dict
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +165,7 @@ def _check_record(
     paths = tuple(media_path(root, clip.src) for clip in scene.clips)
     if check_media:
         for clip, path in zip(scene.clips, paths):
-            problems.extend(ReleaseProblem(sid, clip.id, m) for m in clip_media_problems(scene, clip.src, clip.duration, path))
+            problems.extend(ReleaseProblem(sid, clip.id, m) for m in clip_media_problems(scene, clip, path))
     return problems, ReleaseScene(record, scene, paths)
 
 
@@ -189,11 +189,12 @@ def _scene_problems(scene: Scene) -> Iterator[tuple[str | None, str]]:
                 )
 
 
-def clip_media_problems(scene: Scene, src: str, duration: float, path: Path) -> list[str]:
-    """What is wrong with one clip's media file (empty when it is usable)."""
+def clip_media_problems(scene: Scene, clip: Clip, path: Path) -> list[str]:
+    """What is wrong with the media file of ``clip`` at ``path`` (empty when it is usable)."""
     from .media import MediaError, probe
 
-    if not src:
+    duration = clip.duration
+    if not clip.src:
         return ["no media path ('src')"]
     if not path.is_file():
         return [f"media file not found: {path}"]

@@ -320,9 +320,6 @@ def test_prepare_cli(demo_release: Path, tmp_path: Path, capsys: pytest.CaptureF
 
 
 def test_prepare_cli_sample(tmp_path: Path, hf_cache: str) -> None:
-    sample = pytest.importorskip("odu.sample")
-    if not any((sample.sample_dir() / name).is_file() for name in ("scenes.jsonl", "scenes.json")):
-        pytest.skip("the bundled sample is not generated in this checkout")
     out = tmp_path / "odu-bench"
     assert main(["prepare", "--sample", "--out", str(out), "--no-progress"]) == 0
     meta, _ = front_matter(out)
@@ -398,3 +395,15 @@ def test_builder_configs_match_the_core_table(builder_cls: type) -> None:
     assert [c.name for c in builder_cls.BUILDER_CONFIGS] == list(CONFIG_NAMES)
     assert builder_cls.DEFAULT_CONFIG_NAME == "all"
     assert [c.description for c in builder_cls.BUILDER_CONFIGS] == [c.description for c in CONFIGS]
+
+
+def test_sample_dataset_dir_is_prepared_once(tmp_path: Path, hf_cache: str) -> None:
+    from odu.prepare import sample_dataset_dir
+
+    first = sample_dataset_dir(tmp_path)
+    assert first.name == "odu-bench" and first.parent.name.startswith("sample-")
+    stamp = (first / "README.md").stat().st_mtime_ns
+    assert sample_dataset_dir(tmp_path) == first
+    assert (first / "README.md").stat().st_mtime_ns == stamp  # reused, not rebuilt
+    assert verify_dataset_dir(first) == []
+    assert len(load(first, "ao_zh", hf_cache)) > 0
