@@ -123,7 +123,13 @@ CONFIG_NAMES: tuple[str, ...] = tuple(c.name for c in CONFIGS)
 
 
 def get_config(name: str) -> DatasetConfig:
-    """The config called ``name``; :class:`KeyError` lists the valid names."""
+    """The config called ``name``; :class:`KeyError` lists the valid names.
+
+    >>> get_config("av_en").leaves
+    ('av_en_pos', 'av_en_neg')
+    >>> get_config("ao").description
+    "audio-only, both languages pooled, positives and negatives (the paper's reporting unit)."
+    """
     for config in CONFIGS:
         if config.name == name:
             return config
