@@ -375,3 +375,19 @@ def test_heatmaps_are_rendered(scored_runs, tmp_path):
     for name in pngs:
         data = (tmp_path / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_plots_are_skipped_with_a_message_without_matplotlib(scored_runs, tmp_path, monkeypatch, capsys):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ImportError("No module named 'matplotlib'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    assert main(["report", *map(str, scored_runs), "--out", str(tmp_path), "--resamples", "50"]) == 0
+    assert "matplotlib is not installed" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.png")) and (tmp_path / "report.md").is_file()
