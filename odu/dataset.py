@@ -328,24 +328,31 @@ def with_lazy_media(dataset: datasets.Dataset) -> datasets.Dataset:
     return dataset.with_transform(lazy_media_transform)
 
 
+def media_features(kind: str = "audio", *, sampling_rate: int | None = None, decode: bool = True) -> datasets.Features:
+    """:func:`features` with every turn's ``media`` typed ``datasets.Audio`` (MP4 audio tracks and
+    WAV alike) or ``datasets.Video``, so that ``datasets`` decodes the clips itself; pass it as
+    ``load_dataset(..., features=media_features("video"))`` (no extra copy: the first load writes
+    the Arrow cache anyway). Decoding needs torch + torchcodec; ``decode=False`` only relabels."""
+    from datasets import Audio, Video
+
+    if kind not in ("audio", "video"):
+        raise ValueError(f"media kind must be 'audio' or 'video', got {kind!r}")
+    target = features()
+    target["turns"].feature["media"] = (
+        Audio(sampling_rate=sampling_rate, decode=decode) if kind == "audio" else Video(decode=decode)
+    )
+    return target
+
+
 def cast_media(dataset: datasets.Dataset, kind: str = "audio", *, sampling_rate: int | None = None,
                decode: bool = True) -> datasets.Dataset:
-    """Let ``datasets`` decode the clips itself: cast every turn's ``media`` to ``datasets.Audio``
-    (works for MP4 audio tracks and WAV alike) or ``datasets.Video`` (audio-visual configs only).
-
-    Decoding then needs torch + torchcodec (``pip install odu-bench[torch]``); ``decode=False`` only
-    relabels the column.
-    """
-    from datasets import Audio, Features, Video
+    """An already loaded ``dataset`` with :func:`media_features` (``Dataset.cast`` rewrites its Arrow
+    cache; prefer ``features=`` at load time for large splits). ``"video"`` needs audio-visual rows."""
+    from datasets import Features
 
     if kind == "video" and AUDIO_ONLY in set(dataset.unique("modality")):
         raise ValueError("cast_media(kind='video'): the dataset holds audio-only scenes; use kind='audio'")
-    media = {"audio": lambda: Audio(sampling_rate=sampling_rate, decode=decode),
-             "video": lambda: Video(decode=decode)}.get(kind)
-    if media is None:
-        raise ValueError(f"cast_media: kind must be 'audio' or 'video', got {kind!r}")
-    target = features()
-    target["turns"].feature["media"] = media()
+    target = media_features(kind, sampling_rate=sampling_rate, decode=decode)
     return dataset.cast(Features({name: target[name] for name in dataset.features}))
 
 
@@ -377,6 +384,7 @@ __all__ = [
     "get_config",
     "lazy_turn",
     "lazy_media_transform",
+    "media_features",
     "leaf_config",
     "record_to_row",
     "row_clips",

@@ -29,6 +29,7 @@ from odu.dataset import (
     features,
     get_config,
     in_config_order,
+    media_features,
     record_to_row,
     row_clips,
     row_to_record,
@@ -339,14 +340,26 @@ def test_cast_media_relabels_the_media_struct(demo_dataset: Path, hf_cache: str)
     assert isinstance(video.features["turns"].feature["media"], Video)
     with pytest.raises(ValueError, match="audio-only scenes"):
         cast_media(load(demo_dataset, "all", hf_cache), "video")
+    with pytest.raises(ValueError, match="'audio' or 'video'"):
+        media_features("image")
+
+
+def test_media_features_at_load_time(demo_dataset: Path, hf_cache: str) -> None:
+    ds = load_dataset(str(demo_dataset), "ao_en", split="test", cache_dir=hf_cache,
+                      features=media_features("audio", sampling_rate=16_000, decode=False))
+    media = ds.features["turns"].feature["media"]
+    assert isinstance(media, Audio) and media.sampling_rate == 16_000
+    assert ds[0]["turns"][0]["media"]["path"] == RECORDS[ds[0]["scene_id"]]["clips"][0]["src"]
 
 
 def test_datasets_decoding_with_torchcodec(demo_dataset: Path, hf_cache: str) -> None:
     pytest.importorskip("torchcodec")
-    ds = cast_media(load(demo_dataset, "av_en_neg", hf_cache), "audio", sampling_rate=16_000)
-    decoded = ds[0]["turns"][0]["media"].get_all_samples()
-    assert decoded.sample_rate == 16_000 and decoded.data.shape[-1] > 0
-    video = cast_media(load(demo_dataset, "av_en_neg", hf_cache), "video")[0]["turns"][0]["media"]
+    row = cast_media(load(demo_dataset, "av_en_neg", hf_cache), "audio", sampling_rate=16_000)[0]
+    decoded = row["turns"][0]["media"].get_all_samples()
+    assert decoded.sample_rate == 16_000
+    assert decoded.data.shape[-1] == pytest.approx(row["turns"][0]["duration"] * 16_000, abs=16_000 * 0.1)
+    video = load_dataset(str(demo_dataset), "av_en_neg", split="test", cache_dir=hf_cache,
+                         features=media_features("video"))[0]["turns"][0]["media"]
     assert video.metadata.num_frames > 0
 
 
