@@ -109,7 +109,6 @@ def channel_report(
     return out
 
 
-
 def channel_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Flat rows (one per system and channel) for CSV and Markdown."""
     return [

@@ -110,7 +110,6 @@ def _ftr(rows: Mapping[str, Row], ids: Sequence[str]) -> float | None:
     return false_trigger_rate([rows[i]["has_demand"] for i in ids], [rows[i]["predicted_has_demand"] for i in ids])
 
 
-
 def profile_rows(table: Mapping[str, Any], modality: str, dimension: str) -> list[dict[str, Any]]:
     """Flat rows (system x category) of one profile table for CSV."""
     return [
