@@ -87,6 +87,7 @@ def test_transient_failures_give_the_clean_verdicts(openai_server: OpenAIServer,
     faults = [
         Fault.server_error(500), Fault.server_error(502), Fault.rate_limit(0.05), Fault.rate_limit(0.05, "retry-after-ms"),
         Fault.slow(2.0), Fault.not_json(), Fault.dropped(), Fault.server_error(503),
+        Fault(200, {"object": "error", "message": "overloaded"}),  # JSON, but no chat completion
     ]
     openai_server.inject(*faults)
     malformed = {"left": 2}
