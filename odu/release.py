@@ -4,8 +4,9 @@ A release is a records file (JSON array or JSONL, see :mod:`odu.schema`) and med
 ``src``, relative to the records file's folder unless another media root is given. Reading it
 checks what the dataset and the scorer rely on:
 
-* every record follows the schema, scene ids are unique, clip ids are unique within a scene, and
-  the scene's and its annotations' languages are ones the dataset carries (``en``, ``zh``);
+* every record follows the schema, scene ids are unique (and, in the release's id shape, agree
+  with modality, label and source), clip ids are unique within a scene, and the scene's and its
+  annotations' languages are ones the dataset carries (``en``, ``zh``);
 * every clip's media exists, decodes (:func:`odu.media.probe`), has an audio stream (and a video
   stream for audio-visual scenes) and lasts its ``duration`` within
   :data:`~odu.constants.MEDIA_DURATION_TOLERANCE_S`;
@@ -19,12 +20,13 @@ are returned in :attr:`Release.problems`.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .constants import AUDIO_VISUAL, LANGUAGES, MEDIA_DURATION_TOLERANCE_S, RELEASE_RECORD_FILES
+from .constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES, MEDIA_DURATION_TOLERANCE_S, RELEASE_RECORD_FILES
 from .schema import Clip, Scene, SchemaError, read_json_records, scene_from_dict
 
 
@@ -169,7 +171,20 @@ def _check_record(
     return problems, ReleaseScene(record, scene, paths)
 
 
+#: Release scene ids: ``{av|ao}{p|n}_{gen|hr}_NNNNNN`` (shared/odu-demo/README.md). Ids of this
+#: shape must agree with the scene's modality, label and source; other ids are not checked.
+_SCENE_ID = re.compile(r"^(av|ao)(p|n)_(gen|hr)_\d+$")
+_ID_PARTS = {"av": AUDIO_VISUAL, "ao": AUDIO_ONLY, "p": "positive", "n": "negative", "gen": "generated",
+             "hr": "human-recorded"}
+
+
 def _scene_problems(scene: Scene) -> Iterator[tuple[str | None, str]]:
+    if match := _SCENE_ID.match(scene.scene_id):
+        said = [_ID_PARTS[part] for part in match.groups()]
+        has = [scene.modality, scene.label, scene.source]
+        for field, expected, actual in zip(("modality", "label", "source"), said, has):
+            if expected != actual:
+                yield None, f"the scene id says {field} {expected!r} but the record has {actual!r}"
     if scene.language not in LANGUAGES:
         yield None, f"language {scene.language!r} is not one of {LANGUAGES}"
     for lang in scene.annotations:

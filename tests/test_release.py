@@ -130,6 +130,17 @@ def test_duplicate_ids_are_reported(release: Path) -> None:
     assert "scene aop_gen_000050: duplicate scene_id" in messages
 
 
+def test_scene_id_must_agree_with_the_record(release: Path) -> None:
+    records = records_of(release)
+    records[2]["source"] = "human-recorded"  # avn_gen_000010
+    write_records(release, records)
+    assert only_problem(release) == (
+        "scene avn_gen_000010: the scene id says source 'generated' but the record has 'human-recorded'")
+    records[2]["scene_id"] = "custom-scene-1"  # ids of another shape are not checked
+    write_records(release, records)
+    assert len(read_release(release)) == 3
+
+
 def test_schema_error_names_the_scene(release: Path) -> None:
     records = records_of(release)
     del records[1]["label"]
