@@ -93,7 +93,7 @@ def _timed(base_url: str, judge: OpenAIJudge, requests: list[JudgeRequest]) -> d
     return {
         "seconds": round(seconds, 3),
         "server_requests": stats["requests"],  # chat completions only
-        "max_in_flight": stats["max_in_flight"],
+        "max_in_flight": stats["max_in_flight"] if stats["requests"] else 0,  # (the /stats call itself counts)
         "judge_errors": sum(v.error is not None for v in verdicts),
         "verdicts": [dict(v.hits or {}) for v in verdicts],
     }
