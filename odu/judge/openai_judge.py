@@ -128,6 +128,13 @@ def _reply(data: Any) -> tuple[str | None, dict[str, Any]]:
     return text, usage if isinstance(usage, dict) else {}
 
 
+def _complete_list(verdicts: list[JudgeVerdict | None]) -> list[JudgeVerdict]:
+    missing = [i for i, v in enumerate(verdicts) if v is None]
+    if missing:  # every request is answered above; anything else is a bug, never a silent gap
+        raise RuntimeError(f"judge produced no verdict for request(s) {missing[:5]}")
+    return [v for v in verdicts if v is not None]
+
+
 class OpenAIJudge(Judge):
     """App F.4 judge on an OpenAI-compatible server; see the module docstring for the guarantees."""
 
@@ -159,11 +166,10 @@ class OpenAIJudge(Judge):
         if concurrency < 1 or retries < 0 or reasks < 0 or timeout <= 0 or max_tokens < 0:
             raise ValueError("judge concurrency must be >= 1, retries/reasks/max tokens >= 0, timeout > 0")
         key = os.environ.get(api_key_env)
-        if not key:
-            if base_url is None:
-                raise ValueError(f"judge API key: environment variable {api_key_env} is not set")
-            key = "EMPTY"  # local servers (vLLM, SGLang, Ollama) accept any key
-        self._api_key = key
+        if not key and base_url is None:
+            raise ValueError(f"judge API key: environment variable {api_key_env} is not set")
+        self._secret = key or ""  # what must never leave the request header
+        self._api_key = key or "EMPTY"  # local servers (vLLM, SGLang, Ollama) accept any key
         self.model = model
         self.base_url = base_url
         self.api_key_env = api_key_env
@@ -227,7 +233,7 @@ class OpenAIJudge(Judge):
     # --- internals --------------------------------------------------------------------------------
 
     def _scrub(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if len(self._api_key) >= 4 else text
+        return text.replace(self._secret, "***") if self._secret else text
 
     def _key(self, request: JudgeRequest) -> str:
         settings = {"extra_body": self.extra_body} if self.extra_body else {}
@@ -254,7 +260,7 @@ class OpenAIJudge(Judge):
         bar.set_postfix(cached=self._stats.cache_hits, errors=self._stats.errors)
         if not pending:
             bar.close()
-            return [v for v in verdicts if v is not None]
+            return _complete_list(verdicts)
         client = AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout)
         gate = asyncio.Semaphore(self.concurrency)
 
@@ -278,7 +284,7 @@ class OpenAIJudge(Judge):
         finally:
             bar.close()
             await client.close()
-        return [v for v in verdicts if v is not None]
+        return _complete_list(verdicts)
 
     async def _judge_one(self, client: Any, gate: asyncio.Semaphore, request: JudgeRequest) -> JudgeVerdict:
         base = build_messages(request.candidate, request.key_points)
