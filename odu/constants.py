@@ -199,8 +199,11 @@ PARQUET_COMPRESSION = "zstd"
 DEFAULT_AUDIO_SAMPLE_RATE = 16_000
 #: Our rule, measured by ``benchmarks/bench_media.py``: frame sampling seeks to keyframes only when
 #: the packet index says that decodes fewer frames than reading straight through, counting each
-#: seek (demuxer reposition, decoder flush, frame-thread refill) as this many decoded frames.
-FRAME_SEEK_COST_FRAMES = 4.0
+#: seek (demuxer reposition, decoder flush, frame-thread refill) as this many decoded frames ...
+FRAME_SEEK_COST_FRAMES = 6.0
+#: ... and only when that saves at least this fraction of the straight read's frames (smaller
+#: predicted savings were within run-to-run noise, or lost, in the benchmark).
+FRAME_SEEK_MIN_SAVING = 0.1
 
 # --- omni model backends and lm-eval tasks (odu.models; README "lm-evaluation-harness") -----------
 

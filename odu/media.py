@@ -31,7 +31,7 @@ import av.error
 import numpy as np
 import soundfile as sf
 
-from .constants import DEFAULT_AUDIO_SAMPLE_RATE, FRAME_SEEK_COST_FRAMES
+from .constants import DEFAULT_AUDIO_SAMPLE_RATE, FRAME_SEEK_COST_FRAMES, FRAME_SEEK_MIN_SAVING
 
 #: What the media functions accept: a file path or the file's bytes.
 MediaSource = Union[str, Path, bytes]
@@ -301,21 +301,42 @@ def sample_times(duration_s: float, fps: float | None = None, max_frames: int | 
 class _FrameCursor:
     """Walks the decoded frames of one stream in presentation order; ``at(t)`` is the frame on
     screen at time ``t`` (the last frame starting at or before it). ``seek`` jumps to the keyframe
-    at or before a time."""
+    at or before a time.
 
-    def __init__(self, container: av.container.InputContainer, stream: av.VideoStream, start_s: float) -> None:
-        self._container, self._stream, self._start = container, stream, start_s
-        self._frames: Iterator[av.VideoFrame] = container.decode(stream)
+    With ``keep`` (the pts of the frames that will be asked for), frames that nothing else is
+    predicted from and that are not kept are not decoded at all (FFmpeg ``skip_frame=NONREF``):
+    in streams with B-frames that halves the decoding work of sampling.
+    """
+
+    def __init__(
+        self,
+        container: av.container.InputContainer,
+        stream: av.VideoStream,
+        start_s: float,
+        keep: frozenset[int] | None = None,
+    ) -> None:
+        self._container, self._stream, self._start, self._keep = container, stream, start_s, keep
+        self._frames: Iterator[av.VideoFrame] = self._decode()
         self._current: tuple[float, av.VideoFrame] | None = None
         self._lookahead: tuple[float, av.VideoFrame] | None = None
         self._count = 0
         self._rate = float(stream.guessed_rate or stream.average_rate or 1)
 
+    def _decode(self) -> Iterator[av.VideoFrame]:
+        if self._keep is None:
+            yield from self._container.decode(self._stream)
+            return
+        context = self._stream.codec_context
+        for packet in self._container.demux(self._stream):
+            # read by the decoder when the packet is sent (also by FFmpeg's frame threads)
+            context.skip_frame = "DEFAULT" if packet.pts is None or packet.pts in self._keep else "NONREF"
+            yield from packet.decode()
+
     def seek(self, t: float) -> None:
         assert self._stream.time_base is not None
         offset = int((t + self._start) / self._stream.time_base)
         self._container.seek(offset, stream=self._stream, backward=True)
-        self._frames = self._container.decode(self._stream)
+        self._frames = self._decode()
         self._current = self._lookahead = None
 
     def advance(self) -> tuple[float, av.VideoFrame] | None:
@@ -336,6 +357,20 @@ class _FrameCursor:
             if self._current is not None and self._lookahead[0] > t + _TIME_EPS_S:
                 return self._current
             self._current, self._lookahead = self._lookahead, None
+
+
+def _shown_pts(src: _Source, start_s: float, times: Sequence[float]) -> frozenset[int] | None:
+    """The pts of the frames on screen at ``times``, from one demux pass (packet headers only, no
+    decoding); None when packets carry no pts."""
+    with _open_container(src) as container:
+        video, _ = _main_streams(container)
+        assert video is not None
+        tb = video.time_base
+        pts = sorted(p.pts for p in container.demux(video) if p.pts is not None and p.size)
+    if not pts or tb is None:
+        return None
+    stamps = [float(p * tb) - start_s for p in pts]
+    return frozenset(pts[max(0, bisect_right(stamps, t + _TIME_EPS_S) - 1)] for t in times)
 
 
 def _seek_plan(
@@ -368,6 +403,11 @@ def _seek_plan(
     return seeks, cost, position + 1
 
 
+def _seeking_pays(plan: tuple[list[bool], float, int]) -> bool:
+    seeks, cost, straight = plan
+    return any(seeks) and cost <= (1 - FRAME_SEEK_MIN_SAVING) * straight
+
+
 def decode_frames(
     source: MediaSource,
     fps: float | None = None,
@@ -381,8 +421,10 @@ def decode_frames(
     repeats frames.
 
     ``method="auto"`` reads straight through unless the packet index says keyframe seeks decode
-    less, counting each seek as ``FRAME_SEEK_COST_FRAMES`` frames (the rule measured by
-    ``benchmarks/bench_media.py``); ``"sequential"`` and ``"seek"`` force one way.
+    at least ``FRAME_SEEK_MIN_SAVING`` less, counting each seek as ``FRAME_SEEK_COST_FRAMES``
+    frames (the rule measured by ``benchmarks/bench_media.py``); ``"sequential"`` and ``"seek"``
+    force one way. Either way, frames that are neither sampled nor referenced by other frames
+    (most B-frames) are not decoded.
     """
     src = _Source.of(source)
     if src.soundfile_format():
@@ -406,9 +448,10 @@ def decode_frames(
             seeks = None
             if method != "sequential":
                 plan = _seek_plan(video, start_s, times, 0.0 if method == "seek" else FRAME_SEEK_COST_FRAMES)
-                if plan is not None and (method == "seek" or (any(plan[0]) and plan[1] < plan[2])):
+                if plan is not None and (method == "seek" or _seeking_pays(plan)):
                     seeks = plan[0]
-            return _sampled_frames(src, _FrameCursor(container, video, start_s), times, seeks)
+            cursor = _FrameCursor(container, video, start_s, _shown_pts(src, start_s, times))
+            return _sampled_frames(src, cursor, times, seeks)
         except _READ_ERRORS as exc:
             raise MediaError(f"{src.label}: cannot decode video: {exc}") from None
 

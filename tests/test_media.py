@@ -6,6 +6,8 @@ import hashlib
 import math
 from pathlib import Path
 
+import av
+from av.video.frame import PictureType
 import numpy as np
 import pytest
 
@@ -50,8 +52,11 @@ def clips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                           aac_coder="fast")
     dense = VideoSettings(width=FAST_VIDEO.width, height=FAST_VIDEO.height, fps=FPS, crf=10, preset="ultrafast", gop=2,
                           aac_coder="fast")
+    b_frames = VideoSettings(width=FAST_VIDEO.width, height=FAST_VIDEO.height, fps=FPS, crf=10, preset="medium", gop=16,
+                             b_frames=3)
     return {
         "mp4": encode_mp4(root / "clip.mp4", _index_frames(), _tone(DURATION), DURATION, settings=exact),
+        "mp4_bframes": encode_mp4(root / "bframes.mp4", _index_frames(), None, DURATION, settings=b_frames),
         "mp4_dense": encode_mp4(root / "dense.mp4", _index_frames(), _tone(DURATION), DURATION, settings=dense),
         "mp4_silent": encode_mp4(root / "silent.mp4", _index_frames(), None, 2.0, settings=exact),
         "m4a": encode_mp4(root / "speech.m4a", None, _tone(3.0, 44_100, 2), 3.0, sample_rate=44_100,
@@ -131,7 +136,21 @@ def test_frames_above_native_rate_repeat(clips: dict[str, Path]) -> None:
     assert [_frame_index(f) for f in got.frames] == [k // 2 for k in range(32)]
 
 
-@pytest.mark.parametrize("name", ["mp4", "mp4_dense"])
+def test_sampling_skips_no_needed_b_frame(clips: dict[str, Path]) -> None:
+    """Sampling leaves unused non-reference frames undecoded; the frames it returns are still
+    exactly the ones on screen (same pixels as decoding everything)."""
+    with av.open(str(clips["mp4_bframes"])) as container:
+        assert PictureType.B in {PictureType(f.pict_type) for f in container.decode(video=0)}
+    every = decode_frames(clips["mp4_bframes"])
+    for fps in (1, 3, 7):
+        for method in ("sequential", "seek"):
+            got = decode_frames(clips["mp4_bframes"], fps=fps, method=method)
+            index = [math.floor(t * FPS + 1e-6) for t in got.timestamps]
+            assert index == [math.floor(k / fps * FPS + 1e-9) for k in range(len(got))]
+            np.testing.assert_array_equal(got.frames, every.frames[index])
+
+
+@pytest.mark.parametrize("name", ["mp4", "mp4_dense", "mp4_bframes"])
 def test_seek_and_sequential_agree(clips: dict[str, Path], name: str) -> None:
     runs = [decode_frames(clips[name], fps=fps, method=m) for fps in (1, 3) for m in ("sequential", "seek", "auto")]
     for a, b in zip(runs, runs[1:]):
