@@ -65,13 +65,14 @@ _JUDGE_COUNTS = {"judge_requests": "requests", "judge_cache_hits": "cache_hits",
 
 
 def task_dir() -> Path:
-    """The folder holding the ``odu`` task YAMLs (``--include_path`` of lm-eval)."""
-    here = Path(__file__).resolve().parent.parent / "lm_eval_tasks"
-    if (here / "odu").is_dir():
-        return here
-    import lm_eval_tasks  # installed as a package (non-editable install)
+    """The folder holding the ``odu`` task YAMLs (``--include_path`` of lm-eval): the source tree's
+    ``lm_eval_tasks/``, or ``<prefix>/share/odu-bench/lm_eval_tasks`` of a wheel install."""
+    import sys
 
-    return Path(lm_eval_tasks.__file__).resolve().parent
+    for root in (Path(__file__).resolve().parent.parent, Path(sys.prefix) / "share" / "odu-bench"):
+        if (root / "lm_eval_tasks" / "odu" / "utils.py").is_file():
+            return root / "lm_eval_tasks"
+    raise FileNotFoundError("the odu lm-eval task folder is not installed (lm_eval_tasks/odu)")
 
 
 # --- docs --------------------------------------------------------------------------------------------
@@ -220,17 +221,20 @@ def doc_to_clips(doc: Mapping[str, Any]) -> list[dict[str, str]]:
 # --- scoring -----------------------------------------------------------------------------------------
 
 _judge_factory: Callable[[], Judge] | None = None
+_annotation_language: str | None = None
 
 
 @contextlib.contextmanager
-def use_judge(factory: Callable[[], Judge]) -> Iterator[None]:
-    """Within the block, tasks score with judges made by ``factory`` (one per task) instead of $ODU_JUDGE."""
-    global _judge_factory
-    previous, _judge_factory = _judge_factory, factory
+def use_judge(factory: Callable[[], Judge], annotation_language: str | None = None) -> Iterator[None]:
+    """Within the block, tasks score with judges made by ``factory`` (one per task) instead of
+    ``$ODU_JUDGE``, and against ``annotation_language`` (if given) instead of ``$ODU_ANNOTATION_LANGUAGE``."""
+    global _judge_factory, _annotation_language
+    previous = _judge_factory, _annotation_language
+    _judge_factory, _annotation_language = factory, annotation_language
     try:
         yield
     finally:
-        _judge_factory = previous
+        _judge_factory, _annotation_language = previous
 
 
 def judge_from_env() -> Judge:
@@ -261,7 +265,7 @@ def score_responses(resps: Sequence[Sequence[str]], docs: Sequence[Mapping[str, 
         s.scene_id: None if g.error is not None or g.text is None else parse_output(g.text, s.modality)
         for s, g in zip(scenes, generations)
     }
-    language = os.environ.get(ANNOTATION_LANGUAGE_ENV) or TASK_ANNOTATION_LANGUAGE
+    language = _annotation_language or os.environ.get(ANNOTATION_LANGUAGE_ENV) or TASK_ANNOTATION_LANGUAGE
     judge = _judge_factory() if _judge_factory is not None else judge_from_env()
     try:
         run = score_scenes(scenes, predictions, judge, annotation_language=language)

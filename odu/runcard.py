@@ -20,6 +20,7 @@ import platform
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -97,9 +98,12 @@ def build_run_card(results: Mapping[str, Any], recorder: RunRecorder = RECORDER,
     if config.get("limit"):
         pitfalls.append(f"--limit {config['limit']}: a subset of the scenes, not the benchmark")
     pitfalls += _judge_pitfalls(recorder.judges)
+    date = results.get("date")
+    if isinstance(date, (int, float)):
+        date = datetime.fromtimestamp(date, tz=timezone.utc).isoformat(timespec="seconds")
     return {
         "format": "odu-bench-run-card/1",
-        "date": results.get("date"),
+        "date": date,
         "prompt": {"version": PROMPT_VERSION, "sha256": prompt_fingerprint()},
         "dataset": dict(recorder.datasets),
         "tasks": tasks,

@@ -56,6 +56,9 @@ def test_readme_command_one_runs_the_sample_end_to_end(tmp_path: Path) -> None:
             assert (folder / name).is_file(), name
         card = json.loads((folder / "run_card.json").read_text(encoding="utf-8"))
         assert card["model"]["name"] == f"odu-{model}" and card["prompt"]["version"]
+        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))  # the odu-bench score layout
+        assert summary["judge"]["approximate"] is True and summary["audio-visual"]["n_scenes"] > 0
+        assert summary["audio-visual"]["m1"] == summary["tasks"]["odu_av"]["m1"]
         assert set(card["dataset"]) == {"av", "ao"} and card["dataset"]["av"]["content_sha256"]
         assert any("approximate lexical judge" in p for p in card["pitfalls"])
 
@@ -78,7 +81,8 @@ def test_eval_with_an_openai_backend_and_judge(tmp_path: Path, sample_dataset: P
     assert "| omni-test" in out and "APPROXIMATE" not in out
     [folder] = (tmp_path / "out").iterdir()
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    assert summary["audio-only"]["m1"] == 1.0 and summary["audio-only"]["judge_requests"] > 0
+    assert summary["audio-only"]["m1"] == 1.0 and summary["tasks"]["odu_ao"]["m1"] == 1.0
+    assert summary["judge"]["model"] == "judge-test" and summary["judge"]["requests"] > 0
     card_text = (folder / "run_card.json").read_text(encoding="utf-8")
     card = json.loads(card_text)
     assert card["model"]["backend"]["model"] == "omni-test"

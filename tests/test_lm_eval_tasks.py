@@ -220,3 +220,15 @@ def test_text_only_asr_from_a_transcription_endpoint(openai_server: OpenAIServer
 def test_native_tasks_refuse_text_only_models() -> None:
     with pytest.raises(ValueError, match="multimodal"):
         run(["odu_ao"], model="dummy")
+
+
+def test_models_are_registered_and_declared_as_entry_points() -> None:
+    from importlib.metadata import entry_points
+
+    from lm_eval.api.registry import get_model, model_registry
+
+    from odu.models.lm_eval_models import MODELS
+
+    assert all(get_model(name) is cls for name, cls in MODELS.items())
+    assert {e.name: e.load() for e in entry_points(group="lm_eval.models")} == MODELS
+    assert "hf" in model_registry and "local-chat-completions" in model_registry  # built-ins kept

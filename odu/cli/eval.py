@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..constants import AUDIO_ONLY, AUDIO_VISUAL
+from ..constants import MODALITIES
+from ..scoring import SCENES_FILE, SUMMARY_FILE, summarize
 
 DEFAULT_MODELS = ("always", "never")
 DEFAULT_TASKS = ("odu_av", "odu_ao")
@@ -28,6 +29,9 @@ DEFAULT_TASKS = ("odu_av", "odu_ao")
 LM_EVAL_MODELS = {"openai": "odu-openai", "qwen-omni": "odu-qwen-omni", "replay": "odu-replay",
                   "never": "odu-never", "always": "odu-always"}
 _LABELS = {"never": "floor: never-trigger", "always": "floor: always-trigger"}
+#: Accounting counters of a judge block, summed over tasks.
+_JUDGE_COUNTERS = ("segments", "requests", "cache_hits", "retries", "reasks", "errors", "prompt_tokens",
+                   "completion_tokens", "wall_time_s")
 
 
 def _model_args(text: str | None) -> dict[str, Any]:
@@ -68,6 +72,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--annotation-language", choices=("scene", "en", "zh"), default="scene",
                    help="reference annotation: the scene's own language (default), or en / zh")
     p.add_argument("--out", metavar="DIR", help="output folder (default runs/<timestamp>)")
+    p.add_argument("--verbosity", default="ERROR", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+                   help="lm-eval's log level (default ERROR)")
     add_judge_arguments(p)
     p.set_defaults(run=run)
 
@@ -75,44 +81,67 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 # --- results -> files and rows --------------------------------------------------------------------------
 
 
-def summary_of(results: Mapping[str, Any], tasks: Sequence[str]) -> dict[str, Any]:
-    """``summary.json`` of one model from lm-eval results: one block per modality task."""
+def write_model_outputs(results: Mapping[str, Any], folder: Path) -> list[dict[str, Any]]:
+    """results.json, samples_<task>.jsonl, predictions.jsonl and scenes.jsonl of one model's run;
+    returns the scene rows (one per scene, however many tasks held it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    body = {k: v for k, v in results.items() if k != "samples"}
+    (folder / "results.json").write_text(json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n",
+                                         encoding="utf-8")
+    rows: dict[str, dict[str, Any]] = {}
+    outputs: dict[str, str | None] = {}
+    for task, task_samples in results.get("samples", {}).items():
+        with (folder / f"samples_{task}.jsonl").open("w", encoding="utf-8") as fh:
+            for sample in task_samples:
+                fh.write(json.dumps(sample, ensure_ascii=False, default=str) + "\n")
+                scored = sample["filtered_resps"][0]
+                sid = scored["scene"]["scene_id"]
+                outputs.setdefault(sid, scored["raw_output"])
+                rows.setdefault(sid, {**scored["scene"], "inference_error": scored["inference_error"]})
+    with (folder / "predictions.jsonl").open("w", encoding="utf-8") as fh:
+        for sid, output in outputs.items():
+            fh.write(json.dumps({"scene_id": sid, "output": output}, ensure_ascii=False) + "\n")
+    with (folder / SCENES_FILE).open("w", encoding="utf-8") as fh:
+        for row in rows.values():
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return list(rows.values())
+
+
+def merge_judge_infos(infos: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One ``"judge"`` block from the per-task ones: the first one's settings, counters summed."""
+    if not infos:
+        return {}
+    merged = dict(infos[0])
+    for key in _JUDGE_COUNTERS:
+        if any(key in info for info in infos):
+            merged[key] = sum(info.get(key, 0) for info in infos)
+    return merged
+
+
+def summary_of(rows: Sequence[Mapping[str, Any]], results: Mapping[str, Any], judge: Mapping[str, Any],
+               annotation_language: str) -> dict[str, Any]:
+    """``summary.json`` in the ``odu-bench score`` layout, plus inference errors and per-task metrics."""
     summary: dict[str, Any] = {}
-    for task in tasks:
-        metrics = {k.split(",")[0]: v for k, v in results["results"].get(task, {}).items()
-                   if "," in k and "_stderr" not in k}
-        modality = AUDIO_VISUAL if task.startswith("odu_av") else AUDIO_ONLY if task.startswith("odu_ao") else task
-        key = modality if modality not in summary else task  # the first task of a modality fills its column
-        summary[key] = {"task": task, "n_scenes": results["n-samples"][task]["effective"], **metrics}
+    for modality in MODALITIES:
+        mine = [r for r in rows if r["modality"] == modality]
+        if mine:
+            summary[modality] = {**summarize(mine), "inference_errors": sum(bool(r["inference_error"]) for r in mine)}
+    summary |= {
+        "judge": dict(judge),
+        "parse_errors": sum(r["parse_error"] for r in rows),
+        "no_output": sum(r["no_output"] for r in rows),
+        "inference_errors": sum(bool(r["inference_error"]) for r in rows),
+        "judge_errors": sum(len({k["segment"] for k in r["key_points"] if k["judge_error"]}) for r in rows),
+        "annotation_language": annotation_language,
+        "tasks": {task: {k.split(",")[0]: v for k, v in metrics.items() if "," in k and "_stderr" not in k}
+                  for task, metrics in results["results"].items()},
+    }
     return summary
 
 
-def write_model_outputs(results: Mapping[str, Any], folder: Path) -> dict[str, Path]:
-    """results.json, samples_<task>.jsonl, predictions.jsonl, scenes.jsonl of one model's run."""
-    folder.mkdir(parents=True, exist_ok=True)
-    samples = results.get("samples", {})
-    written = {"results": folder / "results.json", "predictions": folder / "predictions.jsonl",
-               "scenes": folder / "scenes.jsonl"}
-    body = {k: v for k, v in results.items() if k != "samples"}
-    written["results"].write_text(json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    with written["predictions"].open("w", encoding="utf-8") as preds, written["scenes"].open("w", encoding="utf-8") as rows:
-        for task, task_samples in samples.items():
-            with (folder / f"samples_{task}.jsonl").open("w", encoding="utf-8") as fh:
-                for s in task_samples:
-                    fh.write(json.dumps(s, ensure_ascii=False, default=str) + "\n")
-                    scored = s["filtered_resps"][0]
-                    preds.write(json.dumps({"scene_id": scored["scene"]["scene_id"], "output": scored["raw_output"]},
-                                           ensure_ascii=False) + "\n")
-                    rows.write(json.dumps({**scored["scene"], "inference_error": scored["inference_error"]},
-                                          ensure_ascii=False) + "\n")
-    return written
-
-
-def _judge_note(recorded: Mapping[str, Mapping[str, Any]]) -> str:
-    infos = list(recorded.values())
-    if not infos:
+def _judge_note(info: Mapping[str, Any]) -> str:
+    if not info:
         return ""
-    info = infos[0]
     note = f"judge: {info.get('name')} ({info.get('model')})"
     return note + (" — APPROXIMATE, not comparable with Table 3" if info.get("approximate") else "")
 
@@ -121,16 +150,14 @@ def _judge_note(recorded: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
     import odu.models.lm_eval_models  # noqa: F401  # registers the odu-* models
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
 
     from ..asr import AsrError
     from ..judge import JudgeUnavailableError
-    from ..judge.cli_options import judge_errors_exit_code, judge_from_args
-    from ..lm_tasks import ANNOTATION_LANGUAGE_ENV, dataset_source, task_dir, use_judge
+    from ..judge.cli_options import judge_accounting_line, judge_errors_exit_code, judge_from_args
+    from ..lm_tasks import dataset_source, task_dir, use_judge
     from ..media import MediaError
     from ..models.openai_omni import ModelUnavailableError
     from ..runcard import RECORDER, write_run_card
@@ -153,34 +180,33 @@ def run(args: argparse.Namespace) -> int:
         missing = [t for t in tasks if t not in manager.all_tasks]
         if missing:
             raise ValueError(f"unknown task(s) {', '.join(missing)}; ODU-Bench tasks: {', '.join(sorted(manager.all_tasks))}")
-        os.environ[ANNOTATION_LANGUAGE_ENV] = args.annotation_language
         systems: dict[str, dict[str, Any]] = {}
         judge_errors = 0
         for model in models:
             RECORDER.clear()
             label = _LABELS.get(model) or str(args.model_args.get("model") or args.model_args.get("pretrained") or model)
             folder = out / re.sub(r"[^A-Za-z0-9._-]+", "_", model if model in _LABELS else f"{model}-{label}")
-            with use_judge(lambda: judge_from_args(args)):
+            with use_judge(lambda: judge_from_args(args), args.annotation_language):
                 results = simple_evaluate(
                     model=LM_EVAL_MODELS[model],
                     model_args={} if model in _LABELS else dict(args.model_args),
                     tasks=tasks, task_manager=manager, limit=args.limit, use_cache=args.use_cache,
-                    log_samples=True, bootstrap_iters=0,
+                    log_samples=True, bootstrap_iters=0, verbosity=args.verbosity,
                 )
-            write_model_outputs(results, folder)
-            summary = summary_of(results, tasks)
-            summary["judge"] = dict(RECORDER.judges)
-            (folder / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            rows = write_model_outputs(results, folder)
+            judge = merge_judge_infos(list(RECORDER.judges.values()))
+            summary = summary_of(rows, results, judge, args.annotation_language)
+            (folder / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
             write_run_card(results, folder, extra={"command": ["odu-bench", *sys.argv[1:]]})
             systems[label] = summary
-            judge_errors += sum(int(v.get("judge_errors") or 0) for v in summary.values() if isinstance(v, dict) and "task" in v)
-            counts = [f"{v['task']}: {v['n_scenes']} scenes, {v['parse_errors']} parse errors, "
-                      f"{v['inference_errors']} inference errors, {v['judge_error_points']} judge-error points"
-                      for v in summary.values() if isinstance(v, dict) and "task" in v]
-            print(f"{label}: " + "; ".join(counts) + f" -> {folder}", file=sys.stderr)
+            judge_errors += summary["judge_errors"]
+            print(f"{label}: {len(rows)} scenes, {summary['parse_errors']} parse errors, {summary['inference_errors']} "
+                  f"inference errors, {summary['judge_errors']} judge errors -> {folder}", file=sys.stderr)
+            if line := judge_accounting_line(judge):
+                print(line, file=sys.stderr)
     except (SchemaError, MediaError, AsrError, ValueError, JudgeUnavailableError, ModelUnavailableError) as exc:
         print(f"odu-bench eval: error: {exc}", file=sys.stderr)
         return 2
-    print(table3(systems, _judge_note(RECORDER.judges)))
+    print(table3(systems, _judge_note(next(iter(systems.values()), {}).get("judge", {}))))
     print(f"results: {out}")
     return judge_errors_exit_code(judge_errors, args, "eval")
