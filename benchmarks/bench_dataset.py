@@ -18,7 +18,8 @@ pages of the memory-mapped Arrow table that iteration touched: file-backed, shar
 cache and reclaimable, so they grow with the split however it is read). Goal: lazy heap flat
 from 1x to 10x.
 
-Run: ``python benchmarks/bench_dataset.py [--scale 10] [--json out.json]``. Prints JSON, then a table.
+Run: ``python benchmarks/bench_dataset.py [--scale 10] [--modes ...] [--json out.json]``. Prints JSON,
+then a table.
 """
 
 from __future__ import annotations
@@ -143,6 +144,7 @@ def table(results: list[dict[str, Any]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, default=10, help="size of the large copy, in sample sizes")
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES), help="modes to run")
     parser.add_argument("--json", help="also write the results here")
     parser.add_argument("--child", nargs=3, metavar=("DIR", "MODE", "CACHE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -160,7 +162,7 @@ def main() -> None:
             prepare(release, prepared)
             cache = Path(tmp) / f"cache-{scale}x"
             measure(prepared, "lazy-meta", cache)  # warm: build the Arrow cache once, untimed
-            for mode in MODES:
+            for mode in args.modes:
                 results.append({"scale": scale, **measure(prepared, mode, cache)})
             shutil.rmtree(release)
     summary = {"results": results}
