@@ -605,7 +605,8 @@ class LazyClip:
         """The encoded file (read from disk for a path clip)."""
         if isinstance(self._source, bytes):
             return self._source
-        return _Source.of(self._source).open().read()
+        with _Source.of(self._source).open() as fh:
+            return fh.read()
 
     @property
     def sha256(self) -> str:
