@@ -439,7 +439,10 @@ def decode_frames(
             times = None
         else:
             duration = _stream_duration(video) or _container_duration(container, [video])
-            if duration is None:
+            if duration is None:  # e.g. streamed Matroska: the packets' timestamps tell
+                with _open_container(src) as scan:
+                    duration = _scan_duration(src, [_main_streams(scan)[0]], scan) - start_s
+            if not duration > 0:
                 raise MediaError(f"{src.label}: video stream has no duration to sample over")
             times = sample_times(duration, fps, max_frames)
         try:

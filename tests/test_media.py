@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import math
 from pathlib import Path
 
@@ -167,6 +168,35 @@ def test_auto_seeks_only_when_keyframes_are_dense(clips: dict[str, Path], monkey
     assert seeks == []
     decode_frames(clips["mp4_dense"], fps=1)  # keyframe every 2 frames, a sample every 8
     assert len(seeks) >= 4
+
+
+def test_no_duration_in_the_headers() -> None:
+    """Matroska written to a stream that cannot seek has no duration in its headers: probe and
+    frame sampling take it from the packets' timestamps (demuxing only)."""
+
+    class Sink:
+        def __init__(self) -> None:
+            self.data = bytearray()
+
+        def write(self, chunk: bytes) -> int:
+            self.data += chunk
+            return len(chunk)
+
+    sink = Sink()
+    with av.open(sink, "w", format="matroska") as out:
+        stream = out.add_stream("libx264", rate=FPS)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        for k, image in zip(range(20), _index_frames()):
+            frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(image[:48, :64]), format="rgb24")
+            frame.pts = k
+            out.mux(stream.encode(frame))
+        out.mux(stream.encode(None))
+    data = bytes(sink.data)
+    with av.open(io.BytesIO(data)) as container:
+        assert container.duration is None and container.streams.video[0].duration is None
+    assert probe(data).duration_s == pytest.approx(20 / FPS)
+    got = decode_frames(data, fps=2)
+    assert [_frame_index(f) for f in got.frames] == [0, 4, 8, 12, 16]
 
 
 def test_frame_errors(clips: dict[str, Path]) -> None:
