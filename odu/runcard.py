@@ -67,6 +67,15 @@ def package_versions() -> dict[str, str | None]:
     return versions
 
 
+def _public_args(model_args: Any) -> Any:
+    """Model arguments with credentials dropped from any URL (lm-eval's own results keep them)."""
+    from .judge.openai_judge import public_url
+
+    if not isinstance(model_args, Mapping):
+        return model_args
+    return {k: public_url(v) if isinstance(v, str) and "://" in v else v for k, v in model_args.items()}
+
+
 def _judge_pitfalls(judges: Mapping[str, Mapping[str, Any]]) -> list[str]:
     out = []
     for key, info in judges.items():
@@ -109,7 +118,7 @@ def build_run_card(results: Mapping[str, Any], recorder: RunRecorder = RECORDER,
         "tasks": tasks,
         "model": {
             "name": config.get("model"),
-            "model_args": {k: v for k, v in (model_args or {}).items()} if isinstance(model_args, Mapping) else model_args,
+            "model_args": _public_args(model_args),
             "backend": backend,
         },
         "judge": dict(recorder.judges),

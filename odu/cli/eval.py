@@ -160,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
     from ..lm_tasks import dataset_source, task_dir, use_judge
     from ..media import MediaError
     from ..models.openai_omni import ModelUnavailableError
+    from ..prepare import sample_dataset_dir
     from ..runcard import RECORDER, write_run_card
     from ..schema import SchemaError
     from ..tables import table3
@@ -173,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     out = Path(args.out or Path("runs") / time.strftime("%Y%m%d-%H%M%S"))
     try:
-        source = dataset_source(None if args.sample else args.dataset)
+        source = str(sample_dataset_dir()) if args.sample else dataset_source(args.dataset)
         metadata = {"dataset": source, "revision": args.revision, "asr": args.asr, "asr_base_url": args.asr_base_url}
         manager = TaskManager(include_path=str(task_dir()), include_defaults=False,
                               metadata={k: v for k, v in metadata.items() if v is not None})

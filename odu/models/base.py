@@ -29,6 +29,11 @@ REQUEST_KIND = "odu-scene-request/1"
 INFERENCE_ERROR_MARK = "<<odu-bench:inference-error>> "
 
 
+_NOT_A_REQUEST = ("the odu-* models answer the odu_* tasks, whose prompt is a scene reference; they build "
+                  "the instruction themselves, so run them without --system_instruction, --apply_chat_template "
+                  "or few-shot examples")
+
+
 class RequestError(ValueError):
     """A request string is not a scene request of this toolkit version."""
 
@@ -75,9 +80,9 @@ class SceneRequest:
         try:
             body = json.loads(text)
         except (TypeError, ValueError):
-            raise RequestError("not an ODU-Bench scene request (expected the JSON of an odu_* task prompt)") from None
+            raise RequestError(f"not an ODU-Bench scene request: {_NOT_A_REQUEST}") from None
         if not isinstance(body, Mapping) or body.get("kind") != REQUEST_KIND:
-            raise RequestError(f"not an ODU-Bench scene request of kind {REQUEST_KIND}")
+            raise RequestError(f"not an ODU-Bench scene request of kind {REQUEST_KIND}: {_NOT_A_REQUEST}")
         if body.get("prompt_version") != PROMPT_VERSION:
             raise RequestError(
                 f"scene {body.get('scene_id')}: request built for prompt version {body.get('prompt_version')!r}, "

@@ -62,7 +62,7 @@ class QwenOmniLocal(Backend):
             raise ValueError(f"{pretrained}: model_type {config.model_type!r} is not a Qwen-Omni model "
                              f"({', '.join(THINKERS)})")
         model_cls, processor_cls = (getattr(transformers, n) for n in THINKERS[config.model_type])
-        load: dict[str, Any] = {"revision": revision, "torch_dtype": dtype, "device_map": device_map}
+        load: dict[str, Any] = {"revision": revision, "dtype": dtype, "device_map": device_map}
         if attn_implementation:
             load["attn_implementation"] = attn_implementation
         self.model = model_cls.from_pretrained(pretrained, **load).eval()
