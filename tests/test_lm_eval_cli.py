@@ -125,3 +125,19 @@ def test_lm_eval_cli_validates_and_runs_with_a_run_card(tmp_path: Path) -> None:
     assert any("--limit 3" in p for p in card["pitfalls"])
     assert next(out.rglob("samples_odu_ao_*.jsonl")).is_file()
     assert "m1" in run.stdout and "odu_ao" in run.stdout
+
+
+def test_run_card_keeps_no_credentials_and_flags_foreign_models() -> None:
+    from odu.runcard import RunRecorder, build_run_card
+
+    recorder = RunRecorder()
+    recorder.record("judges", "audio-visual", {"name": "openai", "model": "j", "approximate": False, "errors": 2})
+    card = build_run_card({"config": {"model": "odu-openai", "limit": None,
+                                      "model_args": {"model": "m", "base_url": "https://user:pw@host:8443/v1?key=abc"},
+                                      "odu_backend": {"backend": "openai"}, "odu_pitfalls": ["sampling on"]},
+                           "date": 0}, recorder)
+    assert card["model"]["model_args"] == {"model": "m", "base_url": "https://host:8443/v1"}
+    assert card["date"] == "1970-01-01T00:00:00+00:00"
+    assert card["pitfalls"][0] == "sampling on" and "2 judge error(s)" in card["pitfalls"][1]
+    foreign = build_run_card({"config": {"model": "hf", "model_args": "pretrained=gpt2"}}, RunRecorder())
+    assert "not an ODU-Bench backend" in foreign["pitfalls"][0]
