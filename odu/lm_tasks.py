@@ -150,13 +150,14 @@ def _asr_table(records: Sequence[Mapping[str, Any]], ds: Any, asr: str | None, a
     return table
 
 
-def load_docs(config: str = "av", dataset: str | None = None, revision: str | None = None, text_only: bool = False,
-              asr: str | None = None, asr_base_url: str | None = None, **_harness: Any) -> Any:
+def load_docs(config: str = "av", dataset: str | None = None, dataset_revision: str | None = None,
+              text_only: bool = False, asr: str | None = None, asr_base_url: str | None = None,
+              **_harness: Any) -> Any:
     """``custom_dataset`` hook: ``{"test": Dataset}`` of light docs for dataset config ``config``.
 
-    ``dataset`` / ``revision`` / ``asr`` / ``asr_base_url`` come from the task's ``metadata`` or
-    lm-eval's ``--metadata``; every other key lm-eval passes (its metadata merges the model
-    arguments in) is ignored.
+    ``dataset`` / ``dataset_revision`` / ``asr`` / ``asr_base_url`` come from the task's ``metadata``
+    or lm-eval's ``--metadata``; every other key lm-eval passes (its metadata merges the model
+    arguments in, hence the prefixed names) is ignored.
     """
     import datasets
 
@@ -164,7 +165,7 @@ def load_docs(config: str = "av", dataset: str | None = None, revision: str | No
     from .models.clips import locator
 
     source = dataset_source(dataset)
-    ds = datasets.load_dataset(source, config, split="test", revision=revision)
+    ds = datasets.load_dataset(source, config, split="test", revision=dataset_revision)
     rows = _rows_without_media(ds)
     docs, digest = [], hashlib.sha256()
     for i, row in enumerate(rows):
@@ -179,7 +180,7 @@ def load_docs(config: str = "av", dataset: str | None = None, revision: str | No
         docs.append({
             "scene_id": scene.scene_id, "modality": scene.modality, "language": scene.language,
             "label": scene.label, "source": scene.source, "has_demand": scene.is_positive,
-            "record": text, "clips": clips, "media": locator(source, config, i, revision), "asr": "",
+            "record": text, "clips": clips, "media": locator(source, config, i, dataset_revision), "asr": "",
         })
     key = f"{config}{'_text' if text_only else ''}"
     if text_only:
@@ -189,7 +190,7 @@ def load_docs(config: str = "av", dataset: str | None = None, revision: str | No
                                     ensure_ascii=False)
     manifest = Path(source) / "media_manifest.json"
     RECORDER.record("datasets", key, {
-        "source": source, "config": config, "revision": revision, "n_scenes": len(docs),
+        "source": source, "config": config, "revision": dataset_revision, "n_scenes": len(docs),
         "content_sha256": digest.hexdigest(),
         "manifest_sha256": hashlib.sha256(manifest.read_bytes()).hexdigest() if manifest.is_file() else None,
     })

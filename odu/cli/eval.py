@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out or Path("runs") / time.strftime("%Y%m%d-%H%M%S"))
     try:
         source = str(sample_dataset_dir()) if args.sample else dataset_source(args.dataset)
-        metadata = {"dataset": source, "revision": args.revision, "asr": args.asr, "asr_base_url": args.asr_base_url}
+        metadata = {"dataset": source, "dataset_revision": args.revision, "asr": args.asr, "asr_base_url": args.asr_base_url}
         manager = TaskManager(include_path=str(task_dir()), include_defaults=False,
                               metadata={k: v for k, v in metadata.items() if v is not None})
         missing = [t for t in tasks if t not in manager.all_tasks]
