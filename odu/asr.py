@@ -99,7 +99,7 @@ class TranscriptionEndpoint:
         self.cache_hits = 0
 
     def info(self) -> dict[str, Any]:
-        from .judge.openai_judge import public_url
+        from .openai_transport import public_url
 
         return {"source": "endpoint", "model": self.model, "base_url": public_url(self.base_url),
                 "api_key_env": self.api_key_env, "requests": self.requests, "cache_hits": self.cache_hits,

@@ -390,6 +390,25 @@ def read_json_records(path: str | Path) -> list[Any]:
     return records
 
 
+def read_predictions(path: str | Path) -> dict[str, str | None]:
+    """``{"scene_id": ..., "output": "<raw model text>"}`` JSONL rows -> outputs by scene id.
+
+    Raises :class:`SchemaError` naming the row for a missing id, a non-text output or a duplicate.
+    """
+    outputs: dict[str, str | None] = {}
+    for n, row in enumerate(read_json_records(path), 1):
+        where = f"{path}: row {n}"
+        if not isinstance(row, dict) or not isinstance(row.get("scene_id"), str):
+            raise SchemaError(f"{where}: needs a string 'scene_id'")
+        sid, output = row["scene_id"], row.get("output")
+        if output is not None and not isinstance(output, str):
+            raise SchemaError(f"{where} (scene {sid}): 'output' must be a string or null")
+        if sid in outputs:
+            raise SchemaError(f"{where}: duplicate prediction for scene {sid}")
+        outputs[sid] = output
+    return outputs
+
+
 def load_scenes(source: str | Path | Iterable[Mapping[str, Any]]) -> list[Scene]:
     """Scenes from a JSON array / JSONL path or from already-decoded records; ids must be unique."""
     records = read_json_records(source) if isinstance(source, (str, Path)) else list(source)
@@ -424,6 +443,7 @@ __all__ = [
     "iter_modalities",
     "load_scenes",
     "read_json_records",
+    "read_predictions",
     "scene_from_dict",
     "scene_to_dict",
 ]

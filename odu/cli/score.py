@@ -8,28 +8,9 @@ from pathlib import Path
 
 from ..judge import JudgeUnavailableError
 from ..judge.cli_options import add_judge_arguments, judge_accounting_line, judge_errors_exit_code, judge_from_args
-from ..schema import SchemaError, load_scenes, read_json_records
+from ..schema import SchemaError, load_scenes, read_predictions
 from ..scoring import score_scenes, write_run
 from ..tables import table3
-
-
-def read_predictions(path: str | Path) -> dict[str, str | None]:
-    """``{"scene_id": ..., "output": "<raw model text>"}`` JSONL rows -> outputs by scene id.
-
-    Raises :class:`SchemaError` naming the row for a missing id, a non-text output or a duplicate.
-    """
-    outputs: dict[str, str | None] = {}
-    for n, row in enumerate(read_json_records(path), 1):
-        where = f"{path}: row {n}"
-        if not isinstance(row, dict) or not isinstance(row.get("scene_id"), str):
-            raise SchemaError(f"{where}: needs a string 'scene_id'")
-        sid, output = row["scene_id"], row.get("output")
-        if output is not None and not isinstance(output, str):
-            raise SchemaError(f"{where} (scene {sid}): 'output' must be a string or null")
-        if sid in outputs:
-            raise SchemaError(f"{where}: duplicate prediction for scene {sid}")
-        outputs[sid] = output
-    return outputs
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -26,15 +26,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import email.utils
 import os
-import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from tqdm.auto import tqdm
 
@@ -49,22 +46,13 @@ from ..constants import (
     JUDGE_RETRIES,
     JUDGE_TIMEOUT_S,
 )
+from ..openai_transport import CallFailedError, ServerRefusedError, public_url, with_retries
 from .base import Judge, JudgeRequest, JudgeVerdict
 from .cache import VerdictCache, cache_key
 from .prompt import JUDGE_PROMPT_VERSION, VerdictParseError, build_messages, parse_verdicts, reask_messages
 
-#: Statuses that cannot succeed on any call of the run: stop instead of piling up judge errors.
-_FATAL_STATUSES = frozenset({401, 403, 404})
-#: Statuses worth retrying besides 5xx.
-_RETRY_STATUSES = frozenset({408, 409, 429})
-
-
 class JudgeUnavailableError(RuntimeError):
     """The judge server refuses every call (wrong key, model or URL); the message says which."""
-
-
-class _CallFailed(Exception):
-    """A call that failed for good (retries used up, or a non-retryable answer)."""
 
 
 @dataclass
@@ -78,41 +66,6 @@ class _Stats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     wall_time_s: float = 0.0
-
-
-def public_url(url: str | None) -> str | None:
-    """``url`` without user info, query or fragment (they may carry credentials).
-
-    >>> public_url("https://user:secret@api.example.com:8443/v1?key=abc")
-    'https://api.example.com:8443/v1'
-    """
-    if url is None:
-        return None
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def _retry_after(exc: Exception) -> float | None:
-    """Seconds the server asked us to wait (``retry-after-ms`` or ``Retry-After``), if any."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    if (ms := headers.get("retry-after-ms")) is not None:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
 def _reply(data: Any) -> tuple[str | None, dict[str, Any]]:
@@ -293,7 +246,7 @@ class OpenAIJudge(Judge):
         for attempt in range(self.reasks + 1):
             try:
                 reply = await self._complete(client, gate, messages)
-            except _CallFailed as exc:
+            except CallFailedError as exc:
                 self._stats.errors += 1
                 return JudgeVerdict.failed(self._scrub(f"judge call failed: {exc}"))
             try:
@@ -309,9 +262,7 @@ class OpenAIJudge(Judge):
         return JudgeVerdict.failed(self._scrub(f"no valid verdicts after {self.reasks + 1} replies: {problem}"))
 
     async def _complete(self, client: Any, gate: asyncio.Semaphore, messages: list[dict[str, str]]) -> str | None:
-        """The reply text of one chat call, retrying transient failures; :class:`_CallFailed` else."""
-        import openai
-
+        """The reply text of one chat call, retrying transient failures; :class:`CallFailedError` else."""
         # The SDK's generic ``post`` (its documented way to send any body) with ``cast_to=object``
         # returns the decoded JSON: the typed ``chat.completions.create`` would spend more CPU per
         # call on request transforms and response models than a 32-way batch can afford, for the
@@ -320,35 +271,26 @@ class OpenAIJudge(Judge):
         if self.max_tokens:
             body["max_tokens"] = self.max_tokens
         body.update(self.extra_body)
-        first, factor, cap = self.backoff
-        for attempt in range(self.retries + 1):
-            try:
-                async with gate:
-                    self._stats.requests += 1
-                    data = await client.post("/chat/completions", body=body, cast_to=object)
-                text, usage = _reply(data)
-                self._stats.prompt_tokens += usage.get("prompt_tokens") or 0
-                self._stats.completion_tokens += usage.get("completion_tokens") or 0
-                return text
-            except openai.APIStatusError as exc:
-                if exc.status_code in _FATAL_STATUSES:
-                    raise JudgeUnavailableError(
-                        self._scrub(
-                            f"judge server {public_url(self.base_url) or 'api.openai.com'} refused model "
-                            f"{self.model!r} with HTTP {exc.status_code} (check {self.api_key_env}, the model "
-                            f"name and --judge-base-url): {exc.message}"
-                        )
-                    ) from None
-                if exc.status_code < 500 and exc.status_code not in _RETRY_STATUSES:
-                    raise _CallFailed(f"HTTP {exc.status_code}: {exc.message}") from None
-                failure: Exception = exc
-            except (openai.APIConnectionError, openai.APIResponseValidationError, ValueError) as exc:
-                failure = exc  # timeouts, refused/dropped connections, bodies that are no chat completion
-            if attempt == self.retries:
-                raise _CallFailed(f"{type(failure).__name__} after {attempt + 1} attempts: {failure}")
-            self._stats.retries += 1
-            wait = _retry_after(failure)
-            if wait is None:
-                wait = min(cap, first * factor**attempt) * random.uniform(0.5, 1.0)
-            await asyncio.sleep(min(wait, cap))
-        raise AssertionError("unreachable")
+
+        async def post() -> str | None:
+            async with gate:
+                self._stats.requests += 1
+                data = await client.post("/chat/completions", body=body, cast_to=object)
+            text, usage = _reply(data)
+            self._stats.prompt_tokens += usage.get("prompt_tokens") or 0
+            self._stats.completion_tokens += usage.get("completion_tokens") or 0
+            return text
+
+        try:
+            return await with_retries(post, retries=self.retries, backoff=self.backoff, on_retry=self._count_retry)
+        except ServerRefusedError as exc:
+            raise JudgeUnavailableError(
+                self._scrub(
+                    f"judge server {public_url(self.base_url) or 'api.openai.com'} refused model "
+                    f"{self.model!r} with HTTP {exc.status} (check {self.api_key_env}, the model "
+                    f"name and --judge-base-url): {exc.message}"
+                )
+            ) from None
+
+    def _count_retry(self) -> None:
+        self._stats.retries += 1

@@ -31,7 +31,6 @@ import base64
 import concurrent.futures
 import io
 import os
-import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -57,8 +56,8 @@ from ..constants import (
     MODEL_RETRIES,
     MODEL_TIMEOUT_S,
 )
-from ..judge.openai_judge import _retry_after, public_url
 from ..media import LazyClip, MediaError
+from ..openai_transport import CallFailedError, ServerRefusedError, public_url, with_retries
 from ..prompts import ClipRef, Part
 from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest
 from .clips import media_type, spool_clip
@@ -67,16 +66,10 @@ from .messages import HISTORY_LAYOUTS, chat_messages
 MEDIA_URLS = ("data", "file")
 VIDEO_MODES = ("video", "frames")
 AUDIO_IN_VIDEO = ("native", "separate", "none")
-_FATAL_STATUSES = frozenset({401, 403, 404})
-_RETRY_STATUSES = frozenset({408, 409, 429})
 
 
 class ModelUnavailableError(RuntimeError):
     """The model server refuses every call (wrong key, model or URL); the message says which."""
-
-
-class _CallFailed(Exception):
-    """A call that failed for good (retries used up, or a non-retryable answer)."""
 
 
 @dataclass
@@ -317,7 +310,7 @@ class OpenAIOmni(Backend):
             return Generation.failed(f"media: {exc}")
         try:
             return Generation(await self._complete(client, {**options, "messages": messages}))
-        except _CallFailed as exc:
+        except CallFailedError as exc:
             self._stats.errors += 1
             return Generation.failed(self._scrub(f"model call failed: {exc}"))
 
@@ -371,34 +364,22 @@ class OpenAIOmni(Backend):
         return {"type": "input_audio", "input_audio": {"data": _b64(data), "format": fmt}}
 
     async def _complete(self, client: Any, options: dict[str, Any]) -> str:
-        """The reply text of one chat call, retrying transient failures; :class:`_CallFailed` else."""
-        import openai
+        """The reply text of one chat call, retrying transient failures; :class:`CallFailedError` else."""
 
-        first, factor, cap = self.backoff
-        for attempt in range(self.retries + 1):
-            try:
-                self._stats.requests += 1
-                return await (self._streamed(client, options) if self.stream else self._single(client, options))
-            except openai.APIStatusError as exc:
-                if exc.status_code in _FATAL_STATUSES:
-                    raise ModelUnavailableError(self._scrub(
-                        f"model server {public_url(self.base_url) or 'api.openai.com'} refused model {self.model!r} "
-                        f"with HTTP {exc.status_code} (check {self.api_key_env}, the model name and base_url): "
-                        f"{exc.message}"
-                    )) from None
-                if exc.status_code < 500 and exc.status_code not in _RETRY_STATUSES:
-                    raise _CallFailed(f"HTTP {exc.status_code}: {exc.message}") from None
-                failure: Exception = exc
-            except (openai.APIConnectionError, openai.APIResponseValidationError, ValueError) as exc:
-                failure = exc  # timeouts, refused/dropped connections, undecodable bodies
-            if attempt == self.retries:
-                raise _CallFailed(f"{type(failure).__name__} after {attempt + 1} attempts: {failure}")
-            self._stats.retries += 1
-            wait = _retry_after(failure)
-            if wait is None:
-                wait = min(cap, first * factor**attempt) * random.uniform(0.5, 1.0)
-            await asyncio.sleep(min(wait, cap))
-        raise AssertionError("unreachable")
+        async def send() -> str:
+            self._stats.requests += 1
+            return await (self._streamed(client, options) if self.stream else self._single(client, options))
+
+        try:
+            return await with_retries(send, retries=self.retries, backoff=self.backoff, on_retry=self._count_retry)
+        except ServerRefusedError as exc:
+            raise ModelUnavailableError(self._scrub(
+                f"model server {public_url(self.base_url) or 'api.openai.com'} refused model {self.model!r} "
+                f"with HTTP {exc.status} (check {self.api_key_env}, the model name and base_url): {exc.message}"
+            )) from None
+
+    def _count_retry(self) -> None:
+        self._stats.retries += 1
 
     def _count_usage(self, usage: Any) -> None:
         if usage is not None:

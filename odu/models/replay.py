@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..cli.score import read_predictions  # the `odu-bench score` predictions reader, shared
+from ..schema import read_predictions
 from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest
 
 
