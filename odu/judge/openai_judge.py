@@ -51,6 +51,7 @@ from .base import Judge, JudgeRequest, JudgeVerdict
 from .cache import VerdictCache, cache_key
 from .prompt import JUDGE_PROMPT_VERSION, VerdictParseError, build_messages, parse_verdicts, reask_messages
 
+
 class JudgeUnavailableError(RuntimeError):
     """The judge server refuses every call (wrong key, model or URL); the message says which."""
 
