@@ -23,10 +23,20 @@ _CJK = re.compile(f"[{_CJK_RANGES}]")
 _OTHER_RUN = re.compile(f"[^\\s{_CJK_RANGES}]+")
 
 
-def _is_separator(ch: str) -> bool:
-    # Unicode punctuation (P*) and symbols (S*) become spaces, full-width forms included
-    # (NFKC has already mapped "？" to "?"), so "yellow？And" is two words.
-    return unicodedata.category(ch)[0] in "PS"
+class _Separators(dict):
+    """``str.translate`` table: Unicode punctuation (P*) and symbols (S*) become spaces, full-width
+    forms included (NFKC has already mapped "？" to "?"), so "yellow？And" is two words. Filled on
+    first sight of each character (up to 65,536 of them), so translation runs in C."""
+
+    def __missing__(self, code: int) -> str:
+        ch = chr(code)
+        value = " " if unicodedata.category(ch)[0] in "PS" else ch
+        if len(self) < 65_536:
+            self[code] = value
+        return value
+
+
+_SEPARATORS = _Separators()
 
 
 @lru_cache(maxsize=65536)
@@ -34,7 +44,7 @@ def normalize(text: str) -> str:
     """NFKC, casefold, in-word apostrophes removed, punctuation/symbols to spaces, spaces collapsed."""
     text = unicodedata.normalize("NFKC", text).casefold()
     text = _APOSTROPHES.sub("", text)
-    text = "".join(" " if _is_separator(ch) else ch for ch in text)
+    text = text.translate(_SEPARATORS)
     return _SPACES.sub(" ", text).strip()
 
 

@@ -4,6 +4,7 @@ function in odu/metrics.py (Eqs. 1-6) and of odu/text.py (the M4 normalisation, 
 from __future__ import annotations
 
 import random
+import unicodedata
 import warnings
 
 import numpy as np
@@ -24,7 +25,7 @@ from odu.metrics import (
     s4,
     s5,
 )
-from odu.text import edit_count, is_cjk_dominant, normalize, units
+from odu.text import _SEPARATORS, edit_count, is_cjk_dominant, normalize, units
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 jiwer = pytest.importorskip("jiwer")
@@ -331,3 +332,11 @@ def test_units_follow_the_reference_not_the_hypothesis():
     # An English reference is scored in words even when the model answered in Chinese.
     assert edit_count("mute the phone", "把手机静音") == (3, 3)
     assert edit_count("把手机静音", "mute the phone") == (12, 5)  # 12 letters against 5 characters
+
+
+def test_separator_table_follows_unicode_categories_everywhere():
+    # The translate table behind normalize() (filled lazily, capped) against the category rule.
+    chars = "".join(chr(c) for c in range(0x30000))
+    expected = "".join(" " if unicodedata.category(ch)[0] in "PS" else ch for ch in chars)
+    assert chars.translate(_SEPARATORS) == expected
+    assert chars.translate(_SEPARATORS) == expected  # second pass: from the table (and past its cap)
