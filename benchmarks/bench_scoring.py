@@ -27,6 +27,8 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -261,46 +263,58 @@ def naive_score(scenes: Sequence[Scene], outputs: Mapping[str, str], judge: Judg
 # --- timing -------------------------------------------------------------------------------------
 
 
-def _best(fn, repeats: int) -> tuple[float, float, Any]:
-    """Best (CPU seconds, wall seconds) of ``repeats`` runs of ``fn``, and its result."""
-    cpu, wall, result = float("inf"), float("inf"), None
-    for _ in range(repeats):
-        normalize.cache_clear()
-        c0, w0 = time.process_time(), time.perf_counter()
-        result = fn()
-        cpu, wall = min(cpu, time.process_time() - c0), min(wall, time.perf_counter() - w0)
-    return cpu, wall, result
+def _timed(fn) -> tuple[float, float, Any]:
+    """(CPU seconds, wall seconds, result) of one run of ``fn`` on a cold normalisation cache."""
+    normalize.cache_clear()
+    c0, w0 = time.process_time(), time.perf_counter()
+    result = fn()
+    return time.process_time() - c0, time.perf_counter() - w0, result
+
+
+def measure(n: int, repeats: int, naive: bool, seed: int) -> dict[str, Any]:
+    """Time one size: ``odu`` and (if ``naive``) the baseline, interleaved, best of ``repeats``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        scenes, outputs, verdicts_path = make_data(n, seed, Path(tmp))
+        t0 = time.perf_counter()
+        judge = StoredVerdictJudge(verdicts_path)
+        load_verdicts = time.perf_counter() - t0
+    odu_times, naive_times = [], []
+    for _ in range(repeats):  # interleaved, so both see the same machine conditions
+        *t, run = _timed(lambda: score_scenes(scenes, outputs, judge))
+        odu_times.append(t)
+        if naive:
+            *t, baseline = _timed(lambda: naive_score(scenes, outputs, judge))
+            naive_times.append(t)
+    odu_s, odu_wall = min(c for c, _ in odu_times), min(w for _, w in odu_times)
+    entry: dict[str, Any] = {
+        "scenes": n, "odu_s": round(odu_s, 4), "odu_wall_s": round(odu_wall, 4),
+        "odu_us_per_scene": round(1e6 * odu_s / n, 1), "load_verdicts_s": round(load_verdicts, 4), "repeats": repeats,
+        "parse_errors": run.summary["parse_errors"], "judge_requests": sum(len(r["candidates"]) for r in run.scenes),
+    }
+    if naive_times:
+        for modality, metrics in baseline.items():
+            for name, value in metrics.items():
+                ours = run.summary[modality][name]
+                assert (ours is None and value is None) or abs(ours - value) < 1e-9, (n, modality, name, ours, value)
+        naive_s, naive_wall = min(c for c, _ in naive_times), min(w for _, w in naive_times)
+        entry |= {"naive_s": round(naive_s, 4), "naive_wall_s": round(naive_wall, 4),
+                  "speedup": round(naive_s / odu_s, 2), "same_metrics": True}
+    entry["metrics"] = {m: {k: round(v, 4) for k, v in run.summary[m].items() if k in ("m1", "m2", "m3", "m4", "m5", "avg", "ftr")}
+                        for m in (AUDIO_VISUAL, AUDIO_ONLY)}
+    return entry
 
 
 def bench(sizes: Sequence[int], repeats: int, naive_max: int, seed: int) -> dict[str, Any]:
+    """Every size in a fresh interpreter, so no size inherits another's heap."""
     results = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for n in sizes:
-            scenes, outputs, verdicts_path = make_data(n, seed, Path(tmp))
-            t0 = time.perf_counter()
-            judge = StoredVerdictJudge(verdicts_path)
-            load_verdicts = time.perf_counter() - t0
-            reps = repeats if n <= 10_000 else 1
-            odu_s, odu_wall, run = _best(lambda: score_scenes(scenes, outputs, judge), reps)
-            entry: dict[str, Any] = {
-                "scenes": n, "odu_s": round(odu_s, 4), "odu_wall_s": round(odu_wall, 4),
-                "odu_us_per_scene": round(1e6 * odu_s / n, 1), "load_verdicts_s": round(load_verdicts, 4), "repeats": reps,
-                "parse_errors": run.summary["parse_errors"], "judge_requests": sum(len(r["candidates"]) for r in run.scenes),
-            }
-            if n <= naive_max:
-                naive_s, naive_wall, naive = _best(lambda: naive_score(scenes, outputs, judge), reps)
-                for modality, metrics in naive.items():
-                    for name, value in metrics.items():
-                        ours = run.summary[modality][name]
-                        assert (ours is None and value is None) or abs(ours - value) < 1e-9, (n, modality, name, ours, value)
-                entry |= {"naive_s": round(naive_s, 4), "naive_wall_s": round(naive_wall, 4),
-                          "speedup": round(naive_s / odu_s, 2), "same_metrics": True}
-            entry["metrics"] = {m: {k: round(v, 4) for k, v in run.summary[m].items() if k in ("m1", "m2", "m3", "m4", "m5", "avg", "ftr")}
-                                for m in (AUDIO_VISUAL, AUDIO_ONLY)}
-            results.append(entry)
-            print(f"{n:>7} scenes: odu {odu_s:.3f} CPU s" + (f", naive {entry['naive_s']:.3f} CPU s" if "naive_s" in entry else ""),
-                  flush=True)
-            del scenes, outputs, run, judge
+    for n in sizes:
+        reps = repeats if n <= 10_000 else max(1, repeats - 1)
+        cmd = [sys.executable, __file__, "--measure", str(n), "--repeats", str(reps), "--seed", str(seed)]
+        done = subprocess.run(cmd + (["--naive-max", "0"] if n > naive_max else []), capture_output=True, text=True, check=True)
+        entry = json.loads(done.stdout.splitlines()[-1])
+        results.append(entry)
+        print(f"{n:>7} scenes: odu {entry['odu_s']:.3f} CPU s"
+              + (f", naive {entry['naive_s']:.3f} CPU s" if "naive_s" in entry else ""), file=sys.stderr, flush=True)
     base = results[0]["odu_us_per_scene"]
     for r in results:
         r["per_scene_vs_smallest"] = round(r["odu_us_per_scene"] / base, 2)
@@ -311,11 +325,15 @@ def bench(sizes: Sequence[int], repeats: int, naive_max: int, seed: int) -> dict
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[TOTAL, 10_000, 50_000, 100_000])
-    ap.add_argument("--repeats", type=int, default=3, help="best of N for sizes up to 10,000 (1 above)")
+    ap.add_argument("--repeats", type=int, default=3, help="best of N for sizes up to 10,000 (N-1 above)")
     ap.add_argument("--naive-max", type=int, default=100_000, help="largest size the naive baseline runs at")
     ap.add_argument("--seed", type=int, default=20260501)
     ap.add_argument("--json", type=Path, help="also write the JSON here")
+    ap.add_argument("--measure", type=int, help=argparse.SUPPRESS)  # internal: one size, JSON line out
     args = ap.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.measure, args.repeats, args.measure <= args.naive_max, args.seed)))
+        return
     report = bench(args.sizes, args.repeats, args.naive_max, args.seed)
     text = json.dumps(report, indent=2)
     print(text)
