@@ -113,8 +113,8 @@ def _scene_row(work: _SceneWork, verdicts: Mapping[int, JudgeVerdict], language:
         for k in refs[m.reference].key_points:
             if not m.matched or verdict is None:  # unmatched, or matched with empty candidate text
                 hit, error = False, None
-            elif verdict.error is not None:
-                hit, error = None, verdict.error
+            elif verdict.error is not None or verdict.hits is None:  # never an empty (uncounted) error
+                hit, error = None, verdict.error or "judge gave no verdict"
             else:
                 hit, error = verdict.hits[k.qid], None
             hits.append(hit)
@@ -233,7 +233,10 @@ def score_scenes(
         ]
     requests = [r for w in work for r in w.requests]
     with _gc_frozen():
-        verdicts = iter(judge.judge(requests) if requests else [])
+        answered = judge.judge(requests) if requests else []
+    if len(answered) != len(requests):  # misaligned verdicts would silently score the wrong segments
+        raise RuntimeError(f"judge {judge.name!r} returned {len(answered)} verdicts for {len(requests)} requests")
+    verdicts = iter(answered)
     with _gc_paused():
         rows = [_scene_row(w, {r.segment: next(verdicts) for r in w.requests}, annotation_language) for w in work]
     summary: dict[str, Any] = {m: summarize([r for r in rows if r["modality"] == m]) for m in iter_modalities(scenes)}

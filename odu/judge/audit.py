@@ -85,6 +85,8 @@ def recoverability_requests(scenes: Iterable[Scene], scene_ids: set[str] | None,
 def _point_verdicts(items: Sequence[_Item], verdicts: Sequence[JudgeVerdict]) -> dict[tuple[str, str, int, str], bool | None]:
     """(group, scene, segment, qid) -> hit, or None for a judge error."""
     out: dict[tuple[str, str, int, str], bool | None] = {}
+    if len(verdicts) != len(items):  # a short answer must not silently shrink the population
+        raise ValueError(f"a judge returned {len(verdicts)} verdicts for {len(items)} requests")
     for item, verdict in zip(items, verdicts):
         r = item.request
         for k in r.key_points:

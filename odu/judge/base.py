@@ -41,12 +41,15 @@ class JudgeVerdict:
 
 
 def candidate_text(segment: PredictedSegment) -> str:
-    """Predicted intent, then ``type: description`` per context item, joined by " | " (App A.5).
+    """Predicted intent, then ``type: description`` per context item, joined by " | " (App A.5);
+    an item without a type is its description alone.
 
     The reference transcript and necessity notes are never part of it (App D.3).
     """
     parts = [segment.structured_intent.strip()]
-    parts += [f"{c.type}: {c.description.strip()}" for c in segment.required_context if c.description.strip()]
+    for c in segment.required_context:
+        if description := c.description.strip():
+            parts.append(f"{c.type}: {description}" if c.type else description)
     return CANDIDATE_SEPARATOR.join(p for p in parts if p)
 
 
