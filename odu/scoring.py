@@ -115,8 +115,10 @@ def _scene_row(work: _SceneWork, verdicts: Mapping[int, JudgeVerdict], language:
                 hit, error = False, None
             elif verdict.error is not None or verdict.hits is None:  # never an empty (uncounted) error
                 hit, error = None, verdict.error or "judge gave no verdict"
-            else:
-                hit, error = verdict.hits[k.qid], None
+            elif isinstance(hit := verdict.hits.get(k.qid), bool):
+                error = None
+            else:  # a judge that skipped this point: undecided, never a miss
+                hit, error = None, f"judge gave no verdict for {k.qid}"
             hits.append(hit)
             key_points.append(
                 {"segment": m.reference, "qid": k.qid, "point": k.point, "source": k.source,

@@ -57,3 +57,14 @@ def test_the_audit_refuses_a_judge_answering_fewer_requests() -> None:
     short = _Fixed(lambda reqs: [JudgeVerdict({k.qid: True for k in r.key_points}) for r in reqs][:-1])
     with pytest.raises(ValueError, match="0 verdicts for 1 requests"):
         audit({}, {"short": short}, SCENES)
+
+
+def test_a_point_the_judge_skipped_is_a_judge_error_not_a_miss_or_a_crash() -> None:
+    run = score_scenes(SCENES, OUTPUTS, _Fixed(lambda reqs: [JudgeVerdict({"kp01": True, "kp02": "yes"}) for _ in reqs]))
+    points = {k["qid"]: k for k in run.scenes[0]["key_points"]}
+    assert points["kp01"]["hit"] is True and points["kp01"]["judge_error"] is None
+    assert points["kp02"]["hit"] is None and "kp02" in points["kp02"]["judge_error"]
+    assert points["kp03"]["hit"] is None and "kp03" in points["kp03"]["judge_error"]
+    assert run.summary["judge_errors"] == 1
+    assert run.summary["audio-visual"]["m2"] == 1.0  # decided points only
+    assert run.summary["audio-visual"]["m2_errors_as_misses"] == pytest.approx(1 / 3)
