@@ -88,6 +88,23 @@ def dataset_source(dataset: str | os.PathLike[str] | None = None) -> str:
     return str(sample_dataset_dir())
 
 
+def check_dataset(source: str) -> None:
+    """Raise :class:`ValueError` unless ``source`` is a prepared dataset directory (card + data) or,
+    when no such path exists, has the shape of a Hub repo id (``ORG/NAME``): a mistyped path fails
+    at once, with its name, instead of after retries against the Hub."""
+    import re
+
+    from .prepare import CARD_NAME, DATA_DIR
+
+    path = Path(source)
+    if path.exists():
+        if not (path / CARD_NAME).is_file() or not (path / DATA_DIR).is_dir():
+            raise ValueError(f"dataset {source}: not a prepared ODU-Bench dataset directory (no {CARD_NAME} + "
+                             f"{DATA_DIR}/); make one with odu-bench prepare, or fetch one with odu-bench download")
+    elif not re.fullmatch(r"[\w.-]+/[\w.-]+", source):
+        raise ValueError(f"dataset {source}: no such directory, and not a Hub repo id (ORG/NAME)")
+
+
 def _rows_without_media(ds: Any) -> list[dict[str, Any]]:
     """The dataset's rows with each user turn's media reduced to its path (bytes never copied)."""
     import pyarrow.compute as pc
@@ -165,6 +182,7 @@ def load_docs(config: str = "av", dataset: str | None = None, dataset_revision: 
     from .models.clips import locator
 
     source = dataset_source(dataset)
+    check_dataset(source)
     ds = datasets.load_dataset(source, config, split="test", revision=dataset_revision)
     rows = _rows_without_media(ds)
     docs, digest = [], hashlib.sha256()

@@ -146,7 +146,8 @@ def _open_container(src: _Source) -> av.container.InputContainer:
     try:
         return av.open(target, "r", metadata_errors="ignore")
     except _READ_ERRORS as exc:
-        raise MediaError(f"{src.label}: cannot open media (corrupt, truncated or not audio/video): {exc}") from None
+        reason = getattr(exc, "strerror", None) or exc  # FFmpeg's own text repeats the path
+        raise MediaError(f"{src.label}: cannot open media (corrupt, truncated or not audio/video): {reason}") from None
 
 
 def _main_streams(container: av.container.InputContainer) -> tuple[av.VideoStream | None, av.AudioStream | None]:

@@ -197,6 +197,8 @@ def _scene_problems(scene: Scene) -> Iterator[tuple[str | None, str]]:
     limit_ms = (final.duration + MEDIA_DURATION_TOLERANCE_S) * 1000
     for lang, annotation in scene.annotations.items():
         for i, segment in enumerate(annotation.segments):
+            if not segment.key_points:
+                yield None, f"annotations.{lang}.segments[{i}] has no key_points (M2 scores against them, App A.3)"
             if segment.end_ms > limit_ms:
                 yield final.id, (
                     f"annotations.{lang}.segments[{i}] ends at {segment.end_ms} ms, past the final clip "
@@ -216,7 +218,7 @@ def clip_media_problems(scene: Scene, clip: Clip, path: Path) -> list[str]:
     try:
         info = probe(path)
     except MediaError as exc:
-        return [f"media does not decode: {path} ({exc})"]
+        return [f"media does not decode: {exc}"]  # MediaError messages start with the path
     problems = []
     if not info.has_audio:
         problems.append(f"media has no audio stream: {path}")

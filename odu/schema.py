@@ -393,7 +393,8 @@ def read_json_records(path: str | Path) -> list[Any]:
 def read_predictions(path: str | Path) -> dict[str, str | None]:
     """``{"scene_id": ..., "output": "<raw model text>"}`` JSONL rows -> outputs by scene id.
 
-    Raises :class:`SchemaError` naming the row for a missing id, a non-text output or a duplicate.
+    Raises :class:`SchemaError` naming the row for a missing id, a missing or non-text output (a
+    scene with no output has ``"output": null``, or no row) or a duplicate.
     """
     outputs: dict[str, str | None] = {}
     for n, row in enumerate(read_json_records(path), 1):
@@ -401,6 +402,8 @@ def read_predictions(path: str | Path) -> dict[str, str | None]:
         if not isinstance(row, dict) or not isinstance(row.get("scene_id"), str):
             raise SchemaError(f"{where}: needs a string 'scene_id'")
         sid, output = row["scene_id"], row.get("output")
+        if "output" not in row:
+            raise SchemaError(f"{where} (scene {sid}): missing 'output' (the raw model text; null for no output)")
         if output is not None and not isinstance(output, str):
             raise SchemaError(f"{where} (scene {sid}): 'output' must be a string or null")
         if sid in outputs:

@@ -19,11 +19,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hub import download
+    from ..hub import HubError, download
 
     try:
         local = download(args.repo, args.config, args.out, revision=args.revision)
-    except ValueError as exc:
+    except (ValueError, HubError) as exc:
         print(f"odu-bench download: error: {exc}", file=sys.stderr)
         return 2
     configs = ", ".join(args.config or ["all"])

@@ -16,6 +16,7 @@ import json
 import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="DIR", help="output folder (default runs/<timestamp>)")
     p.add_argument("--verbosity", default="ERROR", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                    help="lm-eval's log level (default ERROR)")
+    p.add_argument("--allow-inference-errors", action="store_true",
+                   help="exit 0 even when some scenes got no answer from the model (they are reported and scored as no output)")
     add_judge_arguments(p)
     p.set_defaults(run=run)
 
@@ -153,11 +156,12 @@ def run(args: argparse.Namespace) -> int:
     import odu.models.lm_eval_models  # noqa: F401  # registers the odu-* models
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
+    from lm_eval.utils import setup_logging
 
     from ..asr import AsrError
     from ..judge import JudgeUnavailableError
     from ..judge.cli_options import judge_accounting_line, judge_errors_exit_code, judge_from_args
-    from ..lm_tasks import dataset_source, task_dir, use_judge
+    from ..lm_tasks import check_dataset, dataset_source, task_dir, use_judge
     from ..media import MediaError
     from ..models.openai_omni import ModelUnavailableError
     from ..prepare import sample_dataset_dir
@@ -173,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     out = Path(args.out or Path("runs") / time.strftime("%Y%m%d-%H%M%S"))
+    setup_logging(args.verbosity)  # before the run: lm-eval 0.4.13 applies simple_evaluate(verbosity=) only after it
     try:
         source = str(sample_dataset_dir()) if args.sample else dataset_source(args.dataset)
         metadata = {"dataset": source, "dataset_revision": args.revision, "asr": args.asr, "asr_base_url": args.asr_base_url}
@@ -181,8 +186,9 @@ def run(args: argparse.Namespace) -> int:
         missing = [t for t in tasks if t not in manager.all_tasks]
         if missing:
             raise ValueError(f"unknown task(s) {', '.join(missing)}; ODU-Bench tasks: {', '.join(sorted(manager.all_tasks))}")
+        check_dataset(source)
         systems: dict[str, dict[str, Any]] = {}
-        judge_errors = 0
+        judge_errors = inference_errors = 0
         for model in models:
             RECORDER.clear()
             label = _LABELS.get(model) or str(args.model_args.get("model") or args.model_args.get("pretrained") or model)
@@ -192,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
                     model=LM_EVAL_MODELS[model],
                     model_args={} if model in _LABELS else dict(args.model_args),
                     tasks=tasks, task_manager=manager, limit=args.limit, use_cache=args.use_cache,
-                    log_samples=True, bootstrap_iters=0, verbosity=args.verbosity,
+                    log_samples=True, bootstrap_iters=0,
                 )
             rows = write_model_outputs(results, folder)
             judge = merge_judge_infos(list(RECORDER.judges.values()))
@@ -201,13 +207,22 @@ def run(args: argparse.Namespace) -> int:
             write_run_card(results, folder, extra={"command": ["odu-bench", *sys.argv[1:]]})
             systems[label] = summary
             judge_errors += summary["judge_errors"]
+            inference_errors += summary["inference_errors"]
             print(f"{label}: {len(rows)} scenes, {summary['parse_errors']} parse errors, {summary['inference_errors']} "
                   f"inference errors, {summary['judge_errors']} judge errors -> {folder}", file=sys.stderr)
+            for reason, count in Counter(r["inference_error"] for r in rows if r["inference_error"]).most_common(3):
+                print(f"  inference error ({count} scene(s)): {reason}", file=sys.stderr)
             if line := judge_accounting_line(judge):
                 print(line, file=sys.stderr)
-    except (SchemaError, MediaError, AsrError, ValueError, JudgeUnavailableError, ModelUnavailableError) as exc:
+    except (SchemaError, MediaError, AsrError, ValueError, OSError, JudgeUnavailableError, ModelUnavailableError) as exc:
         print(f"odu-bench eval: error: {exc}", file=sys.stderr)
         return 2
     print(table3(systems, _judge_note(next(iter(systems.values()), {}).get("judge", {}))))
     print(f"results: {out}")
-    return judge_errors_exit_code(judge_errors, args, "eval")
+    code = judge_errors_exit_code(judge_errors, args, "eval")
+    if inference_errors and not args.allow_inference_errors:
+        print(f"odu-bench eval: {inference_errors} scene(s) got no answer from the model (scored as no output; "
+              "reasons above and in samples_<task>.jsonl). With --use-cache a rerun retries only them; "
+              "or pass --allow-inference-errors.", file=sys.stderr)
+        code = 1
+    return code

@@ -27,10 +27,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+def output_dir(path: str | Path) -> None:
+    """Create ``path`` as a directory, so a bad ``--out`` fails before any scoring or judge call."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out}: exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"--out {out}: cannot create the directory ({exc.strerror or exc})") from None
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         scenes = load_scenes(args.scenes)
         outputs = read_predictions(args.predictions)
+        output_dir(args.out)
         judge = judge_from_args(args)
         try:
             result = score_scenes(scenes, outputs, judge, args.annotation_language, progress=not args.no_progress)
@@ -39,7 +51,11 @@ def run(args: argparse.Namespace) -> int:
     except (SchemaError, ValueError, JudgeUnavailableError) as exc:
         print(f"odu-bench score: error: {exc}", file=sys.stderr)
         return 2
-    out = write_run(result, args.out)
+    try:
+        out = write_run(result, args.out)
+    except OSError as exc:
+        print(f"odu-bench score: error: cannot write the results to {args.out} ({exc})", file=sys.stderr)
+        return 2
     summary = result.summary
     info = summary["judge"]
     note = f"judge: {info['name']} ({info['model']})" + (" — APPROXIMATE, not comparable with Table 3" if info["approximate"] else "")

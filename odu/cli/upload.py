@@ -16,11 +16,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hub import upload
+    from ..hub import HubError, upload
 
     try:
         url = upload(args.dir, args.repo, private=args.private or None, revision=args.revision)
-    except ValueError as exc:
+    except (ValueError, HubError) as exc:
         print(f"odu-bench upload: error: {exc}", file=sys.stderr)
         return 2
     print(f"{args.dir} -> {url}")

@@ -29,13 +29,25 @@ BACKENDS: dict[str, str] = {
 
 
 def make_backend(name: str, **options: Any) -> Backend:
-    """The backend called ``name``, built with ``options`` (its constructor's keyword arguments)."""
+    """The backend called ``name``, built with ``options`` (its constructor's keyword arguments).
+
+    Raises :class:`ValueError` for an unknown backend, an argument it does not take or a required
+    one missing, naming the arguments it takes.
+    """
     import importlib
+    import inspect
 
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
     module, _, cls = BACKENDS[name].partition(":")
-    return getattr(importlib.import_module(module), cls)(**options)
+    backend = getattr(importlib.import_module(module), cls)
+    signature = inspect.signature(backend)
+    try:
+        signature.bind(**options)
+    except TypeError as exc:
+        takes = ", ".join(signature.parameters) or "none"
+        raise ValueError(f"model {name!r}: {exc} (its arguments: {takes})") from None
+    return backend(**options)
 
 
 __all__ = [

@@ -65,6 +65,11 @@ def comparability_notes(systems: Sequence[System]) -> list[str]:
     approximate = [s.name for s in systems if s.approximate]
     if approximate:
         notes.append(f"approximate judge ({', '.join(approximate)}): M2 and Avg are not comparable with the paper")
+    for key, what in (("judge_errors", "judge errors remain (segments left out of M2; rerun the judge)"),
+                      ("inference_errors", "inference errors (scenes scored as no output; rerun the model)")):
+        counts = [f"{s.name}: {s.summary[key]}" for s in systems if s.summary.get(key)]
+        if counts:
+            notes.append(f"{what}: {', '.join(counts)}")
     return notes
 
 
