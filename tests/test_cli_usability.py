@@ -57,6 +57,15 @@ def test_score_out_that_is_a_file_fails_before_scoring(tmp_path: Path, capsys: p
     assert f"--out {out}: exists and is not a directory" in capsys.readouterr().err
 
 
+def test_score_names_scenes_without_a_prediction_row(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    records = _sample_records()
+    preds = _write_jsonl(tmp_path / "preds.jsonl", [{"scene_id": r["scene_id"], "output": None} for r in records[1:]])
+    assert main(["score", "--scenes", str(SAMPLE_SCENES), "--predictions", str(preds), "--out", str(tmp_path / "run"),
+                 "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert f"1 of {len(records)} scene(s) have no row in {preds} (scored as no output): {records[0]['scene_id']}" in err
+
+
 def test_prediction_row_without_output_is_refused(tmp_path: Path) -> None:
     path = _write_jsonl(tmp_path / "preds.jsonl", [{"scene_id": "a", "output": None},
                                                     {"scene_id": "b", "prediction": "{}"}])
