@@ -40,13 +40,12 @@ def _model_args(text: str | None) -> dict[str, Any]:
     if not text:
         return {}
     if text.lstrip().startswith("{"):
+        from ..judge.cli_options import json_object_arg
+
         try:
-            value = json.loads(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(f"--model-args: not valid JSON: {exc}") from None
-        if not isinstance(value, dict):
-            raise argparse.ArgumentTypeError("--model-args: must be a JSON object")
-        return value
+            return json_object_arg(text)
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"--model-args: {exc}") from None
     from lm_eval.utils import simple_parse_args_string
 
     return simple_parse_args_string(text)

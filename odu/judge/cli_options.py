@@ -19,7 +19,8 @@ from . import Judge, make_judge
 _PER_JUDGE = ("judge_base_url", "judge_api_key_env", "judge_extra_body")
 
 
-def _json_object(text: str) -> dict[str, Any]:
+def json_object_arg(text: str) -> dict[str, Any]:
+    """An argparse ``type``: the text as a JSON object."""
     try:
         value = json.loads(text)
     except ValueError as exc:
@@ -51,7 +52,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser, *, multiple: bool = Fal
         help=f"environment variable holding the API key (default {JUDGE_API_KEY_ENV}; the key is never written)",
     )
     group.add_argument(
-        "--judge-extra-body", **many, type=_json_object, metavar="JSON",
+        "--judge-extra-body", **many, type=json_object_arg, metavar="JSON",
         help='extra request fields, e.g. \'{"chat_template_kwargs": {"enable_thinking": true}}\' (App D.3)',
     )
     group.add_argument("--judge-concurrency", type=_positive_int, metavar="N", help=f"calls in flight (default {JUDGE_CONCURRENCY})")
