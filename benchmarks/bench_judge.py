@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import sys
 import tempfile
 import time
@@ -28,6 +27,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+
+from _server_process import server_process  # noqa: E402
 
 from odu.judge import JudgeRequest, OpenAIJudge  # noqa: E402
 from odu.schema import KeyPoint  # noqa: E402
@@ -108,27 +109,18 @@ def main() -> None:
     args = parser.parse_args()
 
     requests = make_requests(args.segments)
-    ctx = multiprocessing.get_context("spawn")
-    ready, stop = ctx.Queue(), ctx.Event()
-    server = ctx.Process(target=_serve, args=(args.latency, ready, stop), daemon=True)
-    server.start()
-    base_url = ready.get(timeout=60)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            cache = Path(tmp) / "judge.sqlite"
+    with server_process(_serve, args.latency) as base_url, tempfile.TemporaryDirectory() as tmp:
+        cache = Path(tmp) / "judge.sqlite"
 
-            def judge(concurrency: int, **options: Any) -> OpenAIJudge:
-                return OpenAIJudge("bench-judge", base_url=base_url, concurrency=concurrency, progress=False, **options)
+        def judge(concurrency: int, **options: Any) -> OpenAIJudge:
+            return OpenAIJudge("bench-judge", base_url=base_url, concurrency=concurrency, progress=False, **options)
 
-            judge(1, no_cache=True).judge(requests[:4])  # import and connect once before timing
-            phases = {
-                "sequential": _timed(base_url, judge(1, no_cache=True), requests),
-                "concurrent": _timed(base_url, judge(args.concurrency, cache_path=cache), requests),
-                "warm": _timed(base_url, judge(args.concurrency, cache_path=cache), requests),
-            }
-    finally:
-        stop.set()
-        server.join(timeout=10)
+        judge(1, no_cache=True).judge(requests[:4])  # import and connect once before timing
+        phases = {
+            "sequential": _timed(base_url, judge(1, no_cache=True), requests),
+            "concurrent": _timed(base_url, judge(args.concurrency, cache_path=cache), requests),
+            "warm": _timed(base_url, judge(args.concurrency, cache_path=cache), requests),
+        }
     same = phases["sequential"]["verdicts"] == phases["concurrent"]["verdicts"] == phases["warm"]["verdicts"]
     for phase in phases.values():
         del phase["verdicts"]

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import multiprocessing
 import sys
 import tempfile
 import time
@@ -31,6 +30,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+
+from _server_process import server_process  # noqa: E402
 
 ANSWER = '{"has_demand": false, "segments": []}'
 
@@ -144,18 +145,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="passes over the sample's scenes (model bench)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
-    ctx = multiprocessing.get_context("spawn")
-    ready, stop = ctx.Queue(), ctx.Event()
-    server = ctx.Process(target=_serve, args=(args.latency, ready, stop), daemon=True)
-    server.start()
-    base_url = ready.get(timeout=60)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            figures = {"latency_s": args.latency, "model": bench_model(base_url, args.repeat, Path(tmp)),
-                       "judge": bench_judge(base_url), "cache_key": bench_cache_key(Path(tmp))}
-    finally:
-        stop.set()
-        server.join(10)
+    with server_process(_serve, args.latency) as base_url, tempfile.TemporaryDirectory() as tmp:
+        figures = {"latency_s": args.latency, "model": bench_model(base_url, args.repeat, Path(tmp)),
+                   "judge": bench_judge(base_url), "cache_key": bench_cache_key(Path(tmp))}
     print(json.dumps(figures, indent=2))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
