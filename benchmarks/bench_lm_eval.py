@@ -52,7 +52,7 @@ def _serve(latency: float, ready: Any, stop: Any) -> None:
 def bench_model(base_url: str, repeat: int, cache_dir: Path) -> dict[str, Any]:
     import datasets
 
-    from odu.lm_tasks import load_docs, scene_request
+    from odu.harness.tasks import load_docs, scene_request
     from odu.models.clips import DatasetClips
     from odu.models.openai_omni import OpenAIOmni
     from odu.prepare import sample_dataset_dir
@@ -113,7 +113,7 @@ def bench_judge(base_url: str) -> dict[str, Any]:
 def bench_cache_key(cache_dir: Path) -> dict[str, Any]:
     from lm_eval.api.model import hash_args
 
-    from odu.lm_tasks import doc_to_text, load_docs
+    from odu.harness.tasks import doc_to_text, load_docs
     from odu.prepare import sample_dataset_dir
 
     dataset = sample_dataset_dir(cache_dir)

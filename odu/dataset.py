@@ -283,6 +283,33 @@ def _segment_record(segment: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def rows_without_media(ds: datasets.Dataset) -> list[dict[str, Any]]:
+    """The dataset's rows as plain dicts, each user turn's ``media`` reduced to ``{"path"}``: read
+    column by column from the Arrow table, so media bytes are never copied (lm-eval docs keep
+    only a locator; models read the bytes when they send a scene)."""
+    import pyarrow.compute as pc
+
+    table = ds.with_format("arrow")[:]
+    rows = table.drop_columns(["turns"]).to_pylist()
+    turns: list[list[dict[str, Any]]] = []
+    names = ("role", "clip_id", "duration", "sha256", "text", "extra_json")
+    for chunk in table.column("turns").chunks:
+        flat = chunk.flatten()
+        columns = {n: flat.field(n).to_pylist() for n in names}
+        paths = flat.field("media").field("path").to_pylist()
+        start = 0
+        for length in pc.list_value_length(chunk).to_pylist():
+            turns.append([
+                {**{n: columns[n][j] for n in names},
+                 "media": {"path": paths[j]} if columns["role"][j] == "user" else None}
+                for j in range(start, start + (length or 0))
+            ])
+            start += length or 0
+    for row, row_turns in zip(rows, turns):
+        row["turns"] = row_turns
+    return rows
+
+
 def row_to_scene(row: Mapping[str, Any]) -> Scene:
     """The typed :class:`~odu.schema.Scene` of a dataset row (what the scorer takes)."""
     return scene_from_dict(row_to_record(row))
@@ -390,6 +417,7 @@ __all__ = [
     "row_clips",
     "row_to_record",
     "row_to_scene",
+    "rows_without_media",
     "in_config_order",
     "with_lazy_media",
 ]

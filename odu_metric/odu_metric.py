@@ -9,7 +9,7 @@ import json
 import datasets
 import evaluate
 
-from odu.judge import make_judge
+from odu.judge.spec import judge_from_spec
 from odu.schema import load_scenes
 from odu.scoring import score_scenes
 
@@ -42,13 +42,15 @@ Args:
         text; stored as JSON text), with ``scene_id``, ``modality``, ``label``, ``clips`` and
         ``annotations``.
         Scene ids must be unique across everything added before ``compute``.
-    judge: M2 key-point judge. ``"lexical"`` (default): offline and APPROXIMATE (its M2 and Avg
-        are not comparable with the paper; ``result["judge"]["approximate"]`` is ``True``);
-        ``"verdicts:PATH"``: stored verdicts (JSONL); ``"openai:MODEL"``: the paper's judge prompt
-        on an OpenAI-compatible server.
+    judge: M2 key-point judge, a judge spec as ``$ODU_JUDGE`` takes it. ``"lexical"`` (default):
+        offline and APPROXIMATE (its M2 and Avg are not comparable with the paper;
+        ``result["judge"]["approximate"]`` is ``True``); ``"verdicts:PATH"``: stored verdicts
+        (JSONL); ``"openai:MODEL"``: the paper's judge prompt on an OpenAI-compatible server,
+        optionally followed by ``odu-bench score``'s ``--judge-*`` options.
     judge_options: ``dict`` of options for the judge, e.g. ``{"base_url":
-        "http://localhost:8000/v1", "api_key_env": "OPENAI_API_KEY", "concurrency": 8}``. The
-        API key itself is never passed or returned: ``api_key_env`` names the variable holding it.
+        "http://localhost:8000/v1", "api_key_env": "OPENAI_API_KEY", "concurrency": 8}``; they win
+        over options in ``judge``. The API key itself is never passed or returned: ``api_key_env``
+        names the variable holding it.
     annotation_language: reference annotation to score against: ``"scene"`` (each scene's own
         language, default), ``"en"`` or ``"zh"``.
 
@@ -166,7 +168,7 @@ class OduMetric(evaluate.Metric):
                 raise ValueError(f"reference {i}: not a scene record in JSON ({exc})") from None
         scenes = load_scenes(records)
         outputs = {scene.scene_id: _decode_prediction(p) for scene, p in zip(scenes, predictions)}
-        scorer = make_judge(judge, **(judge_options or {}))
+        scorer = judge_from_spec(judge, "judge", **(judge_options or {}))
         try:
             return score_scenes(scenes, outputs, scorer, annotation_language).summary
         finally:

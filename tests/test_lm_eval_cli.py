@@ -128,7 +128,7 @@ def test_lm_eval_cli_validates_and_runs_with_a_run_card(tmp_path: Path) -> None:
 
 
 def test_run_card_keeps_no_credentials_and_flags_foreign_models() -> None:
-    from odu.runcard import RunRecorder, build_run_card
+    from odu.harness.runcard import RunRecorder, build_run_card
 
     recorder = RunRecorder()
     recorder.record("judges", "audio-visual", {"name": "openai", "model": "j", "approximate": False, "errors": 2})

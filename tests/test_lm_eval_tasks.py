@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from odu.cli import main as odu_main
-from odu.lm_tasks import METRICS, doc_to_text, load_docs, task_dir
+from odu.harness.tasks import METRICS, doc_to_text, load_docs, task_dir
 from odu.prepare import sample_dataset_dir
 from odu.prompts import AO_INSTRUCTION, instruction
 from odu.schema import scene_from_dict
@@ -43,7 +43,7 @@ def _env(sample_dataset: Path, hf_cache: str, monkeypatch: pytest.MonkeyPatch) -
 
 def run(tasks: list[str], model: str = "odu-openai", model_args: dict[str, Any] | None = None,
         metadata: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
-    import odu.models.lm_eval_models  # noqa: F401
+    import odu.harness.models  # noqa: F401
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
 
@@ -227,7 +227,7 @@ def test_models_are_registered_and_declared_as_entry_points() -> None:
 
     from lm_eval.api.registry import get_model, model_registry
 
-    from odu.models.lm_eval_models import MODELS
+    from odu.harness.models import MODELS
 
     assert all(get_model(name) is cls for name, cls in MODELS.items())
     assert {e.name: e.load() for e in entry_points(group="lm_eval.models")} == MODELS

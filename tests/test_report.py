@@ -326,7 +326,7 @@ def test_cli_names_and_run_card(scored_runs, tmp_path):
         systems = load_systems(scored_runs)
         assert systems[0].name == "Carded Model" and systems[1].name == "weak"
         assert [s.name for s in load_systems(scored_runs, ["x", "y"])] == ["x", "y"]
-        # odu.runcard layout: the served model id names the system
+        # odu.harness.runcard layout: the served model id names the system
         card.write_text(json.dumps({"model": {"name": "odu-openai", "model_args": {"model": "qwen3-omni"}}}))
         assert load_systems(scored_runs)[0].name == "qwen3-omni"
     finally:

@@ -1,6 +1,6 @@
-"""lm-eval hooks of the ODU-Bench tasks: a door onto :mod:`odu.lm_tasks` (no logic here)."""
+"""lm-eval hooks of the ODU-Bench tasks: a door onto :mod:`odu.harness.tasks` (no logic here)."""
 
-from odu.lm_tasks import aggregation, doc_to_clips, doc_to_text, load_docs, process_results, score_responses
+from odu.harness.tasks import aggregation, doc_to_clips, doc_to_text, load_docs, process_results, score_responses
 
 __all__ = ["doc_to_clips", "doc_to_text", "load_docs", "process_results", "score_responses"]
 

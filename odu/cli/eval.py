@@ -22,14 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from ..constants import MODALITIES
+from ..models import BACKENDS, BASELINES, lm_eval_name
 from ..scoring import SCENES_FILE, SUMMARY_FILE, summarize
+from .common import judge_accounting_line, judge_errors_exit_code, judge_note
 
 DEFAULT_MODELS = ("always", "never")
 DEFAULT_TASKS = ("odu_av", "odu_ao")
-#: Backend name -> registered lm-eval model.
-LM_EVAL_MODELS = {"openai": "odu-openai", "qwen-omni": "odu-qwen-omni", "replay": "odu-replay",
-                  "never": "odu-never", "always": "odu-always"}
-_LABELS = {"never": "floor: never-trigger", "always": "floor: always-trigger"}
 #: Accounting counters of a judge block, summed over tasks.
 _JUDGE_COUNTERS = ("segments", "requests", "cache_hits", "retries", "reasks", "errors", "prompt_tokens",
                    "completion_tokens", "wall_time_s")
@@ -40,7 +38,7 @@ def _model_args(text: str | None) -> dict[str, Any]:
     if not text:
         return {}
     if text.lstrip().startswith("{"):
-        from ..judge.cli_options import json_object_arg
+        from ..judge.spec import json_object_arg
 
         try:
             return json_object_arg(text)
@@ -52,7 +50,7 @@ def _model_args(text: str | None) -> dict[str, Any]:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from ..judge.cli_options import add_judge_arguments
+    from ..judge.spec import add_judge_arguments
 
     p = sub.add_parser("eval", help="run models on ODU-Bench end to end through lm-eval and print Table 3-style rows")
     data = p.add_mutually_exclusive_group()
@@ -60,7 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     data.add_argument("--dataset", metavar="DIR|REPO", help="a prepared dataset directory or Hub repo (odu-bench prepare / download)")
     p.add_argument("--revision", help="dataset revision (Hub repos)")
     p.add_argument("--model", default=",".join(DEFAULT_MODELS), metavar="NAME[,NAME]",
-                   help=f"backend(s): {', '.join(LM_EVAL_MODELS)} (default: {','.join(DEFAULT_MODELS)}, the floor baselines)")
+                   help=f"backend(s): {', '.join(BACKENDS)} (default: {','.join(DEFAULT_MODELS)}, the floor baselines)")
     p.add_argument("--model-args", type=_model_args, default={}, metavar="ARGS",
                    help="backend arguments, JSON or key=value,... (e.g. model=qwen3-omni,base_url=http://localhost:8000/v1)")
     p.add_argument("--tasks", default=",".join(DEFAULT_TASKS), metavar="TASK[,TASK]",
@@ -141,37 +139,30 @@ def summary_of(rows: Sequence[Mapping[str, Any]], results: Mapping[str, Any], ju
     return summary
 
 
-def _judge_note(info: Mapping[str, Any]) -> str:
-    if not info:
-        return ""
-    note = f"judge: {info.get('name')} ({info.get('model')})"
-    return note + (" — APPROXIMATE, not comparable with Table 3" if info.get("approximate") else "")
-
-
 # --- the command -------------------------------------------------------------------------------------------
 
 
 def run(args: argparse.Namespace) -> int:
-    import odu.models.lm_eval_models  # noqa: F401  # registers the odu-* models
+    import odu.harness.models  # noqa: F401  # registers the odu-* models
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
     from lm_eval.utils import setup_logging
 
-    from ..asr import AsrError
+    from ..harness.asr import AsrError
+    from ..harness.runcard import RECORDER, write_run_card
+    from ..harness.tasks import check_dataset, dataset_source, task_dir, use_judge
     from ..judge import JudgeUnavailableError
-    from ..judge.cli_options import judge_accounting_line, judge_errors_exit_code, judge_from_args
-    from ..lm_tasks import check_dataset, dataset_source, task_dir, use_judge
+    from ..judge.spec import judge_from_args
     from ..media import MediaError
     from ..models.openai_omni import ModelUnavailableError
     from ..prepare import sample_dataset_dir
-    from ..runcard import RECORDER, write_run_card
     from ..schema import SchemaError
     from ..tables import table3
 
     models = [m.strip() for m in args.model.split(",") if m.strip()]
-    unknown = [m for m in models if m not in LM_EVAL_MODELS]
+    unknown = [m for m in models if m not in BACKENDS]
     if unknown:
-        print(f"odu-bench eval: error: unknown model(s) {', '.join(unknown)}; choose from {', '.join(LM_EVAL_MODELS)}",
+        print(f"odu-bench eval: error: unknown model(s) {', '.join(unknown)}; choose from {', '.join(BACKENDS)}",
               file=sys.stderr)
         return 2
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
@@ -190,12 +181,12 @@ def run(args: argparse.Namespace) -> int:
         judge_errors = inference_errors = 0
         for model in models:
             RECORDER.clear()
-            label = _LABELS.get(model) or str(args.model_args.get("model") or args.model_args.get("pretrained") or model)
-            folder = out / re.sub(r"[^A-Za-z0-9._-]+", "_", model if model in _LABELS else f"{model}-{label}")
+            label = BASELINES.get(model) or str(args.model_args.get("model") or args.model_args.get("pretrained") or model)
+            folder = out / re.sub(r"[^A-Za-z0-9._-]+", "_", model if model in BASELINES else f"{model}-{label}")
             with use_judge(lambda: judge_from_args(args), args.annotation_language):
                 results = simple_evaluate(
-                    model=LM_EVAL_MODELS[model],
-                    model_args={} if model in _LABELS else dict(args.model_args),
+                    model=lm_eval_name(model),
+                    model_args={} if model in BASELINES else dict(args.model_args),
                     tasks=tasks, task_manager=manager, limit=args.limit, use_cache=args.use_cache,
                     log_samples=True, bootstrap_iters=0,
                 )
@@ -216,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     except (SchemaError, MediaError, AsrError, ValueError, OSError, JudgeUnavailableError, ModelUnavailableError) as exc:
         print(f"odu-bench eval: error: {exc}", file=sys.stderr)
         return 2
-    print(table3(systems, _judge_note(next(iter(systems.values()), {}).get("judge", {}))))
+    print(table3(systems, judge_note(next(iter(systems.values()), {}).get("judge", {}))))
     print(f"results: {out}")
     code = judge_errors_exit_code(judge_errors, args, "eval")
     if inference_errors and not args.allow_inference_errors:

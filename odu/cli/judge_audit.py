@@ -10,9 +10,10 @@ from pathlib import Path
 from ..constants import MODALITIES
 from ..judge import JudgeUnavailableError
 from ..judge.audit import audit, audit_table
-from ..judge.cli_options import add_judge_arguments, judge_accounting_line, judge_errors_exit_code, judges_from_args
+from ..judge.spec import add_judge_arguments, judges_from_args
 from ..schema import SchemaError, load_scenes
 from ..scoring import read_run
+from .common import judge_accounting_line, judge_errors_exit_code
 
 
 def _run_arg(text: str) -> tuple[str, Path]:

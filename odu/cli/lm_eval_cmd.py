@@ -1,6 +1,6 @@
 """``odu-bench lm-eval ...``: lm-eval's own command line, with the ODU-Bench models and tasks added.
 
-Registers the ``odu-*`` models (:mod:`odu.models.lm_eval_models`), adds ``--include_path`` for the
+Registers the ``odu-*`` models (:mod:`odu.harness.models`), adds ``--include_path`` for the
 ``odu*`` tasks, and hands every other argument to lm-eval 0.4.13's CLI unchanged, so
 ``odu-bench lm-eval run --model odu-openai --model_args model=... --tasks odu_av`` is
 ``lm-eval run ...`` with our pieces available (``ls``, ``validate`` and the legacy form without a
@@ -58,7 +58,7 @@ def _output_path(args: list[str]) -> Path | None:
 
 def write_run_cards(output_path: Path, since: float) -> list[Path]:
     """A run card beside every ``results_*.json`` lm-eval wrote under ``output_path`` since ``since``."""
-    from ..runcard import write_run_card
+    from ..harness.runcard import write_run_card
 
     written = []
     files = [output_path] if output_path.suffix == ".json" else sorted(output_path.rglob("results_*.json"))
@@ -72,11 +72,11 @@ def write_run_cards(output_path: Path, since: float) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import odu.models.lm_eval_models  # noqa: F401  # registers the odu-* models
+    import odu.harness.models  # noqa: F401  # registers the odu-* models
     from lm_eval.__main__ import cli_evaluate
 
-    from ..lm_tasks import task_dir
-    from ..runcard import RECORDER
+    from ..harness.runcard import RECORDER
+    from ..harness.tasks import task_dir
 
     argv = forwarded_args(list(args.args), str(task_dir()))
     started = time.time()

@@ -7,10 +7,11 @@ import sys
 from pathlib import Path
 
 from ..judge import JudgeUnavailableError
-from ..judge.cli_options import add_judge_arguments, judge_accounting_line, judge_errors_exit_code, judge_from_args
+from ..judge.spec import add_judge_arguments, judge_from_args
 from ..schema import SchemaError, load_scenes, read_predictions
 from ..scoring import score_scenes, write_run
 from ..tables import table3
+from .common import judge_accounting_line, judge_errors_exit_code, judge_note
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -58,8 +59,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     summary = result.summary
     info = summary["judge"]
-    note = f"judge: {info['name']} ({info['model']})" + (" — APPROXIMATE, not comparable with Table 3" if info["approximate"] else "")
-    print(table3({Path(args.predictions).stem: summary}, note))
+    print(table3({Path(args.predictions).stem: summary}, judge_note(info)))
     print(
         f"parse errors: {summary['parse_errors']}  no output: {summary['no_output']}  "
         f"judge errors: {summary['judge_errors']}  -> {out}"

@@ -6,8 +6,11 @@
 * ``replay`` — outputs produced elsewhere, from a predictions JSONL (:mod:`.replay`);
 * ``never`` / ``always`` — the floor baselines (:mod:`.floor`).
 
-:func:`make_backend` builds one by name. Nothing here imports ``lm_eval``; the lm-eval model
-classes live in :mod:`.lm_eval_models`, imported only when lm-eval runs.
+:func:`make_backend` builds one by name. Each backend's names are defined here once: its
+backend name (:data:`BACKENDS`, ``odu-bench eval --model``), its lm-eval model name
+(:func:`lm_eval_name`: ``odu-<backend>``) and, for the baselines that take no arguments, its display
+label (:data:`BASELINES`). Nothing here imports ``lm_eval``; the lm-eval model classes are made
+from these names in :mod:`odu.harness.models`, imported only when lm-eval runs.
 """
 
 from __future__ import annotations
@@ -26,6 +29,17 @@ BACKENDS: dict[str, str] = {
     "never": "odu.models.floor:NeverTrigger",
     "always": "odu.models.floor:AlwaysTrigger",
 }
+#: Display labels of the baselines, which take no model arguments (``odu-bench eval`` rows).
+BASELINES: dict[str, str] = {"never": "floor: never-trigger", "always": "floor: always-trigger"}
+
+
+def lm_eval_name(backend: str) -> str:
+    """The lm-eval model name (``--model``) of a backend.
+
+    >>> lm_eval_name("qwen-omni")
+    'odu-qwen-omni'
+    """
+    return f"odu-{backend}"
 
 
 def make_backend(name: str, **options: Any) -> Backend:
@@ -52,6 +66,7 @@ def make_backend(name: str, **options: Any) -> Backend:
 
 __all__ = [
     "BACKENDS",
+    "BASELINES",
     "AlwaysTrigger",
     "Backend",
     "Generation",
@@ -61,5 +76,6 @@ __all__ = [
     "SceneRequest",
     "decode_output",
     "encode_output",
+    "lm_eval_name",
     "make_backend",
 ]

@@ -1,7 +1,7 @@
 """Scored runs as report inputs: one system per ``odu-bench score`` output directory.
 
 A system's display name is, in order: the ``--names`` entry, the run card's ``system`` or model
-(``run_card.json`` next to ``summary.json``, :mod:`odu.runcard`), the ``system`` field of
+(``run_card.json`` next to ``summary.json``, :mod:`odu.harness.runcard`), the ``system`` field of
 ``summary.json``, and finally the directory name.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..runcard import RUN_CARD_NAME
+from ..harness.runcard import RUN_CARD_NAME
 from ..scoring import SCENES_FILE, SUMMARY_FILE, read_run
 
 #: scenes.jsonl fields the report reads.
@@ -44,7 +44,7 @@ class System:
 
 def _card_name(run_dir: Path, summary: Mapping[str, Any]) -> str | None:
     """``system`` of the run card, else its model (``model_args.model`` / ``pretrained``, else the
-    backend name; ``odu.runcard`` layout), else ``system`` of summary.json."""
+    backend name; ``odu.harness.runcard`` layout), else ``system`` of summary.json."""
     card_path = run_dir / RUN_CARD_NAME
     if card_path.is_file():
         try:

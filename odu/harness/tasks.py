@@ -7,7 +7,7 @@ The task YAMLs point their hooks here through ``lm_eval_tasks/odu/utils.py``:
   into the cache (:func:`odu.prepare.sample_dataset_dir`) — as light docs: the release record, clip
   references (id, sha256, duration, replies) and a locator of the dataset row. Media bytes stay in
   the dataset; models fetch them by locator when they send a scene. Text-only tasks (App D.2) add
-  each clip's ASR sentences (sidecar file or ``/audio/transcriptions`` endpoint, :mod:`odu.asr`).
+  each clip's ASR sentences (sidecar file or ``/audio/transcriptions`` endpoint, :mod:`.asr`).
 * :func:`doc_to_text`: the scene request JSON (:class:`odu.models.base.SceneRequest`), the
   "prompt" our models expand (App F.1 / F.2, D.1 / D.2) and lm-eval's cache key.
 * :func:`score_responses` (a ``custom`` filter over ALL responses of the task): parse, match and
@@ -19,9 +19,9 @@ The task YAMLs point their hooks here through ``lm_eval_tasks/odu/utils.py``:
   :func:`odu.scoring.summarize` over the task's scene rows: the numbers ``odu-bench score`` gives
   for the same outputs.
 
-The judge comes from :func:`use_judge` (set by ``odu-bench eval``) or ``$ODU_JUDGE``: the
-``odu-bench score`` judge options as one string, e.g. ``lexical`` (the default, offline,
-approximate) or ``openai:MODEL --judge-base-url URL --judge-concurrency 32``.
+The judge comes from :func:`use_judge` (set by ``odu-bench eval``) or ``$ODU_JUDGE``: a judge
+spec (:mod:`odu.judge.spec`: the ``odu-bench score`` judge options as one string), e.g. ``lexical``
+(the default, offline, approximate) or ``openai:MODEL --judge-base-url URL --judge-concurrency 32``.
 ``$ODU_ANNOTATION_LANGUAGE`` picks the reference language (``scene``, ``en``, ``zh``).
 """
 
@@ -31,20 +31,19 @@ import contextlib
 import hashlib
 import json
 import os
-import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .constants import TASK_ANNOTATION_LANGUAGE
-from .judge.base import Judge
-from .models.base import SceneRequest, decode_output
-from .parse import parse_output
-from .prompts import AsrSentence, ClipRef, Turn
+from ..constants import TASK_ANNOTATION_LANGUAGE
+from ..judge.base import Judge
+from ..models.base import SceneRequest, decode_output
+from ..parse import parse_output
+from ..prompts import AsrSentence, ClipRef, Turn
+from ..schema import scene_from_dict
+from ..scoring import score_scenes, summarize
 from .runcard import RECORDER
-from .schema import scene_from_dict
-from .scoring import score_scenes, summarize
 
 DATASET_ENV = "ODU_DATASET"
 JUDGE_ENV = "ODU_JUDGE"
@@ -69,7 +68,7 @@ def task_dir() -> Path:
     ``lm_eval_tasks/``, or ``<prefix>/share/odu-bench/lm_eval_tasks`` of a wheel install."""
     import sys
 
-    for root in (Path(__file__).resolve().parent.parent, Path(sys.prefix) / "share" / "odu-bench"):
+    for root in (Path(__file__).resolve().parents[2], Path(sys.prefix) / "share" / "odu-bench"):
         if (root / "lm_eval_tasks" / "odu" / "utils.py").is_file():
             return root / "lm_eval_tasks"
     raise FileNotFoundError("the odu lm-eval task folder is not installed (lm_eval_tasks/odu)")
@@ -83,7 +82,7 @@ def dataset_source(dataset: str | os.PathLike[str] | None = None) -> str:
     chosen = dataset or os.environ.get(DATASET_ENV)
     if chosen:
         return str(chosen)
-    from .prepare import sample_dataset_dir
+    from ..prepare import sample_dataset_dir
 
     return str(sample_dataset_dir())
 
@@ -94,7 +93,7 @@ def check_dataset(source: str) -> None:
     at once, with its name, instead of after retries against the Hub."""
     import re
 
-    from .prepare import CARD_NAME, DATA_DIR
+    from ..prepare import CARD_NAME, DATA_DIR
 
     path = Path(source)
     if path.exists():
@@ -103,31 +102,6 @@ def check_dataset(source: str) -> None:
                              f"{DATA_DIR}/); make one with odu-bench prepare, or fetch one with odu-bench download")
     elif not re.fullmatch(r"[\w.-]+/[\w.-]+", source):
         raise ValueError(f"dataset {source}: no such directory, and not a Hub repo id (ORG/NAME)")
-
-
-def _rows_without_media(ds: Any) -> list[dict[str, Any]]:
-    """The dataset's rows with each user turn's media reduced to its path (bytes never copied)."""
-    import pyarrow.compute as pc
-
-    table = ds.with_format("arrow")[:]
-    rows = table.drop_columns(["turns"]).to_pylist()
-    turns: list[list[dict[str, Any]]] = []
-    names = ("role", "clip_id", "duration", "sha256", "text", "extra_json")
-    for chunk in table.column("turns").chunks:
-        flat = chunk.flatten()
-        columns = {n: flat.field(n).to_pylist() for n in names}
-        paths = flat.field("media").field("path").to_pylist()
-        start = 0
-        for length in pc.list_value_length(chunk).to_pylist():
-            turns.append([
-                {**{n: columns[n][j] for n in names},
-                 "media": {"path": paths[j]} if columns["role"][j] == "user" else None}
-                for j in range(start, start + (length or 0))
-            ])
-            start += length or 0
-    for row, row_turns in zip(rows, turns):
-        row["turns"] = row_turns
-    return rows
 
 
 def _asr_table(records: Sequence[Mapping[str, Any]], ds: Any, asr: str | None, asr_options: Mapping[str, Any],
@@ -141,7 +115,7 @@ def _asr_table(records: Sequence[Mapping[str, Any]], ds: Any, asr: str | None, a
                        "an endpoint ($ODU_ASR=openai:MODEL with metadata 'asr_base_url' / $ODU_ASR_BASE_URL)")
     wanted = [(r["scene_id"], c["id"]) for r in records for c in r["clips"]]
     if spec.startswith("openai:"):
-        from .media import LazyClip
+        from ..media import LazyClip
 
         endpoint = TranscriptionEndpoint(spec.removeprefix("openai:"),
                                          base_url=asr_options.get("asr_base_url") or os.environ.get("ODU_ASR_BASE_URL"),
@@ -178,13 +152,13 @@ def load_docs(config: str = "av", dataset: str | None = None, dataset_revision: 
     """
     import datasets
 
-    from .dataset import row_to_record
-    from .models.clips import locator
+    from ..dataset import row_to_record, rows_without_media
+    from ..models.clips import locator
 
     source = dataset_source(dataset)
     check_dataset(source)
     ds = datasets.load_dataset(source, config, split="test", revision=dataset_revision)
-    rows = _rows_without_media(ds)
+    rows = rows_without_media(ds)
     docs, digest = [], hashlib.sha256()
     for i, row in enumerate(rows):
         record = row_to_record(row)
@@ -257,17 +231,10 @@ def use_judge(factory: Callable[[], Judge], annotation_language: str | None = No
 
 
 def judge_from_env() -> Judge:
-    """The judge named by ``$ODU_JUDGE`` (``odu-bench score`` judge options; default ``lexical``)."""
-    import argparse
+    """The judge named by ``$ODU_JUDGE``, a judge spec (:mod:`odu.judge.spec`; default ``lexical``)."""
+    from ..judge.spec import judge_from_spec
 
-    from .judge.cli_options import add_judge_arguments, judge_from_args
-
-    tokens = shlex.split(os.environ.get(JUDGE_ENV, "") or "lexical")
-    if not tokens[0].startswith("-"):
-        tokens = ["--judge", *tokens]
-    parser = argparse.ArgumentParser(prog=f"${JUDGE_ENV}", add_help=False)
-    add_judge_arguments(parser)
-    return judge_from_args(parser.parse_args(tokens))
+    return judge_from_spec(os.environ.get(JUDGE_ENV, ""), f"${JUDGE_ENV}")
 
 
 def _judge_key(scenes: Sequence[Any], text_only: bool) -> str:

@@ -24,10 +24,10 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from .constants import DEFAULT_AUDIO_SAMPLE_RATE, MODEL_API_KEY_ENV, MODEL_CONCURRENCY, MODEL_RETRIES, MODEL_TIMEOUT_S
-from .media import LazyClip
-from .prompts import AsrSentence
-from .schema import read_json_records
+from ..constants import DEFAULT_AUDIO_SAMPLE_RATE, MODEL_API_KEY_ENV, MODEL_CONCURRENCY, MODEL_RETRIES, MODEL_TIMEOUT_S
+from ..media import LazyClip
+from ..prompts import AsrSentence
+from ..schema import read_json_records
 
 #: (scene_id, clip id) -> sentences of that clip.
 AsrTable = dict[tuple[str, str], tuple[AsrSentence, ...]]
@@ -85,7 +85,7 @@ class TranscriptionEndpoint:
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = MODEL_API_KEY_ENV,
                  concurrency: int = MODEL_CONCURRENCY, timeout: float = MODEL_TIMEOUT_S,
                  retries: int = MODEL_RETRIES, cache_dir: str | Path | None = None, progress: bool = True) -> None:
-        from .models.clips import cache_root
+        from ..models.clips import cache_root
 
         key = os.environ.get(api_key_env)
         if not key and base_url is None:
@@ -99,7 +99,7 @@ class TranscriptionEndpoint:
         self.cache_hits = 0
 
     def info(self) -> dict[str, Any]:
-        from .openai_transport import public_url
+        from ..openai_transport import public_url
 
         return {"source": "endpoint", "model": self.model, "base_url": public_url(self.base_url),
                 "api_key_env": self.api_key_env, "requests": self.requests, "cache_hits": self.cache_hits,
@@ -127,7 +127,7 @@ class TranscriptionEndpoint:
     def _clip(self, client: Any, scene_id: str, clip_id: str, sha: str, clip: LazyClip) -> tuple[AsrSentence, ...]:
         import openai
 
-        from .models.openai_omni import wav_bytes
+        from ..models.openai_omni import wav_bytes
 
         cached = self.cache_dir / f"{sha}.json"
         if cached.is_file():

@@ -1,8 +1,8 @@
-"""The backends as lm-eval models: ``odu-openai``, ``odu-qwen-omni``, ``odu-replay``, ``odu-never``,
-``odu-always``. The only module of ``odu.models`` that imports ``lm_eval``.
+"""The backends as lm-eval models: one ``odu-<backend>`` model per backend of :data:`odu.models.BACKENDS`
+(``odu-openai``, ``odu-qwen-omni``, ``odu-replay``, ``odu-never``, ``odu-always``, ...).
 
 lm-eval 0.4.13 has no plugin discovery, so importing this module registers the models
-(``odu-bench lm-eval`` and ``odu-bench eval`` do; from Python, ``import odu.models.lm_eval_models``
+(``odu-bench lm-eval`` and ``odu-bench eval`` do; from Python, ``import odu.harness.models``
 before ``simple_evaluate``). ``setup.cfg`` also declares them as ``lm_eval.models`` entry points
 for lm-eval releases that discover plugins.
 
@@ -24,9 +24,9 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from . import make_backend
-from .base import INFERENCE_ERROR_MARK, Generation, SceneRequest, encode_output
-from .clips import DatasetClips
+from ..models import BACKENDS, lm_eval_name, make_backend
+from ..models.base import INFERENCE_ERROR_MARK, Generation, SceneRequest, encode_output
+from ..models.clips import DatasetClips
 
 #: lm-eval passes these to every model; they mean nothing to remote or replayed answers.
 _HARNESS_ARGS = ("batch_size", "max_batch_size", "device")
@@ -106,48 +106,17 @@ class OduLM(LM):
         return {"odu_backend": self.backend.info(), "odu_pitfalls": self.backend.pitfalls()}
 
 
-@register_model("odu-openai")
-class OduOpenAI(OduLM):
-    """Omni model on an OpenAI-compatible server: ``model=...,base_url=...`` (see README)."""
-
-    backend_name = "openai"
-
-
-@register_model("odu-qwen-omni")
-class OduQwenOmni(OduLM):
-    """Qwen2.5-Omni / Qwen3-Omni with local transformers: ``pretrained=Qwen/...``."""
-
-    backend_name = "qwen-omni"
+def _lm_eval_model(backend: str) -> type[OduLM]:
+    """The lm-eval model class of ``backend``, registered as :func:`~odu.models.lm_eval_name`."""
+    target = BACKENDS[backend]
+    name = "Odu" + target.rpartition(":")[2]
+    doc = f"The ``{backend}`` backend (:class:`{target.replace(':', '.')}`) as the lm-eval model ``{lm_eval_name(backend)}``."
+    cls = type(name, (OduLM,), {"__doc__": doc, "__module__": __name__, "backend_name": backend})
+    return register_model(lm_eval_name(backend))(cls)
 
 
-@register_model("odu-replay")
-class OduReplay(OduLM):
-    """Outputs produced elsewhere: ``predictions=PATH.jsonl``."""
+#: Registered lm-eval model name -> class, one per backend (setup.cfg declares the same entry points).
+MODELS: dict[str, type[OduLM]] = {lm_eval_name(b): _lm_eval_model(b) for b in BACKENDS}
+globals().update({cls.__name__: cls for cls in MODELS.values()})  # importable by name (entry points)
 
-    backend_name = "replay"
-
-
-@register_model("odu-never")
-class OduNever(OduLM):
-    """Floor baseline: never triggers."""
-
-    backend_name = "never"
-
-
-@register_model("odu-always")
-class OduAlways(OduLM):
-    """Floor baseline: always triggers on the whole final clip."""
-
-    backend_name = "always"
-
-
-#: Registered lm-eval model name -> class.
-MODELS: dict[str, type[OduLM]] = {
-    "odu-openai": OduOpenAI,
-    "odu-qwen-omni": OduQwenOmni,
-    "odu-replay": OduReplay,
-    "odu-never": OduNever,
-    "odu-always": OduAlways,
-}
-
-__all__ = ["MODELS", "OduAlways", "OduLM", "OduNever", "OduOpenAI", "OduQwenOmni", "OduReplay"]
+__all__ = ["MODELS", "OduLM", *(cls.__name__ for cls in MODELS.values())]

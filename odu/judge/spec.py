@@ -1,16 +1,24 @@
-"""Command-line options for choosing and configuring the M2 judge, shared by ``odu-bench`` commands.
+"""Judge specs: the one grammar that names and configures an M2 judge, for every door.
 
-``add_judge_arguments(parser)`` adds ``--judge`` and the ``--judge-*`` options of the
-OpenAI-compatible judge (README "Judges"); ``judge_from_args(args)`` builds the judge. With
-``multiple=True`` (``judge-audit``), ``--judge`` and the per-server options may be repeated: the
-n-th ``--judge-base-url`` / ``--judge-api-key-env`` / ``--judge-extra-body`` goes with the n-th
-``--judge``, and a single value applies to every judge.
+A judge spec is ``lexical`` (offline, approximate), ``verdicts:PATH`` (stored verdicts) or
+``openai:MODEL`` (the App F.4 judge on an OpenAI-compatible server), optionally followed by the
+``--judge-*`` options of ``odu-bench score`` (README "Judges")::
+
+    openai:qwen3-235b --judge-base-url http://localhost:8000/v1 --judge-concurrency 32
+
+:func:`judge_from_spec` builds the judge of such a text plus keyword options; the command line
+(``--judge`` and the ``--judge-*`` flags, :func:`add_judge_arguments` / :func:`judges_from_args`),
+the lm-eval tasks (``$ODU_JUDGE``) and the ``evaluate`` metric (``judge=`` / ``judge_options=``)
+all go through it. With ``multiple=True`` (``judge-audit``), ``--judge`` and the per-server options
+may be repeated: the n-th ``--judge-base-url`` / ``--judge-api-key-env`` / ``--judge-extra-body``
+goes with the n-th ``--judge``, and a single value applies to every judge.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from typing import Any
 
 from ..constants import JUDGE_API_KEY_ENV, JUDGE_CONCURRENCY, JUDGE_MAX_TOKENS, JUDGE_RETRIES, JUDGE_TIMEOUT_S
@@ -68,6 +76,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser, *, multiple: bool = Fal
 
 
 def _options(args: argparse.Namespace, index: int, count: int) -> dict[str, Any]:
+    """The judge keyword options of parsed ``--judge-*`` flags (``None``: not given)."""
     options: dict[str, Any] = {
         "concurrency": args.judge_concurrency,
         "max_tokens": args.judge_max_tokens,
@@ -87,10 +96,42 @@ def _options(args: argparse.Namespace, index: int, count: int) -> dict[str, Any]
     return options
 
 
+def parse_judge_spec(text: str, prog: str = "judge spec") -> tuple[str, dict[str, Any]]:
+    """``(kind, options)`` of a judge spec string (see the module docstring).
+
+    ``kind`` is ``lexical``, ``verdicts:PATH`` or ``openai:MODEL``; ``options`` are the judge's
+    keyword options the text gives (``None`` where it gives none). A text without any ``-`` option
+    is the kind alone, taken as it is (a verdicts path may hold spaces); an empty text is
+    ``lexical``. The text may also start with ``--judge KIND``. Bad options end the program with
+    an argparse usage message naming ``prog``.
+
+    >>> parse_judge_spec("verdicts:/runs/my verdicts.jsonl")
+    ('verdicts:/runs/my verdicts.jsonl', {})
+    >>> kind, options = parse_judge_spec("openai:m --judge-base-url http://localhost:8000/v1 --judge-concurrency 4")
+    >>> kind, options["base_url"], options["concurrency"]
+    ('openai:m', 'http://localhost:8000/v1', 4)
+    """
+    tokens = shlex.split(text)
+    if not any(token.startswith("-") for token in tokens):
+        return text.strip() or "lexical", {}
+    if not tokens[0].startswith("-"):
+        tokens = ["--judge", *tokens]
+    parser = argparse.ArgumentParser(prog=prog, add_help=False)
+    add_judge_arguments(parser)
+    args = parser.parse_args(tokens)
+    return args.judge, _options(args, 0, 1)
+
+
+def judge_from_spec(text: str, prog: str = "judge spec", **options: Any) -> Judge:
+    """The judge of a spec string; keyword ``options`` (``None`` = not given) win over the text's."""
+    kind, given = parse_judge_spec(text, prog)
+    return make_judge(kind, **{**given, **{k: v for k, v in options.items() if v is not None}})
+
+
 def judges_from_args(args: argparse.Namespace) -> list[Judge]:
-    """One judge per ``--judge`` (``multiple=True`` parsers)."""
+    """One judge per ``--judge`` (``multiple=True`` parsers); each ``--judge`` value is a judge spec."""
     specs = args.judge if isinstance(args.judge, list) else [args.judge]
-    return [make_judge(spec, **_options(args, i, len(specs))) for i, spec in enumerate(specs)]
+    return [judge_from_spec(spec, "--judge", **_options(args, i, len(specs))) for i, spec in enumerate(specs)]
 
 
 def judge_from_args(args: argparse.Namespace) -> Judge:
@@ -99,31 +140,11 @@ def judge_from_args(args: argparse.Namespace) -> Judge:
     return judge
 
 
-def judge_accounting_line(info: dict[str, Any]) -> str | None:
-    """A one-line account of an LLM judge's work from summary.json's ``"judge"`` block."""
-    if "requests" not in info:
-        return None
-    return (
-        f"judge {info['model']} (prompt {info['prompt_version']}): {info['segments']} segments, "
-        f"{info['requests']} requests, {info['cache_hits']} cache hits, {info['retries']} retries, "
-        f"{info['reasks']} re-asks, {info['errors']} judge errors, tokens {info['prompt_tokens']} in / "
-        f"{info['completion_tokens']} out, {info['wall_time_s']:.1f} s"
-    )
-
-
-def judge_errors_exit_code(judge_errors: int, args: argparse.Namespace, command: str, unit: str = "segment") -> int:
-    """1 (with a message) when judge errors remain and ``--allow-judge-errors`` was not given, else 0."""
-    if judge_errors and not args.allow_judge_errors:
-        import sys
-
-        specs = args.judge if isinstance(args.judge, list) else [args.judge]
-        remedy = ("Stored verdicts are missing: add their rows to the verdicts file"
-                  if all(str(spec).startswith("verdicts:") for spec in specs)
-                  else "Rerun to retry them (what was judged comes from the cache)")
-        print(
-            f"odu-bench {command}: {judge_errors} {unit}(s) could not be judged (reported as judge errors, "
-            f"never as misses). {remedy}, or pass --allow-judge-errors.",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
+__all__ = [
+    "add_judge_arguments",
+    "judge_from_args",
+    "judge_from_spec",
+    "judges_from_args",
+    "json_object_arg",
+    "parse_judge_spec",
+]

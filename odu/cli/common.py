@@ -1,0 +1,44 @@
+"""What several subcommands print about the judge: its accounting line, the judge-error exit code."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+
+def judge_note(info: Mapping[str, Any]) -> str:
+    """The line under a Table 3-style table naming the judge (and flagging an approximate one)."""
+    if not info:
+        return ""
+    note = f"judge: {info.get('name')} ({info.get('model')})"
+    return note + (" — APPROXIMATE, not comparable with Table 3" if info.get("approximate") else "")
+
+
+def judge_accounting_line(info: Mapping[str, Any]) -> str | None:
+    """A one-line account of an LLM judge's work from summary.json's ``"judge"`` block."""
+    if "requests" not in info:
+        return None
+    return (
+        f"judge {info['model']} (prompt {info['prompt_version']}): {info['segments']} segments, "
+        f"{info['requests']} requests, {info['cache_hits']} cache hits, {info['retries']} retries, "
+        f"{info['reasks']} re-asks, {info['errors']} judge errors, tokens {info['prompt_tokens']} in / "
+        f"{info['completion_tokens']} out, {info['wall_time_s']:.1f} s"
+    )
+
+
+def judge_errors_exit_code(judge_errors: int, args: argparse.Namespace, command: str, unit: str = "segment") -> int:
+    """1 (with a message) when judge errors remain and ``--allow-judge-errors`` was not given, else 0."""
+    if judge_errors and not args.allow_judge_errors:
+        specs = args.judge if isinstance(args.judge, list) else [args.judge]
+        remedy = ("Stored verdicts are missing: add their rows to the verdicts file"
+                  if all(str(spec).startswith("verdicts:") for spec in specs)
+                  else "Rerun to retry them (what was judged comes from the cache)")
+        print(
+            f"odu-bench {command}: {judge_errors} {unit}(s) could not be judged (reported as judge errors, "
+            f"never as misses). {remedy}, or pass --allow-judge-errors.",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
