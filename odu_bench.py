@@ -10,8 +10,8 @@ dataset built straight from a raw release, for direct use::
     builder.download_and_prepare()
     ds = builder.as_dataset(split="test")
 
-It only translates: validation, features, configs and rows come from ``odu.release`` and
-``odu.dataset``. The cache key (``hash``) is the release's fingerprint, so editing the records or
+It only translates: validation, features, configs and rows come from ``odu.data.release`` and
+``odu.data.dataset``. The cache key (``hash``) is the release's fingerprint, so editing the records or
 replacing a media file makes a fresh build.
 """
 
@@ -20,8 +20,8 @@ from typing import Optional
 
 import datasets
 
-from odu import dataset as odu_dataset
-from odu.release import find_records, fingerprint, read_release
+from odu.data import dataset as odu_dataset
+from odu.data.release import find_records, fingerprint, read_release
 
 _CITATION = """\
 @article{chen2026odubench,
@@ -82,7 +82,7 @@ class OduBench(datasets.GeneratorBasedBuilder):
 
     def __init__(self, *args, hash: Optional[str] = None, **kwargs):
         if not kwargs.get("data_dir"):
-            from odu.sample import sample_dir
+            from odu.data.sample import sample_dir
 
             kwargs["data_dir"] = str(sample_dir())
         if hash is None:

@@ -1,11 +1,11 @@
 """Iterating a prepared split with lazy media vs a naive eager loader: rows/s and peak RSS.
 
-Builds, from the bundled sample (``odu.sample``), a release at 1x and at 10x its size (the 10x
+Builds, from the bundled sample (``odu.data.sample``), a release at 1x and at 10x its size (the 10x
 copy repeats every scene under new ids, each row embedding its own media bytes), prepares both
-with ``odu.prepare.prepare`` and loads the ``all`` config with ``datasets.load_dataset``. Then,
+with ``odu.data.prepare.prepare`` and loads the ``all`` config with ``datasets.load_dataset``. Then,
 each in a fresh process (so peak RSS is its own), over the whole split:
 
-* ``lazy-meta``: :func:`odu.dataset.with_lazy_media`; per row the clips' durations and the
+* ``lazy-meta``: :func:`odu.data.dataset.with_lazy_media`; per row the clips' durations and the
   scene record (nothing decoded) — what a scorer or a cache-key pass touches;
 * ``lazy-decode``: the same, and the final clip decoded as a model backend would feed it: video
   frames at 1 fps (audio-visual) and 16 kHz mono audio, used and dropped;
@@ -60,8 +60,8 @@ class AnonPeak:
 
 def build_release(out: Path, scale: int) -> Path:
     """The bundled sample with every scene repeated ``scale`` times (ids suffixed), media shared."""
-    from odu.release import find_records
-    from odu.sample import sample_dir
+    from odu.data.release import find_records
+    from odu.data.sample import sample_dir
     from odu.schema import read_json_records
 
     source = sample_dir()
@@ -81,8 +81,8 @@ def iterate(dataset_dir: str, mode: str, cache: str) -> dict[str, Any]:
     import numpy as np
     from datasets import load_dataset
 
-    from odu.dataset import row_clips, row_to_scene, with_lazy_media
-    from odu.media import decode_audio, decode_frames
+    from odu.data.dataset import row_clips, row_to_scene, with_lazy_media
+    from odu.data.media import decode_audio, decode_frames
 
     ds = load_dataset(dataset_dir, "all", split="test", cache_dir=cache)
     baseline, anon_baseline = rss_mb(), rss_mb("RssAnon")
@@ -152,7 +152,7 @@ def main() -> None:
         print(json.dumps(iterate(*args.child)))
         return
 
-    from odu.prepare import prepare
+    from odu.data.prepare import prepare
 
     results = []
     with tempfile.TemporaryDirectory(prefix="odu-bench-dataset-") as tmp:

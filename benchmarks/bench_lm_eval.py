@@ -55,7 +55,7 @@ def bench_model(base_url: str, repeat: int, cache_dir: Path) -> dict[str, Any]:
     from odu.harness.tasks import load_docs, scene_request
     from odu.models.clips import DatasetClips
     from odu.models.openai_omni import OpenAIOmni
-    from odu.prepare import sample_dataset_dir
+    from odu.data.sample import sample_dataset_dir
 
     dataset = sample_dataset_dir(cache_dir)
     datasets.config.HF_DATASETS_CACHE = str(cache_dir / "hf")
@@ -114,7 +114,7 @@ def bench_cache_key(cache_dir: Path) -> dict[str, Any]:
     from lm_eval.api.model import hash_args
 
     from odu.harness.tasks import doc_to_text, load_docs
-    from odu.prepare import sample_dataset_dir
+    from odu.data.sample import sample_dataset_dir
 
     dataset = sample_dataset_dir(cache_dir)
     import datasets

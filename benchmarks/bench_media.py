@@ -5,11 +5,11 @@ Makes its own realistic clips with PyAV (10 s, 640x360, 30 fps H.264 at about 2 
 in the same run:
 
 * ``decode-all``: the naive baseline, every frame decoded and converted to RGB;
-* ``odu.media.decode_frames`` at 1 and 2 fps (auto rule), and forced sequential / forced seek;
+* ``odu.data.media.decode_frames`` at 1 and 2 fps (auto rule), and forced sequential / forced seek;
 * a GOP sweep (keyframe every 250 ... 6 frames) timing sequential vs seek, from which the cost of
   one seek in decoded-frame equivalents is fitted (the basis of ``FRAME_SEEK_COST_FRAMES``), and
   the strategy the auto rule picks from the packet index (its time is that strategy's time);
-* ``odu.media.decode_audio`` on the WAV (soundfile) and the MP4 track (PyAV), against reading
+* ``odu.data.media.decode_audio`` on the WAV (soundfile) and the MP4 track (PyAV), against reading
   the samples without downmix or resampling.
 
 Run: ``python benchmarks/bench_media.py [--repeats 7] [--json out.json]``. Prints JSON, then a table.
@@ -22,6 +22,7 @@ import json
 import statistics
 from collections import Counter
 import tempfile
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,9 +33,19 @@ from av.video.frame import PictureType
 import numpy as np
 import soundfile as sf
 
-from odu.constants import FRAME_SEEK_COST_FRAMES, FRAME_SEEK_MIN_SAVING
-from odu.media import _seek_plan, _seeking_pays, decode_audio, decode_frames, probe, sample_times
-from odu.synth import VideoSettings, encode_mp4, write_audio_file
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # build tooling: synth
+
+from odu.data.media import (  # noqa: E402
+    FRAME_SEEK_COST_FRAMES,
+    FRAME_SEEK_MIN_SAVING,
+    _seek_plan,
+    _seeking_pays,
+    decode_audio,
+    decode_frames,
+    probe,
+    sample_times,
+)
+from synth import VideoSettings, encode_mp4, write_audio_file  # noqa: E402
 
 WIDTH, HEIGHT, FPS, SECONDS = 640, 360, 30, 10.0
 GOP_SWEEP = (250, 60, 30, 12, 6)

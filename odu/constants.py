@@ -176,35 +176,6 @@ JUDGE_REASKS = 2
 #: Seconds a process waits for another one writing to the shared verdict cache.
 JUDGE_CACHE_BUSY_TIMEOUT_S = 60.0
 
-# --- dataset: release validation and the prepared Hugging Face layout (README "Dataset") -------
-
-#: Record files looked for, in this order, when a release is given as a directory.
-RELEASE_RECORD_FILES: tuple[str, ...] = ("scenes.jsonl", "scenes.json")
-#: Our choice: a clip's media may differ from its record ``duration`` by at most this many
-#: seconds (container durations drift by about one audio frame, 64 ms for AAC at 16 kHz, and one
-#: video frame, 40 ms at 25 fps); reference segments may end at most this far past the final clip.
-MEDIA_DURATION_TOLERANCE_S = 0.1
-#: Parquet shards of the prepared dataset stay under this many bytes of rows (``datasets``'
-#: ``MAX_SHARD_SIZE``, which the Hub viewer expects) ...
-PARQUET_MAX_SHARD_BYTES = 500_000_000
-#: ... and their row groups under this many (``datasets``' ``MAX_ROW_GROUP_SIZE``): reading one
-#: row reads its whole row group.
-PARQUET_MAX_ROW_GROUP_BYTES = 100_000_000
-#: Parquet compression of the shards (media bytes are stored as they are; zstd shrinks WAV and text).
-PARQUET_COMPRESSION = "zstd"
-
-# --- media decoding (odu.media; README "Performance / Media decoding") --------------------------
-
-#: Sample rate (Hz) of decoded audio unless asked otherwise; 16 kHz is what omni audio encoders take.
-DEFAULT_AUDIO_SAMPLE_RATE = 16_000
-#: Our rule, measured by ``benchmarks/bench_media.py``: frame sampling seeks to keyframes only when
-#: the packet index says that decodes fewer frames than reading straight through, counting each
-#: seek (demuxer reposition, decoder flush, frame-thread refill) as this many decoded frames ...
-FRAME_SEEK_COST_FRAMES = 6.0
-#: ... and only when that saves at least this fraction of the straight read's frames (smaller
-#: predicted savings were within run-to-run noise, or lost, in the benchmark).
-FRAME_SEEK_MIN_SAVING = 0.1
-
 # --- omni model backends and lm-eval tasks (odu.models; README "lm-evaluation-harness") -----------
 
 #: Environment variable holding the model server's API key (the key itself is never written anywhere).

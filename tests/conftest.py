@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # build tooling: synth, make_sample
 
 from dataset_fixtures import demo_dataset, demo_release, hf_cache  # noqa: F401  (session fixtures)
 from openai_server import OpenAIServer

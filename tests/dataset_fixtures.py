@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from odu.dataset import LABEL_CODES, MODALITY_CODES
-from odu.prepare import prepare
-from odu.synth import synthesize_media
+from odu.data.dataset import LABEL_CODES, MODALITY_CODES
+from odu.data.prepare import prepare
+from synth import synthesize_media
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DEMO_SCENES = FIXTURES / "demo_scenes.json"
@@ -26,7 +26,7 @@ def demo_records() -> list[dict[str, Any]]:
 
 
 def expected_rows(records: list[dict[str, Any]]) -> dict[str, int]:
-    """Rows per config counted straight from the records (independent of odu.dataset's filters)."""
+    """Rows per config counted straight from the records (independent of odu.data.dataset's filters)."""
     counts: Counter[str] = Counter()
     for r in records:
         m, lang, lab = MODALITY_CODES[r["modality"]], r["language"], LABEL_CODES[r["label"]]

@@ -18,7 +18,7 @@ from typing import Any
 
 from judge_fakes import judge_responder
 from odu.judge.prompt import JUDGE_INSTRUCTION
-from odu.media import LazyClip
+from odu.data.media import LazyClip
 from odu.models.clips import media_type
 from odu.models.openai_omni import wav_bytes
 from odu.schema import scene_from_dict
@@ -71,7 +71,7 @@ class FakeOmni:
         self.records: dict[str, dict[str, Any]] = {}
         self.clips: dict[str, list[str]] = {}  # scene -> sha256 of each clip's bytes as sent
         self._final: dict[str, str] = {}  # sha256 of the final clip as sent -> scene
-        from odu.dataset import row_to_record
+        from odu.data.dataset import row_to_record
 
         for config in ("av", "ao"):
             for row in datasets.load_dataset(str(dataset_dir), config, split="test"):

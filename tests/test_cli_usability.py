@@ -15,8 +15,8 @@ import pytest
 
 from odu.cli import main
 from odu.models import make_backend
-from odu.prepare import sample_dataset_dir
-from odu.release import ReleaseError, read_release
+from odu.data.sample import sample_dataset_dir
+from odu.data.release import ReleaseError, read_release
 from odu.report import System, comparability_notes
 from odu.schema import SchemaError, read_predictions
 

@@ -20,7 +20,7 @@ from datasets import Audio, Dataset, Video, load_dataset
 
 from dataset_fixtures import demo_records, expected_rows
 from odu.cli import main
-from odu.dataset import (
+from odu.data.dataset import (
     CONFIG_NAMES,
     CONFIGS,
     DEFAULT_CONFIG,
@@ -36,8 +36,8 @@ from odu.dataset import (
     row_to_scene,
     with_lazy_media,
 )
-from odu.media import LazyClip, MediaError, sample_times
-from odu.prepare import card_body, prepare, verify_dataset_dir
+from odu.data.media import LazyClip, MediaError, sample_times
+from odu.data.prepare import card_body, prepare, verify_dataset_dir
 from odu.schema import scene_from_dict
 
 REPO = Path(__file__).resolve().parents[1]
@@ -202,7 +202,7 @@ def test_load_from_parent_in_a_fresh_process_imports_no_torch(demo_dataset: Path
     script = """
 import json, sys
 from datasets import load_dataset
-from odu.dataset import row_clips, with_lazy_media
+from odu.data.dataset import row_clips, with_lazy_media
 ds = with_lazy_media(load_dataset("odu-bench", "av_en", split="test", cache_dir=sys.argv[1]))
 clip = row_clips(ds[0])[-1]
 print(json.dumps({"rows": len(ds), "frames": len(clip.frames(fps=1)), "samples": len(clip.audio()),
@@ -411,7 +411,7 @@ def test_builder_configs_match_the_core_table(builder_cls: type) -> None:
 
 
 def test_sample_dataset_dir_is_prepared_once(tmp_path: Path, hf_cache: str) -> None:
-    from odu.prepare import sample_dataset_dir
+    from odu.data.sample import sample_dataset_dir
 
     first = sample_dataset_dir(tmp_path)
     assert first.name == "odu-bench" and first.parent.name.startswith("sample-")

@@ -1,4 +1,4 @@
-"""Hub download / upload (odu.hub, odu-bench download|upload), offline: the huggingface_hub calls
+"""Hub download / upload (odu.data.hub, odu-bench download|upload), offline: the huggingface_hub calls
 are replaced by fakes that record their arguments and serve the prepared directory as the "repo"."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from datasets import load_dataset
 
 from dataset_fixtures import demo_records, expected_rows
 from odu.cli import main
-from odu.hub import allow_patterns, download, upload
+from odu.data.hub import allow_patterns, download, upload
 
 METADATA = ["README.md", "media_manifest.json", "scenes.jsonl"]
 

@@ -14,7 +14,7 @@ import pytest
 
 from odu.cli import main as odu_main
 from odu.cli.lm_eval_cmd import forwarded_args
-from odu.prepare import sample_dataset_dir
+from odu.data.sample import sample_dataset_dir
 from omni_fakes import FakeOmni
 from openai_server import OpenAIServer
 

@@ -14,7 +14,7 @@ import pytest
 
 from odu.cli import main as odu_main
 from odu.harness.tasks import METRICS, doc_to_text, load_docs, task_dir
-from odu.prepare import sample_dataset_dir
+from odu.data.sample import sample_dataset_dir
 from odu.prompts import AO_INSTRUCTION, instruction
 from odu.schema import scene_from_dict
 from omni_fakes import FakeOmni, media_parts, part_bytes

@@ -1,4 +1,4 @@
-"""odu.media: probing without decoding, sampled frames, audio at any rate, errors, LazyClip."""
+"""odu.data.media: probing without decoding, sampled frames, audio at any rate, errors, LazyClip."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from av.video.frame import PictureType
 import numpy as np
 import pytest
 
-import odu.media as media
-from odu.constants import MEDIA_DURATION_TOLERANCE_S
-from odu.media import LazyClip, MediaError, decode_audio, decode_frames, probe, sample_times
-from odu.synth import FAST_VIDEO, VideoSettings, encode_mp4, write_audio_file
+import odu.data.media as media
+from odu.data.media import LazyClip, MediaError, decode_audio, decode_frames, probe, sample_times
+from odu.data.release import MEDIA_DURATION_TOLERANCE_S
+from synth import FAST_VIDEO, VideoSettings, encode_mp4, write_audio_file
 
 FPS = 8
 DURATION = 5.3  # 43 frames at 8 fps, the last one shown for 50 ms

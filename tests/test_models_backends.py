@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from odu.media import LazyClip, MediaError, sample_times
+from odu.data.media import LazyClip, MediaError, sample_times
 from odu.models import AlwaysTrigger, NeverTrigger, Replay, make_backend
 from odu.models.base import Generation, RequestError, SceneRequest, decode_output, encode_output
 from odu.models.openai_omni import ModelUnavailableError, OpenAIOmni
 from odu.parse import parse_output
 from odu.prompts import AO_INSTRUCTION, AV_INSTRUCTION, PROMPT_VERSION, ClipRef, Turn
-from odu.synth import FAST_VIDEO, encode_mp4, write_audio_file
+from synth import FAST_VIDEO, encode_mp4, write_audio_file
 from openai_server import Fault, OpenAIServer, Reply
 
 SECRET = "sk-model-0a1b2c3d4e5f6a7b"

@@ -1,4 +1,4 @@
-"""Raw release reading and validation (odu.release): every problem names its scene and clip."""
+"""Raw release reading and validation (odu.data.release): every problem names its scene and clip."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import pytest
 
 from dataset_fixtures import demo_records
 from odu.cli import main
-from odu.constants import MEDIA_DURATION_TOLERANCE_S
-from odu.release import ReleaseError, find_records, fingerprint, read_release
+from odu.data.release import MEDIA_DURATION_TOLERANCE_S, ReleaseError, find_records, fingerprint, read_release
 
 #: A multi-clip audio-visual positive, the audio-only positive and an audio-visual negative.
 SMALL = ("avp_gen_000003", "aop_gen_000050", "avn_gen_000010")

@@ -264,7 +264,7 @@ def scored_runs(tmp_path_factory) -> list[Path]:
 
 
 def test_report_on_the_bundled_sample(tmp_path, capsys):
-    from odu.sample import sample_dir
+    from odu.data.sample import sample_dir
 
     records = [json.loads(line) for line in (sample_dir() / "scenes.jsonl").read_text(encoding="utf-8").splitlines()]
     scenes = load_scenes(records)

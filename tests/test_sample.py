@@ -1,4 +1,5 @@
-"""The bundled sample (odu/data/sample) and synthetic media for release records (odu.synth)."""
+"""The bundled sample (odu/data/sample, built by tools/make_sample.py) and synthetic media for release
+records (tools/synth.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from odu.constants import AUDIO_ONLY, AUDIO_VISUAL, MEDIA_DURATION_TOLERANCE_S, NEGATIVE_REASONS, NEGATIVE_SIGNALS
-from odu.media import decode_audio, decode_frames, probe
-from odu.sample import MANIFEST, build_sample, espeak_version, generator_versions, sample_dir
+from odu.constants import AUDIO_ONLY, AUDIO_VISUAL, NEGATIVE_REASONS, NEGATIVE_SIGNALS
+from odu.data.media import decode_audio, decode_frames, probe
+from odu.data.release import MEDIA_DURATION_TOLERANCE_S
+from odu.data.sample import sample_dir
 from odu.schema import Scene, load_scenes, scene_to_dict
-from odu.synth import synthesize_media
+from make_sample import MANIFEST, build_sample, espeak_version, generator_versions
+from synth import synthesize_media
 
 SAMPLE = sample_dir()
 ID_PATTERN = re.compile(r"^(av|ao)(p|n)_(gen|hr)_9\d{5}$")
@@ -123,7 +126,7 @@ def test_manifest_matches_the_files() -> None:
 
 
 def test_regenerating_reproduces_the_sample(tmp_path: Path) -> None:
-    """The committed sample is exactly what ``python -m odu.sample`` writes (needs espeak-ng and the
+    """The committed sample is exactly what ``python tools/make_sample.py`` writes (needs espeak-ng and the
     tool versions recorded in the manifest; skipped otherwise)."""
     if espeak_version() is None:
         pytest.skip("espeak-ng not installed")

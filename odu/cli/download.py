@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..dataset import CONFIG_NAMES
+from ..data.dataset import CONFIG_NAMES
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +19,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hub import HubError, download
+    from ..data.hub import HubError, download
 
     try:
         local = download(args.repo, args.config, args.out, revision=args.revision)

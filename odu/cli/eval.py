@@ -153,9 +153,9 @@ def run(args: argparse.Namespace) -> int:
     from ..harness.tasks import check_dataset, dataset_source, task_dir, use_judge
     from ..judge import JudgeUnavailableError
     from ..judge.spec import judge_from_args
-    from ..media import MediaError
+    from ..data.media import MediaError
     from ..models.openai_omni import ModelUnavailableError
-    from ..prepare import sample_dataset_dir
+    from ..data.sample import sample_dataset_dir
     from ..schema import SchemaError
     from ..tables import table3
 

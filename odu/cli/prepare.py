@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..release import ReleaseError
+from ..data.release import ReleaseError
 from ..schema import SchemaError
 
 
@@ -28,10 +28,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..prepare import prepare
+    from ..data.prepare import prepare
 
     if args.sample:
-        from ..sample import sample_dir
+        from ..data.sample import sample_dir
 
         raw = sample_dir()
     else:

@@ -16,7 +16,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hub import HubError, upload
+    from ..data.hub import HubError, upload
 
     try:
         url = upload(args.dir, args.repo, private=args.private or None, revision=args.revision)

@@ -24,8 +24,9 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ..constants import DEFAULT_AUDIO_SAMPLE_RATE, MODEL_API_KEY_ENV, MODEL_CONCURRENCY, MODEL_RETRIES, MODEL_TIMEOUT_S
-from ..media import LazyClip
+from ..constants import MODEL_API_KEY_ENV, MODEL_CONCURRENCY, MODEL_RETRIES, MODEL_TIMEOUT_S
+from ..cache import cache_dir as odu_cache_dir
+from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip
 from ..prompts import AsrSentence
 from ..schema import read_json_records
 
@@ -85,8 +86,6 @@ class TranscriptionEndpoint:
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = MODEL_API_KEY_ENV,
                  concurrency: int = MODEL_CONCURRENCY, timeout: float = MODEL_TIMEOUT_S,
                  retries: int = MODEL_RETRIES, cache_dir: str | Path | None = None, progress: bool = True) -> None:
-        from ..models.clips import cache_root
-
         key = os.environ.get(api_key_env)
         if not key and base_url is None:
             raise ValueError(f"ASR API key: environment variable {api_key_env} is not set")
@@ -94,7 +93,7 @@ class TranscriptionEndpoint:
         self.model, self.base_url, self.api_key_env = model, base_url, api_key_env
         self.concurrency, self.timeout, self.retries, self.progress = concurrency, timeout, retries, progress
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model)
-        self.cache_dir = Path(cache_dir) if cache_dir is not None else cache_root() / "asr" / slug
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else odu_cache_dir() / "asr" / slug
         self.requests = 0
         self.cache_hits = 0
 

@@ -63,7 +63,7 @@ class OduLM(LM):
         def load_clip(request: SceneRequest, ref: Any) -> Any:
             where = locators.get(request.scene_id)
             if not where:
-                from ..media import MediaError
+                from ..data.media import MediaError
 
                 raise MediaError(f"scene {request.scene_id} clip {ref.id}: its doc names no dataset row")
             return self._clips.load(where, request.scene_id, ref)

@@ -4,7 +4,7 @@ The task YAMLs point their hooks here through ``lm_eval_tasks/odu/utils.py``:
 
 * :func:`load_docs` (``custom_dataset``): scenes of one config from a prepared dataset directory or
   Hub repo — the ``dataset`` metadata key, else ``$ODU_DATASET``, else the bundled sample prepared
-  into the cache (:func:`odu.prepare.sample_dataset_dir`) — as light docs: the release record, clip
+  into the cache (:func:`odu.data.sample.sample_dataset_dir`) — as light docs: the release record, clip
   references (id, sha256, duration, replies) and a locator of the dataset row. Media bytes stay in
   the dataset; models fetch them by locator when they send a scene. Text-only tasks (App D.2) add
   each clip's ASR sentences (sidecar file or ``/audio/transcriptions`` endpoint, :mod:`.asr`).
@@ -82,7 +82,7 @@ def dataset_source(dataset: str | os.PathLike[str] | None = None) -> str:
     chosen = dataset or os.environ.get(DATASET_ENV)
     if chosen:
         return str(chosen)
-    from ..prepare import sample_dataset_dir
+    from ..data.sample import sample_dataset_dir
 
     return str(sample_dataset_dir())
 
@@ -93,7 +93,7 @@ def check_dataset(source: str) -> None:
     at once, with its name, instead of after retries against the Hub."""
     import re
 
-    from ..prepare import CARD_NAME, DATA_DIR
+    from ..data.prepare import CARD_NAME, DATA_DIR
 
     path = Path(source)
     if path.exists():
@@ -115,7 +115,7 @@ def _asr_table(records: Sequence[Mapping[str, Any]], ds: Any, asr: str | None, a
                        "an endpoint ($ODU_ASR=openai:MODEL with metadata 'asr_base_url' / $ODU_ASR_BASE_URL)")
     wanted = [(r["scene_id"], c["id"]) for r in records for c in r["clips"]]
     if spec.startswith("openai:"):
-        from ..media import LazyClip
+        from ..data.media import LazyClip
 
         endpoint = TranscriptionEndpoint(spec.removeprefix("openai:"),
                                          base_url=asr_options.get("asr_base_url") or os.environ.get("ODU_ASR_BASE_URL"),
@@ -152,7 +152,7 @@ def load_docs(config: str = "av", dataset: str | None = None, dataset_revision: 
     """
     import datasets
 
-    from ..dataset import row_to_record, rows_without_media
+    from ..data.dataset import row_to_record, rows_without_media
     from ..models.clips import locator
 
     source = dataset_source(dataset)

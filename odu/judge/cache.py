@@ -8,15 +8,14 @@ the calls that were in flight, and a judge error is asked again on the next run.
 proceed together and the busy timeout serialises writers. Nothing secret is stored: no API key,
 no headers, no base URL.
 
-Location: ``--judge-cache PATH``, else ``$ODU_CACHE_DIR/judge.sqlite``, else
-``$XDG_CACHE_HOME/odu-bench/judge.sqlite``, else ``~/.cache/odu-bench/judge.sqlite``.
+Location: ``--judge-cache PATH``, else ``judge.sqlite`` in the cache directory
+(:mod:`odu.cache`: ``$ODU_CACHE_DIR``, else ``$XDG_CACHE_HOME/odu-bench``, else ``~/.cache/odu-bench``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -24,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..cache import cache_dir
 from ..constants import JUDGE_CACHE_BUSY_TIMEOUT_S
 from ..schema import KeyPoint
 
@@ -40,11 +40,8 @@ CREATE TABLE IF NOT EXISTS verdicts (
 
 
 def default_cache_path() -> Path:
-    """``$ODU_CACHE_DIR/judge.sqlite`` or the user cache dir (``~/.cache/odu-bench/judge.sqlite``)."""
-    if os.environ.get("ODU_CACHE_DIR"):
-        return Path(os.environ["ODU_CACHE_DIR"]) / "judge.sqlite"
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "odu-bench" / "judge.sqlite"
+    """``judge.sqlite`` in the toolkit's cache directory (:func:`odu.cache.cache_dir`)."""
+    return cache_dir() / "judge.sqlite"
 
 
 def cache_key(

@@ -127,7 +127,7 @@ def decode_output(text: str | None) -> Generation:
     return Generation(text)
 
 
-#: Loads one clip of a request: ``(request, clip) -> odu.media.LazyClip``.
+#: Loads one clip of a request: ``(request, clip) -> odu.data.media.LazyClip``.
 ClipLoader = Callable[[SceneRequest, ClipRef], Any]
 #: Called with ``(index, generation)`` as each request finishes (e.g. to cache it at once).
 OnDone = Callable[[int, "Generation"], None]

@@ -17,15 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..media import LazyClip, MediaError
+from ..cache import cache_dir
+from ..data.media import LazyClip, MediaError
 from ..prompts import ClipRef
-
-
-def cache_root() -> Path:
-    """``$ODU_CACHE_DIR``, else ``~/.cache/odu-bench`` (the judge cache's folder)."""
-    from ..judge.cache import default_cache_path
-
-    return default_cache_path().parent
 
 
 def locator(source: str | os.PathLike[str], config: str, row: int, revision: str | None = None) -> str:
@@ -91,7 +85,7 @@ def spool_clip(clip: LazyClip, sha256: str, directory: Path | None = None) -> Pa
     if clip.path is not None:
         return clip.path
     suffix = media_type(clip)[1]
-    folder = directory or cache_root() / "media"
+    folder = directory or cache_dir() / "media"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{sha256}{suffix}"
     if not path.is_file():
@@ -102,4 +96,4 @@ def spool_clip(clip: LazyClip, sha256: str, directory: Path | None = None) -> Pa
     return path
 
 
-__all__ = ["DatasetClips", "cache_root", "locator", "media_type", "spool_clip"]
+__all__ = ["DatasetClips", "locator", "media_type", "spool_clip"]

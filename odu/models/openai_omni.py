@@ -8,7 +8,7 @@ App D.1 turn layout; App D.2 ASR text for the text-only baseline) by :func:`.mes
   read local paths, e.g. vLLM with ``--allowed-local-media-path``), audio as ``input_audio``
   (WAV/MP3 base64; other codecs are decoded and sent as 16-bit WAV);
 * servers that drop the audio track of a video: ``audio_in_video="separate"`` adds the track as an
-  ``input_audio`` part right after the video (extracted with :mod:`odu.media`);
+  ``input_audio`` part right after the video (extracted with :mod:`odu.data.media`);
 * servers that take images only: ``video_mode="frames"`` sends JPEG frames sampled at ``fps``
   (at most ``max_frames`` per clip), with the audio as a separate part;
 * greedy decoding (temperature 0, no stop sequence unless the task sets one), ``max_tokens`` from
@@ -42,7 +42,6 @@ from tqdm.auto import tqdm
 from ..constants import (
     AUDIO_ONLY,
     AUDIO_VISUAL,
-    DEFAULT_AUDIO_SAMPLE_RATE,
     MODEL_API_KEY_ENV,
     MODEL_BACKOFF_FACTOR,
     MODEL_BACKOFF_MAX_S,
@@ -56,7 +55,7 @@ from ..constants import (
     MODEL_RETRIES,
     MODEL_TIMEOUT_S,
 )
-from ..media import LazyClip, MediaError
+from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip, MediaError
 from ..openai_transport import CallFailedError, ServerRefusedError, public_url, with_retries
 from ..prompts import ClipRef, Part
 from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest

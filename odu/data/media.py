@@ -6,7 +6,7 @@ A clip is read in three depths, each only when asked for:
   :class:`MediaInfo` with the duration, without decoding media;
 * :func:`decode_frames` decodes video frames sampled at a requested rate (App D.1 feeds models
   frames at a given fps), sequentially or by keyframe seeks, whichever the packet index says
-  costs less (rule: ``FRAME_SEEK_COST_FRAMES`` in :mod:`odu.constants`);
+  costs less (rule: :data:`FRAME_SEEK_COST_FRAMES` below);
 * :func:`decode_audio` gives the mono float32 waveform at a requested sample rate.
 
 :class:`LazyClip` bundles the three around the bytes or path of one clip. Every failure raises
@@ -31,7 +31,15 @@ import av.error
 import numpy as np
 import soundfile as sf
 
-from .constants import DEFAULT_AUDIO_SAMPLE_RATE, FRAME_SEEK_COST_FRAMES, FRAME_SEEK_MIN_SAVING
+#: Sample rate (Hz) of decoded audio unless asked otherwise; 16 kHz is what omni audio encoders take.
+DEFAULT_AUDIO_SAMPLE_RATE = 16_000
+#: Our rule, measured by ``benchmarks/bench_media.py``: frame sampling seeks to keyframes only when
+#: the packet index says that decodes fewer frames than reading straight through, counting each
+#: seek (demuxer reposition, decoder flush, frame-thread refill) as this many decoded frames ...
+FRAME_SEEK_COST_FRAMES = 6.0
+#: ... and only when that saves at least this fraction of the straight read's frames (smaller
+#: predicted savings were within run-to-run noise, or lost, in the benchmark).
+FRAME_SEEK_MIN_SAVING = 0.1
 
 #: What the media functions accept: a file path or the file's bytes.
 MediaSource = Union[str, Path, bytes]

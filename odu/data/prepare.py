@@ -14,8 +14,8 @@ language and label); every other config lists the leaf folders it unites, so ``a
 extra bytes and a Hub download of one config fetches only its leaves. ``datasets`` cannot load
 an empty split, so a config without scenes in this release is left out of the card (the card's
 row table still lists it, with 0). Media bytes are embedded in the
-rows (:mod:`odu.dataset`). Shards stay under :data:`~odu.constants.PARQUET_MAX_SHARD_BYTES`,
-row groups under :data:`~odu.constants.PARQUET_MAX_ROW_GROUP_BYTES`, and the output is
+rows (:mod:`.dataset`). Shards stay under :data:`PARQUET_MAX_SHARD_BYTES`,
+row groups under :data:`PARQUET_MAX_ROW_GROUP_BYTES`, and the output is
 byte-for-byte the same on every run over the same release.
 """
 
@@ -31,14 +31,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .constants import (
-    PARQUET_COMPRESSION,
-    PARQUET_MAX_ROW_GROUP_BYTES,
-    PARQUET_MAX_SHARD_BYTES,
-)
+from ..schema import Scene
 from .dataset import CONFIGS, DEFAULT_CONFIG, LEAF_CONFIGS, SPLIT, features, get_config, in_config_order, record_to_row
-from .release import ReleaseProblem, ReleaseScene, fingerprint, read_release
-from .schema import Scene
+from .release import ReleaseProblem, ReleaseScene, read_release
 
 MANIFEST_NAME = "media_manifest.json"
 RECORDS_NAME = "scenes.jsonl"
@@ -47,6 +42,14 @@ DATA_DIR = "data"
 MANIFEST_FORMAT = "odu-bench-manifest/1"
 #: Files of a prepared directory besides the shards (what ``odu-bench download`` always fetches).
 METADATA_FILES: tuple[str, ...] = (CARD_NAME, MANIFEST_NAME, RECORDS_NAME)
+#: Parquet shards of the prepared dataset stay under this many bytes of rows (``datasets``'
+#: ``MAX_SHARD_SIZE``, which the Hub viewer expects) ...
+PARQUET_MAX_SHARD_BYTES = 500_000_000
+#: ... and their row groups under this many (``datasets``' ``MAX_ROW_GROUP_SIZE``): reading one
+#: row reads its whole row group.
+PARQUET_MAX_ROW_GROUP_BYTES = 100_000_000
+#: Parquet compression of the shards (media bytes are stored as they are; zstd shrinks WAV and text).
+PARQUET_COMPRESSION = "zstd"
 
 
 def shard_pattern(leaf: str) -> str:
@@ -136,7 +139,7 @@ def prepare(
 
     ``out`` is replaced only once the new directory is complete; an existing ``out`` that is not a
     prepared ODU-Bench dataset (no manifest) and not empty is left alone and an error raised.
-    Raises :class:`odu.release.ReleaseError` on invalid scenes unless ``skip_invalid``.
+    Raises :class:`odu.data.release.ReleaseError` on invalid scenes unless ``skip_invalid``.
     """
     out = Path(out)
     _check_replaceable(out)
@@ -245,8 +248,8 @@ def _replace(tmp: Path, out: Path) -> None:
 
 
 def card_body() -> str:
-    """The text of ``dataset_card.md`` (shipped inside the package as ``odu/dataset_card.md``)."""
-    return resources.files("odu").joinpath("dataset_card.md").read_text(encoding="utf-8")
+    """The text of the dataset card (shipped inside the package as ``odu/data/dataset_card.md``)."""
+    return resources.files(__package__).joinpath("dataset_card.md").read_text(encoding="utf-8")
 
 
 def _size_category(n: int) -> str:
@@ -339,31 +342,6 @@ def _leaves(name: str) -> tuple[str, ...]:
     return get_config(name).leaves
 
 
-# --- the bundled sample ---------------------------------------------------------------------------------
-
-
-def sample_dataset_dir(cache_dir: str | Path | None = None) -> Path:
-    """The bundled sample (:func:`odu.sample.sample_dir`) prepared once into the cache and reused
-    until the sample changes: ``<cache>/datasets/sample-<fingerprint>/odu-bench``.
-
-    The cache is ``$ODU_CACHE_DIR``, else ``~/.cache/odu-bench`` (as the judge cache).
-    """
-    from .judge.cache import default_cache_path
-    from .sample import sample_dir
-
-    raw = sample_dir()
-    base = Path(cache_dir) if cache_dir is not None else default_cache_path().parent
-    out = base / "datasets" / f"sample-{fingerprint(raw)[:16]}" / "odu-bench"
-    if not (out / MANIFEST_NAME).is_file():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            prepare(raw, out)
-        except OSError:  # another process finished first
-            if not (out / MANIFEST_NAME).is_file():
-                raise
-    return out
-
-
 __all__ = [
     "METADATA_FILES",
     "PrepareResult",
@@ -372,7 +350,6 @@ __all__ = [
     "config_patterns",
     "prepare",
     "render_card",
-    "sample_dataset_dir",
     "shard_pattern",
     "verify_dataset_dir",
 ]

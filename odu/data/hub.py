@@ -1,4 +1,4 @@
-"""Hugging Face Hub transfer of a prepared dataset directory (:mod:`odu.prepare`).
+"""Hugging Face Hub transfer of a prepared dataset directory (:mod:`.prepare`).
 
 ``download`` fetches the card, manifest and records plus the shards of the requested configs only
 (``snapshot_download`` with per-config ``allow_patterns``) and checks the shards against the

@@ -1,6 +1,7 @@
 """Writing synthetic media: drawn frames, tones and noise, encoded with PyAV and soundfile.
 
-Used by the bundled sample (:mod:`odu.sample`), by tests and benchmarks, and by
+Build tooling, outside the runtime package. Used by the sample generator (``make_sample.py``
+beside it), by tests and benchmarks, and by
 :func:`synthesize_media`, which gives release records without media (such as the authors' demo
 records) a clip of each clip's exact ``duration`` at its ``src``, so that they can go through
 validation, ``prepare`` and ``load_dataset``.
@@ -21,7 +22,8 @@ import av
 import numpy as np
 import soundfile as sf
 
-from .constants import AUDIO_VISUAL, DEFAULT_AUDIO_SAMPLE_RATE
+from odu.constants import AUDIO_VISUAL
+from odu.data.media import DEFAULT_AUDIO_SAMPLE_RATE
 
 #: Encoded container per file suffix; WAV/FLAC go through soundfile.
 VIDEO_SUFFIXES = frozenset({".mp4", ".mov", ".m4v"})

@@ -16,7 +16,7 @@ that :func:`row_to_record` gives back the record :func:`odu.schema.scene_from_di
 
 Media is a plain struct, not ``datasets.Audio``/``Video`` (which need torch + torchcodec):
 :func:`with_lazy_media` (a ``with_transform``) or :func:`row_clips` wrap clips into
-:class:`odu.media.LazyClip`, decoded with PyAV / soundfile only on access. When torchcodec is
+:class:`odu.data.media.LazyClip`, decoded with PyAV / soundfile only on access. When torchcodec is
 installed, :func:`cast_media` lets ``datasets`` decode them instead.
 
 ``datasets`` is imported inside functions only (the core must import without it).
@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES
-from .schema import Scene, scene_from_dict, scene_to_dict
+from ..constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES
+from ..schema import Scene, scene_from_dict, scene_to_dict
 
 if TYPE_CHECKING:  # pragma: no cover
     import datasets
@@ -324,7 +324,7 @@ def _media_path(turn: Mapping[str, Any]) -> str:
 
 
 def lazy_turn(turn: Mapping[str, Any]) -> dict[str, Any]:
-    """A user turn whose ``media`` is a :class:`~odu.media.LazyClip` (knowing its duration, so
+    """A user turn whose ``media`` is a :class:`~odu.data.media.LazyClip` (knowing its duration, so
     reading ``.duration`` decodes nothing) and whose release ``src`` moves to ``path``."""
     from .media import LazyClip
 
@@ -340,7 +340,7 @@ def row_clips(row: Mapping[str, Any]) -> list[LazyClip]:
 
 
 def lazy_media_transform(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
-    """``with_transform`` function: every user turn's ``media`` becomes a :class:`~odu.media.LazyClip`
+    """``with_transform`` function: every user turn's ``media`` becomes a :class:`~odu.data.media.LazyClip`
     (see :func:`lazy_turn`)."""
     if "turns" in batch:
         batch["turns"] = [
@@ -350,8 +350,8 @@ def lazy_media_transform(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
 
 
 def with_lazy_media(dataset: datasets.Dataset) -> datasets.Dataset:
-    """``dataset`` whose rows carry :class:`~odu.media.LazyClip` media: nothing decodes until a
-    clip's ``frames()`` / ``audio()`` is called (see :mod:`odu.media`)."""
+    """``dataset`` whose rows carry :class:`~odu.data.media.LazyClip` media: nothing decodes until a
+    clip's ``frames()`` / ``audio()`` is called (see :mod:`odu.data.media`)."""
     return dataset.with_transform(lazy_media_transform)
 
 

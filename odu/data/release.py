@@ -7,9 +7,9 @@ checks what the dataset and the scorer rely on:
 * every record follows the schema, scene ids are unique (and, in the release's id shape, agree
   with modality, label and source), clip ids are unique within a scene, and the scene's and its
   annotations' languages are ones the dataset carries (``en``, ``zh``);
-* every clip's media exists, decodes (:func:`odu.media.probe`), has an audio stream (and a video
+* every clip's media exists, decodes (:func:`odu.data.media.probe`), has an audio stream (and a video
   stream for audio-visual scenes) and lasts its ``duration`` within
-  :data:`~odu.constants.MEDIA_DURATION_TOLERANCE_S`;
+  :data:`MEDIA_DURATION_TOLERANCE_S`;
 * reference segments lie inside the final clip (App A.1: times are local to it).
 
 Every problem names its scene and clip. By default all problems are collected and raised together
@@ -26,8 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES, MEDIA_DURATION_TOLERANCE_S, RELEASE_RECORD_FILES
-from .schema import Clip, Scene, SchemaError, read_json_records, scene_from_dict
+from ..constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES
+from ..schema import Clip, Scene, SchemaError, read_json_records, scene_from_dict
+
+#: Record files looked for, in this order, when a release is given as a directory.
+RELEASE_RECORD_FILES: tuple[str, ...] = ("scenes.jsonl", "scenes.json")
+#: Our choice: a clip's media may differ from its record ``duration`` by at most this many
+#: seconds (container durations drift by about one audio frame, 64 ms for AAC at 16 kHz, and one
+#: video frame, 40 ms at 25 fps); reference segments may end at most this far past the final clip.
+MEDIA_DURATION_TOLERANCE_S = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +256,8 @@ def _progress(records: list[Any], enabled: bool, desc: str) -> Iterator[tuple[in
 
 
 __all__ = [
+    "MEDIA_DURATION_TOLERANCE_S",
+    "RELEASE_RECORD_FILES",
     "Release",
     "ReleaseError",
     "ReleaseProblem",
