@@ -5,7 +5,7 @@ key points each, App B.1 / E.1), four systems. Timed in the same run:
 
 * headline intervals (Avg, M1-M5, FTR of one system): ``odu.report.headline.bootstrap_metrics``
   (multiplicity blocks x per-scene columns) vs the naive loop that draws scene indices, builds
-  the resampled row list and calls the scalar core metrics (``odu.scoring.summarize``);
+  the resampled row list and calls the scalar core metrics (``odu.run.summarize``);
 * evidence-channel gap intervals (four systems, seven channels, App E.1):
   ``odu.report.channels.channel_report`` vs a naive loop pooling hit and point counts per resample.
 
@@ -31,7 +31,7 @@ from odu.report.bootstrap import SceneBootstrap
 from odu.report.channels import CHANNELS, channel_report, scene_counts
 from odu.report.headline import bootstrap_metrics
 from odu.report.runs import System
-from odu.scoring import summarize
+from odu.run import summarize
 
 N_SCENES, N_POSITIVE, N_SYSTEMS = 1347, 1060, 4
 SOURCES = ("intent", "intent", "required_context.visual", "required_context.audio",

@@ -2,42 +2,30 @@
 
 The one scoring pipeline behind ``odu-bench score``, the lm-eval tasks and the ``evaluate``
 metric. The judge is called once with every request of the run, so a concurrent judge can work
-on all of them at the same time.
+on all of them at the same time. What it returns (scene rows, the summary) is the run contract
+of :mod:`odu.run`.
 """
 
 from __future__ import annotations
 
 import gc
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from tqdm.auto import tqdm
 
-from .constants import MODALITIES, PROFILE_FIELDS
+from .constants import PROFILE_FIELDS
 from .judge.base import Judge, JudgeRequest, JudgeVerdict, candidate_text
 from .match import SegmentMatch, match_segments, pred_order_key
-from .metrics import avg, false_trigger_rate, macro_f1, mean_defined, s2, s3, s4, s5
+from .metrics import s2, s3, s4, s5
 from .parse import no_output, parse_output
-from .schema import Prediction, Scene, iter_modalities
+from .run import KeyPointRow, SceneRow, ScoredRun, summarize_run
+from .schema import Prediction, Scene
 from .text import edit_count
-
-SUMMARY_FILE = "summary.json"
-SCENES_FILE = "scenes.jsonl"
 
 #: Output for a scene: raw model text, an already parsed prediction, or None (no output).
 Output = str | Prediction | None
-
-
-@dataclass(slots=True)
-class ScoredRun:
-    """``summary`` is summary.json; ``scenes`` are the scenes.jsonl rows, in input order."""
-
-    summary: dict[str, Any]
-    scenes: list[dict[str, Any]]
 
 
 @dataclass(slots=True)
@@ -103,10 +91,11 @@ def _profile_correct(scene: Scene, language: str, matches: Sequence[SegmentMatch
     }
 
 
-def _scene_row(work: _SceneWork, verdicts: Mapping[int, JudgeVerdict], language: str) -> dict[str, Any]:
+def _scene_row(work: _SceneWork, verdicts: Mapping[int, JudgeVerdict], language: str) -> SceneRow:
     scene, prediction, matches = work.scene, work.prediction, work.matches
     refs = scene.annotation(language).segments
-    key_points, segment_hits = [], []
+    key_points: list[KeyPointRow] = []
+    segment_hits: list[list[bool | None]] = []
     for m in matches:
         verdict = verdicts.get(m.reference)
         hits: list[bool | None] = []
@@ -152,33 +141,6 @@ def _scene_row(work: _SceneWork, verdicts: Mapping[int, JudgeVerdict], language:
         ],
         "key_points": key_points,
         "candidates": [{"segment": r.segment, "text": r.candidate} for r in work.requests],
-    }
-
-
-def summarize(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Dataset scores of one modality's scene rows (App A.3-A.4)."""
-    y_true = [r["has_demand"] for r in rows]
-    y_pred = [r["predicted_has_demand"] for r in rows]
-    metrics: dict[str, Any] = {
-        "m1": macro_f1(y_true, y_pred),
-        "m2": mean_defined(r["s2"] for r in rows),
-        "m3": mean_defined(r["s3"] for r in rows),
-        "m4": mean_defined(r["s4"] for r in rows),
-        "m5": mean_defined(r["s5"] for r in rows),
-    }
-    lower = dict(metrics, m2=mean_defined(r["s2_errors_as_misses"] for r in rows))
-    return {
-        "n_scenes": len(rows),
-        "n_positive": sum(y_true),
-        "n_negative": len(rows) - sum(y_true),
-        **metrics,
-        "avg": avg(metrics),
-        "ftr": false_trigger_rate(y_true, y_pred),
-        "m2_errors_as_misses": lower["m2"],
-        "avg_errors_as_misses": avg(lower),
-        "judge_error_points": sum(1 for r in rows for k in r["key_points"] if k["judge_error"] is not None),
-        "parse_errors": sum(r["parse_error"] for r in rows),
-        "no_output": sum(r["no_output"] for r in rows),
     }
 
 
@@ -241,35 +203,7 @@ def score_scenes(
     verdicts = iter(answered)
     with _gc_paused():
         rows = [_scene_row(w, {r.segment: next(verdicts) for r in w.requests}, annotation_language) for w in work]
-    summary: dict[str, Any] = {m: summarize([r for r in rows if r["modality"] == m]) for m in iter_modalities(scenes)}
-    summary |= {
-        "judge": judge.info(),
-        "parse_errors": sum(r["parse_error"] for r in rows),
-        "no_output": sum(r["no_output"] for r in rows),
-        "judge_errors": sum(len({k["segment"] for k in r["key_points"] if k["judge_error"]}) for r in rows),
-        "annotation_language": annotation_language,
-    }
-    return ScoredRun(summary, rows)
+    return ScoredRun(summarize_run(rows, judge.info(), annotation_language), rows)
 
 
-def write_run(run: ScoredRun, out_dir: str | Path) -> Path:
-    """Write ``summary.json`` and ``scenes.jsonl`` into ``out_dir`` (created if needed)."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / SUMMARY_FILE).write_text(json.dumps(run.summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    with (out / SCENES_FILE).open("w", encoding="utf-8") as fh:
-        for row in run.scenes:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return out
-
-
-def read_run(run_dir: str | Path) -> ScoredRun:
-    """Read back a run written by :func:`write_run`."""
-    run_dir = Path(run_dir)
-    summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
-    with (run_dir / SCENES_FILE).open(encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh if line.strip()]
-    return ScoredRun(summary, rows)
-
-
-__all__ = ["MODALITIES", "ScoredRun", "read_run", "score_scenes", "summarize", "write_run"]
+__all__ = ["Output", "score_scenes"]

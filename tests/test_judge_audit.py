@@ -12,7 +12,8 @@ from odu.cli import main
 from odu.judge import LexicalJudge
 from odu.judge.audit import reference_candidate
 from odu.schema import KeyPoint, load_scenes
-from odu.scoring import score_scenes, write_run
+from odu.run import write_run
+from odu.scoring import score_scenes
 from openai_server import Fault, OpenAIServer
 
 FIXTURE = Path(__file__).parent / "fixtures" / "demo_scenes.json"

@@ -29,7 +29,8 @@ from odu.constants import (
 from odu.judge import LexicalJudge
 from odu.parse import extract_json_object, parse_output, strip_wrappers
 from odu.schema import Prediction, load_scenes, scene_from_dict
-from odu.scoring import read_run, score_scenes, write_run
+from odu.run import read_run, write_run
+from odu.scoring import score_scenes
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CORPUS = FIXTURES / "malformed_outputs.jsonl"

@@ -17,7 +17,8 @@ from odu.report.headline import bootstrap_metrics, headline, metrics_weighted, s
 from odu.report.runs import System
 from odu.report.taxonomy import ftr_profile, m2_profile
 from odu.schema import load_scenes
-from odu.scoring import ScoredRun, score_scenes, summarize, write_run
+from odu.run import ScoredRun, summarize, write_run
+from odu.scoring import score_scenes
 
 FIXTURES = Path(__file__).parent / "fixtures"
 AV = "audio-visual"

@@ -21,9 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..constants import MODALITIES
 from ..models import BACKENDS, BASELINES, lm_eval_name
-from ..scoring import SCENES_FILE, SUMMARY_FILE, summarize
+from ..run import EvalSceneRow, RunSummary, ScoredRun, summarize_run, write_run
 from .common import judge_accounting_line, judge_errors_exit_code, judge_note
 
 DEFAULT_MODELS = ("always", "never")
@@ -81,14 +80,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 # --- results -> files and rows --------------------------------------------------------------------------
 
 
-def write_model_outputs(results: Mapping[str, Any], folder: Path) -> list[dict[str, Any]]:
-    """results.json, samples_<task>.jsonl, predictions.jsonl and scenes.jsonl of one model's run;
-    returns the scene rows (one per scene, however many tasks held it)."""
+def write_model_outputs(results: Mapping[str, Any], folder: Path) -> list[EvalSceneRow]:
+    """results.json, samples_<task>.jsonl and predictions.jsonl of one model's run; returns the
+    scene rows with their inference errors (one per scene, however many tasks held it)."""
     folder.mkdir(parents=True, exist_ok=True)
     body = {k: v for k, v in results.items() if k != "samples"}
     (folder / "results.json").write_text(json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n",
                                          encoding="utf-8")
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, EvalSceneRow] = {}
     outputs: dict[str, str | None] = {}
     for task, task_samples in results.get("samples", {}).items():
         with (folder / f"samples_{task}.jsonl").open("w", encoding="utf-8") as fh:
@@ -101,9 +100,6 @@ def write_model_outputs(results: Mapping[str, Any], folder: Path) -> list[dict[s
     with (folder / "predictions.jsonl").open("w", encoding="utf-8") as fh:
         for sid, output in outputs.items():
             fh.write(json.dumps({"scene_id": sid, "output": output}, ensure_ascii=False) + "\n")
-    with (folder / SCENES_FILE).open("w", encoding="utf-8") as fh:
-        for row in rows.values():
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     return list(rows.values())
 
 
@@ -118,24 +114,13 @@ def merge_judge_infos(infos: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return merged
 
 
-def summary_of(rows: Sequence[Mapping[str, Any]], results: Mapping[str, Any], judge: Mapping[str, Any],
-               annotation_language: str) -> dict[str, Any]:
-    """``summary.json`` in the ``odu-bench score`` layout, plus inference errors and per-task metrics."""
-    summary: dict[str, Any] = {}
-    for modality in MODALITIES:
-        mine = [r for r in rows if r["modality"] == modality]
-        if mine:
-            summary[modality] = {**summarize(mine), "inference_errors": sum(bool(r["inference_error"]) for r in mine)}
-    summary |= {
-        "judge": dict(judge),
-        "parse_errors": sum(r["parse_error"] for r in rows),
-        "no_output": sum(r["no_output"] for r in rows),
-        "inference_errors": sum(bool(r["inference_error"]) for r in rows),
-        "judge_errors": sum(len({k["segment"] for k in r["key_points"] if k["judge_error"]}) for r in rows),
-        "annotation_language": annotation_language,
-        "tasks": {task: {k.split(",")[0]: v for k, v in metrics.items() if "," in k and "_stderr" not in k}
-                  for task, metrics in results["results"].items()},
-    }
+def summary_of(rows: Sequence[EvalSceneRow], results: Mapping[str, Any], judge: Mapping[str, Any],
+               annotation_language: str) -> RunSummary:
+    """``summary.json`` in the ``odu-bench score`` layout (:func:`odu.run.summarize_run`: inference
+    errors counted), plus the per-task metrics lm-eval reported."""
+    summary = summarize_run(rows, judge, annotation_language)
+    summary["tasks"] = {task: {k.split(",")[0]: v for k, v in metrics.items() if "," in k and "_stderr" not in k}
+                        for task, metrics in results["results"].items()}
     return summary
 
 
@@ -193,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
             rows = write_model_outputs(results, folder)
             judge = merge_judge_infos(list(RECORDER.judges.values()))
             summary = summary_of(rows, results, judge, args.annotation_language)
-            (folder / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            write_run(ScoredRun(summary, list(rows)), folder)
             write_run_card(results, folder, extra={"command": ["odu-bench", *sys.argv[1:]]})
             systems[label] = summary
             judge_errors += summary["judge_errors"]

@@ -12,7 +12,7 @@ from ..judge import JudgeUnavailableError
 from ..judge.audit import audit, audit_table
 from ..judge.spec import add_judge_arguments, judges_from_args
 from ..schema import SchemaError, load_scenes
-from ..scoring import read_run
+from ..run import read_run
 from .common import judge_accounting_line, judge_errors_exit_code
 
 

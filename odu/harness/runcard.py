@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ..prompts import PROMPT_VERSION, prompt_fingerprint
+from ..run import RUN_CARD_NAME
 
-RUN_CARD_NAME = "run_card.json"
 #: Packages whose versions change results or their reading.
 PACKAGES: tuple[str, ...] = ("odu-bench", "lm-eval", "datasets", "openai", "av", "soundfile", "numpy", "pyarrow",
                              "rapidfuzz", "transformers", "torch")
@@ -142,4 +142,4 @@ def write_run_card(results: Mapping[str, Any], out_dir: str | Path, recorder: Ru
     return path
 
 
-__all__ = ["RECORDER", "RUN_CARD_NAME", "RunRecorder", "build_run_card", "package_versions", "write_run_card"]
+__all__ = ["RECORDER", "RunRecorder", "build_run_card", "package_versions", "write_run_card"]

@@ -16,7 +16,7 @@ The task YAMLs point their hooks here through ``lm_eval_tasks/odu/utils.py``:
   record (raw output, inference error, parsed prediction, scene row). ``--log_samples`` keeps it.
 * :func:`process_results` + :func:`aggregation`: M1 (macro-F1 pooled over the task), M2-M5, Avg,
   FTR, parse errors, no-output, inference errors, judge errors and accounting, all computed by
-  :func:`odu.scoring.summarize` over the task's scene rows: the numbers ``odu-bench score`` gives
+  :func:`odu.run.summarize` over the task's scene rows: the numbers ``odu-bench score`` gives
   for the same outputs.
 
 The judge comes from :func:`use_judge` (set by ``odu-bench eval``) or ``$ODU_JUDGE``: a judge
@@ -42,7 +42,8 @@ from ..models.base import SceneRequest, decode_output
 from ..parse import parse_output
 from ..prompts import AsrSentence, ClipRef, Turn
 from ..schema import scene_from_dict
-from ..scoring import score_scenes, summarize
+from ..run import summarize
+from ..scoring import score_scenes
 from .runcard import RECORDER
 
 DATASET_ENV = "ODU_DATASET"
@@ -50,7 +51,7 @@ JUDGE_ENV = "ODU_JUDGE"
 ANNOTATION_LANGUAGE_ENV = "ODU_ANNOTATION_LANGUAGE"
 ASR_ENV = "ODU_ASR"
 
-#: Metrics every task reports (lm-eval metric names), all from :func:`odu.scoring.summarize` or
+#: Metrics every task reports (lm-eval metric names), all from :func:`odu.run.summarize` or
 #: the filter's counts. Fractions in [0, 1]; counts are integers.
 METRICS: tuple[str, ...] = (
     "m1", "m2", "m3", "m4", "m5", "avg", "ftr", "m2_errors_as_misses",
@@ -285,12 +286,12 @@ def process_results(doc: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
 
 
 def summarize_items(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Task scores from the per-doc items (:func:`odu.scoring.summarize` plus the task's counts)."""
+    """Task scores from the per-doc items (:func:`odu.run.summarize`, inference errors included,
+    plus the task's judge counts)."""
     modalities = {i["modality"] for i in items}
     if len(modalities) > 1:
         raise ValueError(f"an ODU-Bench task must hold one modality (Table 3 reports them apart), got {sorted(modalities)}")
-    summary = summarize(items)
-    summary["inference_errors"] = sum(bool(i["inference_error"]) for i in items)
+    summary: dict[str, Any] = dict(summarize(items))
     for name in _JUDGE_COUNTS:
         summary[name] = sum((i["judge"] or {}).get(name, 0) for i in items)
     return summary

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..harness.runcard import RUN_CARD_NAME
-from ..scoring import SCENES_FILE, SUMMARY_FILE, read_run
+from ..run import RUN_CARD_NAME, SCENES_FILE, SUMMARY_FILE, read_run
 
 #: scenes.jsonl fields the report reads.
 ROW_FIELDS: tuple[str, ...] = (
