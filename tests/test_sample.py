@@ -12,10 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from odu.constants import AUDIO_ONLY, AUDIO_VISUAL, NEGATIVE_REASONS, NEGATIVE_SIGNALS
+from odu.constants import AUDIO_ONLY, AUDIO_VISUAL
 from odu.data.media import decode_audio, decode_frames, probe
 from odu.data.release import MEDIA_DURATION_TOLERANCE_S
 from odu.data.sample import sample_dir
+from odu.report.taxonomy import NEGATIVE_REASONS, NEGATIVE_SIGNALS
 from odu.schema import Scene, load_scenes, scene_to_dict
 from make_sample import MANIFEST, build_sample, espeak_version, generator_versions
 from synth import synthesize_media

@@ -37,9 +37,10 @@ import soundfile as sf
 import yaml
 from synth import Shape, VideoSettings, draw_frame, encode_mp4, person, write_audio_file
 
-from odu.constants import AUDIO_ONLY, AUDIO_VISUAL, CHALLENGE_CATEGORIES
+from odu.constants import AUDIO_ONLY, AUDIO_VISUAL
 from odu.data.media import DEFAULT_AUDIO_SAMPLE_RATE, decode_audio
 from odu.data.sample import sample_dir
+from odu.report.taxonomy import CHALLENGE_CATEGORIES
 
 SAMPLE_RATE = DEFAULT_AUDIO_SAMPLE_RATE
 VIDEO = VideoSettings()  # 192x108, 8 fps, small H.264 + 32 kb/s AAC

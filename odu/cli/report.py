@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..constants import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from ..report.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -9,24 +9,27 @@ Two sources:
 * an OpenAI-compatible ``/audio/transcriptions`` endpoint (Whisper-style servers:
   ``response_format="verbose_json"``, segment timestamps become the sentences). Results are cached
   on disk per model and clip hash (``<cache>/asr/``), so reruns and lm-eval's request cache see the
-  same text. The API key comes from an environment variable and is never written.
+  same text. The toolkit's one OpenAI client carries the calls (:mod:`odu.openai_client`: retries,
+  a refusing server stops the run, the API key comes from an environment variable and is never written).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
+import asyncio
 import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
-from ..constants import MODEL_API_KEY_ENV, MODEL_CONCURRENCY, MODEL_RETRIES, MODEL_TIMEOUT_S
 from ..cache import cache_dir as odu_cache_dir
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip
+from ..models.openai_omni import MODEL_CONCURRENCY, MODEL_TIMEOUT_S, wav_bytes
+from ..openai_client import API_KEY_ENV, RETRIES, CallFailedError, CallStats, OpenAIClient, ServerUnavailableError
 from ..prompts import AsrSentence
 from ..schema import read_json_records
 
@@ -80,69 +83,78 @@ def write_sidecar(table: AsrTable, path: str | Path) -> Path:
     return path
 
 
-class TranscriptionEndpoint:
-    """Sentences from an OpenAI-compatible ``/audio/transcriptions`` endpoint, cached per clip hash."""
+class AsrUnavailableError(AsrError, ServerUnavailableError):
+    """The ASR server refuses every call (wrong key, model or URL); the message says which."""
 
-    def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = MODEL_API_KEY_ENV,
+
+@dataclass
+class AsrStats(CallStats):
+    """The endpoint's counters: the client's, plus clips answered from the cache."""
+
+    cache_hits: int = 0
+
+
+class TranscriptionEndpoint:
+    """Sentences from an OpenAI-compatible ``/audio/transcriptions`` endpoint (through the toolkit's
+    one OpenAI client, :mod:`odu.openai_client`), cached per clip hash."""
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = API_KEY_ENV,
                  concurrency: int = MODEL_CONCURRENCY, timeout: float = MODEL_TIMEOUT_S,
-                 retries: int = MODEL_RETRIES, cache_dir: str | Path | None = None, progress: bool = True) -> None:
-        key = os.environ.get(api_key_env)
-        if not key and base_url is None:
-            raise ValueError(f"ASR API key: environment variable {api_key_env} is not set")
-        self._api_key = key or "EMPTY"
-        self.model, self.base_url, self.api_key_env = model, base_url, api_key_env
-        self.concurrency, self.timeout, self.retries, self.progress = concurrency, timeout, retries, progress
+                 retries: int = RETRIES, cache_dir: str | Path | None = None, progress: bool = True) -> None:
+        self.stats = AsrStats()
+        self.client = OpenAIClient("ASR", model, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
+                                   retries=retries, stats=self.stats, unavailable=AsrUnavailableError)
+        self.model, self.api_key_env, self.concurrency, self.progress = model, api_key_env, concurrency, progress
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model)
         self.cache_dir = Path(cache_dir) if cache_dir is not None else odu_cache_dir() / "asr" / slug
-        self.requests = 0
-        self.cache_hits = 0
 
     def info(self) -> dict[str, Any]:
-        from ..openai_transport import public_url
-
-        return {"source": "endpoint", "model": self.model, "base_url": public_url(self.base_url),
-                "api_key_env": self.api_key_env, "requests": self.requests, "cache_hits": self.cache_hits,
+        return {"source": "endpoint", "model": self.model, "base_url": self.client.public_base_url,
+                "api_key_env": self.api_key_env, "requests": self.stats.requests, "cache_hits": self.stats.cache_hits,
                 "cache": str(self.cache_dir)}
 
     def transcribe(self, clips: Iterable[tuple[str, str, str, LazyClip]]) -> AsrTable:
         """Sentences for ``(scene_id, clip id, sha256, clip)`` items; concurrent, cached."""
-        from openai import OpenAI
-
         items = list(clips)
-        client = OpenAI(api_key=self._api_key, base_url=self.base_url, max_retries=self.retries, timeout=self.timeout)
-        table: AsrTable = {}
+        return self.client.run(lambda: self._transcribe_all(items))
 
-        def one(item: tuple[str, str, str, LazyClip]) -> tuple[tuple[str, str], tuple[AsrSentence, ...]]:
-            scene_id, clip_id, sha, clip = item
-            return (scene_id, clip_id), self._clip(client, scene_id, clip_id, sha, clip)
+    async def _transcribe_all(self, items: list[tuple[str, str, str, LazyClip]]) -> AsrTable:
+        sdk = self.client.async_sdk()
+        gate = asyncio.Semaphore(self.concurrency)
+        bar = tqdm(total=len(items), desc=f"asr {self.model}", unit="clip", disable=not self.progress)
 
-        with concurrent.futures.ThreadPoolExecutor(self.concurrency, thread_name_prefix="odu-asr") as pool:
-            for key, sentences in tqdm(pool.map(one, items), total=len(items), desc=f"asr {self.model}",
-                                       unit="clip", disable=not self.progress):
-                table[key] = sentences
-        client.close()
-        return table
+        async def one(item: tuple[str, str, str, LazyClip]) -> tuple[tuple[str, str], tuple[AsrSentence, ...]]:
+            async with gate:
+                sentences = await self._clip(sdk, *item)
+            bar.update(1)
+            return (item[0], item[1]), sentences
 
-    def _clip(self, client: Any, scene_id: str, clip_id: str, sha: str, clip: LazyClip) -> tuple[AsrSentence, ...]:
-        import openai
+        try:
+            return dict(await self.client.gather(one(item) for item in items))
+        finally:
+            bar.close()
+            await sdk.close()
 
-        from ..models.openai_omni import wav_bytes
-
+    async def _clip(self, sdk: Any, scene_id: str, clip_id: str, sha: str, clip: LazyClip) -> tuple[AsrSentence, ...]:
         cached = self.cache_dir / f"{sha}.json"
         if cached.is_file():
-            self.cache_hits += 1
+            self.stats.cache_hits += 1
             return _sentences(json.loads(cached.read_text(encoding="utf-8")), f"{cached}")
         where = f"scene {scene_id} clip {clip_id}"
-        audio = wav_bytes(clip.audio(DEFAULT_AUDIO_SAMPLE_RATE), DEFAULT_AUDIO_SAMPLE_RATE)
-        self.requests += 1
-        try:
-            result = client.audio.transcriptions.create(
+        audio = await asyncio.to_thread(lambda: wav_bytes(clip.audio(DEFAULT_AUDIO_SAMPLE_RATE), DEFAULT_AUDIO_SAMPLE_RATE))
+
+        async def send() -> Any:
+            self.stats.requests += 1
+            return await sdk.audio.transcriptions.create(
                 model=self.model, file=(f"{clip_id}.wav", audio, "audio/wav"),
                 response_format="verbose_json", timestamp_granularities=["segment"],
             )
-        except openai.OpenAIError as exc:
-            message = str(exc).replace(self._api_key, "***") if len(self._api_key) >= 4 else str(exc)
-            raise AsrError(f"{where}: transcription failed: {message}") from None
+
+        try:
+            result = await self.client.call(send)
+        except CallFailedError as exc:
+            self.stats.errors += 1
+            raise AsrError(self.client.scrub(f"{where}: transcription failed: {exc}")) from None
         segments = getattr(result, "segments", None)
         text = (getattr(result, "text", "") or "").strip()
         if segments is None:
@@ -167,4 +179,4 @@ def missing_clips(table: AsrTable, wanted: Sequence[tuple[str, str]]) -> list[st
     return [f"{s}/{c}" for s, c in wanted if (s, c) not in table]
 
 
-__all__ = ["AsrError", "AsrTable", "TranscriptionEndpoint", "missing_clips", "read_sidecar", "write_sidecar"]
+__all__ = ["AsrError", "AsrStats", "AsrTable", "AsrUnavailableError", "TranscriptionEndpoint", "missing_clips", "read_sidecar", "write_sidecar"]

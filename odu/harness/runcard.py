@@ -69,7 +69,7 @@ def package_versions() -> dict[str, str | None]:
 
 def _public_args(model_args: Any) -> Any:
     """Model arguments with credentials dropped from any URL (lm-eval's own results keep them)."""
-    from ..openai_transport import public_url
+    from ..openai_client import public_url
 
     if not isinstance(model_args, Mapping):
         return model_args

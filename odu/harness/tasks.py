@@ -36,7 +36,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..constants import TASK_ANNOTATION_LANGUAGE
 from ..judge.base import Judge
 from ..models.base import SceneRequest, decode_output
 from ..parse import parse_output
@@ -50,6 +49,8 @@ DATASET_ENV = "ODU_DATASET"
 JUDGE_ENV = "ODU_JUDGE"
 ANNOTATION_LANGUAGE_ENV = "ODU_ANNOTATION_LANGUAGE"
 ASR_ENV = "ODU_ASR"
+#: The tasks score the scene's own-language reference unless ``$ODU_ANNOTATION_LANGUAGE`` says en/zh.
+TASK_ANNOTATION_LANGUAGE = "scene"
 
 #: Metrics every task reports (lm-eval metric names), all from :func:`odu.run.summarize` or
 #: the filter's counts. Fractions in [0, 1]; counts are integers.

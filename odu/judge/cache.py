@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from ..cache import cache_dir
-from ..constants import JUDGE_CACHE_BUSY_TIMEOUT_S
 from ..schema import KeyPoint
+
+#: Seconds a process waits for another one writing to the shared verdict cache.
+JUDGE_CACHE_BUSY_TIMEOUT_S = 60.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (

@@ -3,13 +3,13 @@
 vLLM, SGLang, Ollama, DashScope, OpenAI, ...: anything serving ``/v1/chat/completions``. Each
 matched reference segment is one call (App A.3 Eq. 2) with the App F.4 instruction
 (:mod:`.prompt`), at temperature 0. The whole batch of a run is judged concurrently through the
-``openai`` SDK's async client, with at most ``concurrency`` calls in flight.
+toolkit's one OpenAI client (:mod:`odu.openai_client`), with at most ``concurrency`` calls in flight.
 
 Never silently wrong:
 
 * 429, 5xx, timeouts, connection errors and undecodable bodies are retried with exponential
-  backoff (``Retry-After`` / ``retry-after-ms`` honoured); the SDK's own retries are off so each
-  retry is counted.
+  backoff (``Retry-After`` / ``retry-after-ms`` honoured), each retry counted (the client's
+  retry policy).
 * A reply that is not a valid verdict array (:func:`.prompt.parse_verdicts`) is asked again, a
   bounded number of times, then the segment gets a judge error (:meth:`JudgeVerdict.failed`),
   which the scorer reports apart from misses.
@@ -19,54 +19,52 @@ Never silently wrong:
 Verdicts are cached on disk (:mod:`.cache`) before anything else is asked, so a rerun costs
 nothing and a killed run resumes. The API key is read from an environment variable
 (``OPENAI_API_KEY`` by default), sent only in the request header, and scrubbed from every message
-this module produces; it is never stored in results, caches or logs.
+this module produces (the client's scrubber); it is never stored in results, caches or logs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import os
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
-from ..constants import (
-    JUDGE_API_KEY_ENV,
-    JUDGE_BACKOFF_FACTOR,
-    JUDGE_BACKOFF_MAX_S,
-    JUDGE_BACKOFF_S,
-    JUDGE_CONCURRENCY,
-    JUDGE_MAX_TOKENS,
-    JUDGE_REASKS,
-    JUDGE_RETRIES,
-    JUDGE_TIMEOUT_S,
-)
-from ..openai_transport import CallFailedError, ServerRefusedError, public_url, with_retries
+from ..openai_client import API_KEY_ENV, BACKOFF, RETRIES, CallFailedError, CallStats, OpenAIClient, ServerUnavailableError
 from .base import Judge, JudgeRequest, JudgeVerdict
 from .cache import VerdictCache, cache_key
 from .prompt import JUDGE_PROMPT_VERSION, VerdictParseError, build_messages, parse_verdicts, reask_messages
 
+# Settings of the judge's transport are ours (README "Judges"); retries, backoff and the key's
+# variable are the client's (:mod:`odu.openai_client`).
 
-class JudgeUnavailableError(RuntimeError):
+#: Judge calls in flight at once (``--judge-concurrency``).
+JUDGE_CONCURRENCY = 8
+#: Output-token limit per judge call; generous because a thinking judge (App D.3) reasons first.
+JUDGE_MAX_TOKENS = 8192
+#: Seconds before one judge HTTP request is abandoned and retried (``--judge-timeout``).
+JUDGE_TIMEOUT_S = 120.0
+#: Re-asks after a reply that is not a valid verdict array, before the segment is a judge error.
+JUDGE_REASKS = 2
+
+
+class JudgeUnavailableError(ServerUnavailableError):
     """The judge server refuses every call (wrong key, model or URL); the message says which."""
 
 
 @dataclass
-class _Stats:
+class JudgeStats(CallStats):
+    """The judge's counters: the client's, plus segments asked, cache hits and re-asks."""
+
     segments: int = 0
-    requests: int = 0
     cache_hits: int = 0
-    retries: int = 0
     reasks: int = 0
-    errors: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    wall_time_s: float = 0.0
+
+    #: Order of the counters in summary.json's ``"judge"`` block.
+    ORDER = ("segments", "requests", "cache_hits", "retries", "reasks", "errors", "prompt_tokens",
+             "completion_tokens", "wall_time_s")
 
 
 def _reply(data: Any) -> tuple[str | None, dict[str, Any]]:
@@ -101,17 +99,17 @@ class OpenAIJudge(Judge):
         model: str,
         *,
         base_url: str | None = None,
-        api_key_env: str = JUDGE_API_KEY_ENV,
+        api_key_env: str = API_KEY_ENV,
         concurrency: int = JUDGE_CONCURRENCY,
         max_tokens: int = JUDGE_MAX_TOKENS,
         timeout: float = JUDGE_TIMEOUT_S,
         extra_body: Mapping[str, Any] | None = None,
-        retries: int = JUDGE_RETRIES,
+        retries: int = RETRIES,
         reasks: int = JUDGE_REASKS,
         cache_path: str | Path | None = None,
         no_cache: bool = False,
         progress: bool = True,
-        backoff: tuple[float, float, float] = (JUDGE_BACKOFF_S, JUDGE_BACKOFF_FACTOR, JUDGE_BACKOFF_MAX_S),
+        backoff: tuple[float, float, float] = BACKOFF,
     ) -> None:
         if not model:
             raise ValueError("the judge needs a model name (openai:MODEL)")
@@ -119,11 +117,10 @@ class OpenAIJudge(Judge):
             raise ValueError("the judge's extra request body may not set model, messages or temperature")
         if concurrency < 1 or retries < 0 or reasks < 0 or timeout <= 0 or max_tokens < 0:
             raise ValueError("judge concurrency must be >= 1, retries/reasks/max tokens >= 0, timeout > 0")
-        key = os.environ.get(api_key_env)
-        if not key and base_url is None:
-            raise ValueError(f"judge API key: environment variable {api_key_env} is not set")
-        self._secret = key or ""  # what must never leave the request header
-        self._api_key = key or "EMPTY"  # local servers (vLLM, SGLang, Ollama) accept any key
+        self._stats = JudgeStats()
+        self.client = OpenAIClient("judge", model, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
+                                   retries=retries, backoff=backoff, stats=self._stats, url_option="--judge-base-url",
+                                   unavailable=JudgeUnavailableError)
         self.model = model
         self.base_url = base_url
         self.api_key_env = api_key_env
@@ -136,7 +133,6 @@ class OpenAIJudge(Judge):
         self.progress = progress
         self.backoff = backoff
         self.cache = None if no_cache else VerdictCache(cache_path)
-        self._stats = _Stats()
 
     # --- public interface -----------------------------------------------------------------------
 
@@ -150,31 +146,19 @@ class OpenAIJudge(Judge):
         requests = list(requests)
         if not requests:
             return []
-        started = time.perf_counter()
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            verdicts = asyncio.run(self._judge_all(requests))
-        else:
-            with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="odu-judge") as pool:
-                verdicts = pool.submit(asyncio.run, self._judge_all(requests)).result()
-        finally:
-            self._stats.wall_time_s += time.perf_counter() - started
-        return verdicts
+        return self.client.run(lambda: self._judge_all(requests))
 
     def accounting(self) -> dict[str, Any]:
         """Settings and counters for summary.json's ``"judge"`` block (never the key itself)."""
-        stats = asdict(self._stats)
-        stats["wall_time_s"] = round(stats["wall_time_s"], 3)
         return {
-            "base_url": public_url(self.base_url),
+            "base_url": self.client.public_base_url,
             "api_key_env": self.api_key_env,
             "temperature": 0,
             "max_tokens": self.max_tokens,
             "extra_body": self.extra_body,
             "concurrency": self.concurrency,
             "cache": str(self.cache.path) if self.cache else None,
-            **stats,
+            **self._stats.as_dict(JudgeStats.ORDER),
         }
 
     def close(self) -> None:
@@ -182,20 +166,15 @@ class OpenAIJudge(Judge):
             self.cache.close()
 
     def __repr__(self) -> str:
-        return f"OpenAIJudge(model={self.model!r}, base_url={public_url(self.base_url)!r})"
+        return f"OpenAIJudge(model={self.model!r}, base_url={self.client.public_base_url!r})"
 
     # --- internals --------------------------------------------------------------------------------
-
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._secret, "***") if self._secret else text
 
     def _key(self, request: JudgeRequest) -> str:
         settings = {"extra_body": self.extra_body} if self.extra_body else {}
         return cache_key(self.model, JUDGE_PROMPT_VERSION, request.candidate, request.key_points, settings)
 
     async def _judge_all(self, requests: list[JudgeRequest]) -> list[JudgeVerdict]:
-        from openai import AsyncOpenAI
-
         self._stats.segments += len(requests)
         keys = [self._key(r) for r in requests]
         stored = self.cache.get_many(keys) if self.cache else {}
@@ -215,7 +194,7 @@ class OpenAIJudge(Judge):
         if not pending:
             bar.close()
             return _complete_list(verdicts)
-        client = AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout)
+        client = self.client.async_sdk()
         gate = asyncio.Semaphore(self.concurrency)
 
         async def judge_group(key: str, indices: list[int]) -> None:
@@ -227,14 +206,8 @@ class OpenAIJudge(Judge):
             bar.update(len(indices))
             bar.set_postfix(cached=self._stats.cache_hits, errors=self._stats.errors, refresh=False)
 
-        tasks = [asyncio.ensure_future(judge_group(k, idx)) for k, idx in pending.items()]
         try:
-            await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+            await self.client.gather(judge_group(k, idx) for k, idx in pending.items())
         finally:
             bar.close()
             await client.close()
@@ -249,7 +222,7 @@ class OpenAIJudge(Judge):
                 reply = await self._complete(client, gate, messages)
             except CallFailedError as exc:
                 self._stats.errors += 1
-                return JudgeVerdict.failed(self._scrub(f"judge call failed: {exc}"))
+                return JudgeVerdict.failed(self.client.scrub(f"judge call failed: {exc}"))
             try:
                 hits, reasons = parse_verdicts(reply, request.key_points)
             except VerdictParseError as exc:
@@ -260,7 +233,7 @@ class OpenAIJudge(Judge):
                 continue
             return JudgeVerdict(hits, reasons)
         self._stats.errors += 1
-        return JudgeVerdict.failed(self._scrub(f"no valid verdicts after {self.reasks + 1} replies: {problem}"))
+        return JudgeVerdict.failed(self.client.scrub(f"no valid verdicts after {self.reasks + 1} replies: {problem}"))
 
     async def _complete(self, client: Any, gate: asyncio.Semaphore, messages: list[dict[str, str]]) -> str | None:
         """The reply text of one chat call, retrying transient failures; :class:`CallFailedError` else."""
@@ -278,20 +251,7 @@ class OpenAIJudge(Judge):
                 self._stats.requests += 1
                 data = await client.post("/chat/completions", body=body, cast_to=object)
             text, usage = _reply(data)
-            self._stats.prompt_tokens += usage.get("prompt_tokens") or 0
-            self._stats.completion_tokens += usage.get("completion_tokens") or 0
+            self._stats.count_usage(usage)
             return text
 
-        try:
-            return await with_retries(post, retries=self.retries, backoff=self.backoff, on_retry=self._count_retry)
-        except ServerRefusedError as exc:
-            raise JudgeUnavailableError(
-                self._scrub(
-                    f"judge server {public_url(self.base_url) or 'api.openai.com'} refused model "
-                    f"{self.model!r} with HTTP {exc.status} (check {self.api_key_env}, the model "
-                    f"name and --judge-base-url): {exc.message}"
-                )
-            ) from None
-
-    def _count_retry(self) -> None:
-        self._stats.retries += 1
+        return await self.client.call(post)

@@ -21,8 +21,9 @@ import json
 import shlex
 from typing import Any
 
-from ..constants import JUDGE_API_KEY_ENV, JUDGE_CONCURRENCY, JUDGE_MAX_TOKENS, JUDGE_RETRIES, JUDGE_TIMEOUT_S
+from ..openai_client import API_KEY_ENV, RETRIES
 from . import Judge, make_judge
+from .openai_judge import JUDGE_CONCURRENCY, JUDGE_MAX_TOKENS, JUDGE_TIMEOUT_S
 
 _PER_JUDGE = ("judge_base_url", "judge_api_key_env", "judge_extra_body")
 
@@ -57,7 +58,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser, *, multiple: bool = Fal
     group.add_argument("--judge-base-url", **many, metavar="URL", help="OpenAI-compatible server, e.g. http://localhost:8000/v1")
     group.add_argument(
         "--judge-api-key-env", **many, metavar="VAR",
-        help=f"environment variable holding the API key (default {JUDGE_API_KEY_ENV}; the key is never written)",
+        help=f"environment variable holding the API key (default {API_KEY_ENV}; the key is never written)",
     )
     group.add_argument(
         "--judge-extra-body", **many, type=json_object_arg, metavar="JSON",
@@ -66,7 +67,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser, *, multiple: bool = Fal
     group.add_argument("--judge-concurrency", type=_positive_int, metavar="N", help=f"calls in flight (default {JUDGE_CONCURRENCY})")
     group.add_argument("--judge-max-tokens", type=int, metavar="N", help=f"output-token limit per call, 0 = none (default {JUDGE_MAX_TOKENS})")
     group.add_argument("--judge-timeout", type=float, metavar="SECONDS", help=f"per-request timeout (default {JUDGE_TIMEOUT_S:g})")
-    group.add_argument("--judge-retries", type=int, metavar="N", help=f"retries per call on 429/5xx/timeouts (default {JUDGE_RETRIES})")
+    group.add_argument("--judge-retries", type=int, metavar="N", help=f"retries per call on 429/5xx/timeouts (default {RETRIES})")
     group.add_argument("--judge-cache", metavar="PATH", help="verdict cache file (default $ODU_CACHE_DIR/judge.sqlite or ~/.cache/odu-bench/judge.sqlite)")
     group.add_argument("--no-cache", action="store_true", help="neither read nor write the verdict cache")
     group.add_argument(

@@ -28,6 +28,16 @@ REQUEST_KIND = "odu-scene-request/1"
 #: Marks a backend failure inside lm-eval's string responses (never produced by a model).
 INFERENCE_ERROR_MARK = "<<odu-bench:inference-error>> "
 
+#: Output-token room per scene (task ``max_gen_toks``): the demand JSON of a few segments takes well
+#: under 1,000 tokens; the rest is headroom so that no answer is cut mid-JSON (thinking models:
+#: raise it with ``--gen_kwargs max_gen_toks=...``).
+MODEL_MAX_TOKENS = 4096
+#: Output-token limits below this are flagged in the run card as likely to cut the JSON.
+MODEL_MIN_SAFE_MAX_TOKENS = 1024
+#: Frames per second sampled from each clip where a backend sends frames (OpenAI frames mode, the
+#: local Qwen-Omni processor).
+MODEL_FRAMES_FPS = 2.0
+
 
 _NOT_A_REQUEST = ("the odu-* models answer the odu_* tasks, whose prompt is a scene reference; they build "
                   "the instruction themselves, so run them without --system_instruction, --apply_chat_template "
@@ -164,6 +174,9 @@ class Backend(ABC):
 
 __all__ = [
     "INFERENCE_ERROR_MARK",
+    "MODEL_FRAMES_FPS",
+    "MODEL_MAX_TOKENS",
+    "MODEL_MIN_SAFE_MAX_TOKENS",
     "Backend",
     "ClipLoader",
     "Generation",

@@ -1,5 +1,5 @@
 """Omni models behind any OpenAI-compatible chat server (vLLM, SGLang, DashScope, Gemini's
-OpenAI endpoint, OpenAI, ...), through the ``openai`` SDK's async client.
+OpenAI endpoint, OpenAI, ...), through the toolkit's one OpenAI client (:mod:`odu.openai_client`).
 
 One chat call per scene, built from :func:`odu.prompts.build_chat` (App F.1 / F.2 instruction,
 App D.1 turn layout; App D.2 ASR text for the text-only baseline) by :func:`.messages.chat_messages`:
@@ -18,47 +18,38 @@ App D.1 turn layout; App D.2 ASR text for the text-only baseline) by :func:`.mes
 
 Media is read only when a scene is actually sent, inside the concurrency gate, so memory holds at
 most ``concurrency`` scenes' media. 429, 5xx, timeouts and connection errors are retried with
-exponential backoff (``Retry-After`` honoured); a scene whose call still fails, or whose media
-cannot be read, gets an inference error (:class:`.base.Generation`), never an empty answer.
-401 / 403 / 404 (wrong key, model or URL) stop the run at once. The API key is read from an
-environment variable, sent only in the request header and scrubbed from every message.
+exponential backoff (``Retry-After`` honoured; the client's retry policy); a scene whose call still
+fails, or whose media cannot be read, gets an inference error (:class:`.base.Generation`), never an
+empty answer. 401 / 403 / 404 (wrong key, model or URL) stop the run at once. The API key is read
+from an environment variable, sent only in the request header and scrubbed from every message.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import concurrent.futures
 import io
-import os
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from tqdm.auto import tqdm
 
-from ..constants import (
-    AUDIO_ONLY,
-    AUDIO_VISUAL,
-    MODEL_API_KEY_ENV,
-    MODEL_BACKOFF_FACTOR,
-    MODEL_BACKOFF_MAX_S,
-    MODEL_BACKOFF_S,
-    MODEL_CONCURRENCY,
-    MODEL_FRAME_JPEG_QSCALE,
+from ..constants import AUDIO_ONLY, AUDIO_VISUAL
+from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip, MediaError
+from ..openai_client import API_KEY_ENV, BACKOFF, RETRIES, CallFailedError, CallStats, OpenAIClient, ServerUnavailableError
+from ..prompts import ClipRef, Part
+from .base import (
     MODEL_FRAMES_FPS,
-    MODEL_MAX_FRAMES,
     MODEL_MAX_TOKENS,
     MODEL_MIN_SAFE_MAX_TOKENS,
-    MODEL_RETRIES,
-    MODEL_TIMEOUT_S,
+    Backend,
+    ClipLoader,
+    Generation,
+    OnDone,
+    SceneRequest,
 )
-from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip, MediaError
-from ..openai_transport import CallFailedError, ServerRefusedError, public_url, with_retries
-from ..prompts import ClipRef, Part
-from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest
 from .clips import media_type, spool_clip
 from .messages import HISTORY_LAYOUTS, chat_messages
 
@@ -66,21 +57,30 @@ MEDIA_URLS = ("data", "file")
 VIDEO_MODES = ("video", "frames")
 AUDIO_IN_VIDEO = ("native", "separate", "none")
 
+#: Model calls in flight at once (``concurrency=`` model argument).
+MODEL_CONCURRENCY = 4
+#: Seconds before one model HTTP request is abandoned and retried; omni prefill of long video is slow.
+MODEL_TIMEOUT_S = 600.0
+#: Frames mode (servers that take images only): at most this many frames per clip (spread evenly).
+MODEL_MAX_FRAMES = 64
+#: JPEG quality (2 = best .. 31) of frames sent as images (FFmpeg ``qscale``).
+MODEL_FRAME_JPEG_QSCALE = 3
 
-class ModelUnavailableError(RuntimeError):
+
+class ModelUnavailableError(ServerUnavailableError):
     """The model server refuses every call (wrong key, model or URL); the message says which."""
 
 
 @dataclass
-class _Stats:
+class ModelStats(CallStats):
+    """The backend's counters: the client's, plus scenes asked and media bytes sent."""
+
     scenes: int = 0
-    requests: int = 0
-    retries: int = 0
-    errors: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
     media_bytes: int = 0
-    wall_time_s: float = 0.0
+
+    #: Order of the counters in the run card's ``stats``.
+    ORDER = ("scenes", "requests", "retries", "errors", "prompt_tokens", "completion_tokens", "media_bytes",
+             "wall_time_s")
 
 
 def _b64(data: bytes) -> str:
@@ -122,10 +122,10 @@ class OpenAIOmni(Backend):
         model: str,
         *,
         base_url: str | None = None,
-        api_key_env: str = MODEL_API_KEY_ENV,
+        api_key_env: str = API_KEY_ENV,
         concurrency: int = MODEL_CONCURRENCY,
         timeout: float = MODEL_TIMEOUT_S,
-        retries: int = MODEL_RETRIES,
+        retries: int = RETRIES,
         max_tokens: int = MODEL_MAX_TOKENS,
         media_url: str = "data",
         video_mode: str = "video",
@@ -137,7 +137,7 @@ class OpenAIOmni(Backend):
         stream: bool = False,
         extra_body: Mapping[str, Any] | None = None,
         progress: bool = True,
-        backoff: tuple[float, float, float] = (MODEL_BACKOFF_S, MODEL_BACKOFF_FACTOR, MODEL_BACKOFF_MAX_S),
+        backoff: tuple[float, float, float] = BACKOFF,
     ) -> None:
         if not model:
             raise ValueError("the OpenAI-compatible backend needs a model name (model=...)")
@@ -151,12 +151,9 @@ class OpenAIOmni(Backend):
             raise ValueError("video_mode=frames sends images, which carry no audio: use audio_in_video=separate or none")
         if concurrency < 1 or retries < 0 or timeout <= 0 or max_tokens < 1 or fps <= 0 or max_frames < 1:
             raise ValueError("concurrency, max_tokens, max_frames >= 1; retries >= 0; timeout, fps > 0")
-        key = os.environ.get(api_key_env)
-        if not key:
-            if base_url is None:
-                raise ValueError(f"model API key: environment variable {api_key_env} is not set")
-            key = "EMPTY"  # local servers (vLLM, SGLang) accept any key
-        self._api_key = key
+        self._stats = ModelStats()
+        self.client = OpenAIClient("model", model, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
+                                   retries=retries, backoff=backoff, stats=self._stats, unavailable=ModelUnavailableError)
         self.model = model
         self.base_url = base_url
         self.api_key_env = api_key_env
@@ -175,7 +172,6 @@ class OpenAIOmni(Backend):
         self.extra_body = dict(extra_body or {})
         self.progress = progress
         self.backoff = backoff
-        self._stats = _Stats()
         self._generation: dict[str, Any] = {}
         self._modalities: set[str] = set()
 
@@ -189,24 +185,13 @@ class OpenAIOmni(Backend):
         options = self._options(gen_kwargs or {})
         self._generation = {k: v for k, v in options.items() if k not in ("model", "extra_body")}
         self._modalities.update(r.modality for r in requests)
-        started = time.perf_counter()
-        try:
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                return asyncio.run(self._generate_all(requests, load_clip, options, on_done))
-            with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="odu-model") as pool:
-                return pool.submit(asyncio.run, self._generate_all(requests, load_clip, options, on_done)).result()
-        finally:
-            self._stats.wall_time_s += time.perf_counter() - started
+        return self.client.run(lambda: self._generate_all(requests, load_clip, options, on_done))
 
     def info(self) -> dict[str, Any]:
-        stats = asdict(self._stats)
-        stats["wall_time_s"] = round(stats["wall_time_s"], 3)
         return {
             "backend": self.name,
             "model": self.model,
-            "base_url": public_url(self.base_url),
+            "base_url": self.client.public_base_url,
             "api_key_env": self.api_key_env,
             "concurrency": self.concurrency,
             "timeout_s": self.timeout,
@@ -223,7 +208,7 @@ class OpenAIOmni(Backend):
             "stream": self.stream,
             "extra_body": self.extra_body,
             "generation": self._generation or {"temperature": 0.0, "max_tokens": self.max_tokens},
-            "stats": stats,
+            "stats": self._stats.as_dict(ModelStats.ORDER),
         }
 
     def pitfalls(self) -> list[str]:
@@ -247,9 +232,6 @@ class OpenAIOmni(Backend):
 
     # --- internals --------------------------------------------------------------------------------
 
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if len(self._api_key) >= 4 else text
-
     def _options(self, gen_kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """Chat-call options from lm-eval generation kwargs: greedy unless ``do_sample``."""
         sampling = bool(gen_kwargs.get("do_sample", False))
@@ -271,9 +253,7 @@ class OpenAIOmni(Backend):
 
     async def _generate_all(self, requests: list[SceneRequest], load_clip: ClipLoader | None,
                             options: dict[str, Any], on_done: OnDone | None) -> list[Generation]:
-        from openai import AsyncOpenAI
-
-        client = AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout)
+        client = self.client.async_sdk()
         gate = asyncio.Semaphore(self.concurrency)
         bar = tqdm(total=len(requests), desc=f"model {self.model}", unit="scene", disable=not self.progress)
 
@@ -287,14 +267,8 @@ class OpenAIOmni(Backend):
                 bar.set_postfix(errors=self._stats.errors, refresh=False)
             return generation
 
-        tasks = [asyncio.ensure_future(one(i, r)) for i, r in enumerate(requests)]
         try:
-            return list(await asyncio.gather(*tasks))
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+            return await self.client.gather(one(i, r) for i, r in enumerate(requests))
         finally:
             bar.close()
             await client.close()
@@ -311,7 +285,7 @@ class OpenAIOmni(Backend):
             return Generation(await self._complete(client, {**options, "messages": messages}))
         except CallFailedError as exc:
             self._stats.errors += 1
-            return Generation.failed(self._scrub(f"model call failed: {exc}"))
+            return Generation.failed(self.client.scrub(f"model call failed: {exc}"))
 
     def messages(self, request: SceneRequest, load_clip: ClipLoader | None) -> list[dict[str, Any]]:
         """The chat ``messages`` of ``request``, media loaded and encoded (raises :class:`MediaError`)."""
@@ -369,25 +343,11 @@ class OpenAIOmni(Backend):
             self._stats.requests += 1
             return await (self._streamed(client, options) if self.stream else self._single(client, options))
 
-        try:
-            return await with_retries(send, retries=self.retries, backoff=self.backoff, on_retry=self._count_retry)
-        except ServerRefusedError as exc:
-            raise ModelUnavailableError(self._scrub(
-                f"model server {public_url(self.base_url) or 'api.openai.com'} refused model {self.model!r} "
-                f"with HTTP {exc.status} (check {self.api_key_env}, the model name and base_url): {exc.message}"
-            )) from None
-
-    def _count_retry(self) -> None:
-        self._stats.retries += 1
-
-    def _count_usage(self, usage: Any) -> None:
-        if usage is not None:
-            self._stats.prompt_tokens += getattr(usage, "prompt_tokens", 0) or 0
-            self._stats.completion_tokens += getattr(usage, "completion_tokens", 0) or 0
+        return await self.client.call(send)
 
     async def _single(self, client: Any, options: dict[str, Any]) -> str:
         response = await client.chat.completions.create(**options)
-        self._count_usage(getattr(response, "usage", None))
+        self._stats.count_usage(getattr(response, "usage", None))
         choices = getattr(response, "choices", None) or []
         return (choices[0].message.content or "") if choices else ""
 
@@ -395,12 +355,12 @@ class OpenAIOmni(Backend):
         stream = await client.chat.completions.create(**options, stream=True, stream_options={"include_usage": True})
         pieces = []
         async for chunk in stream:
-            self._count_usage(getattr(chunk, "usage", None))
+            self._stats.count_usage(getattr(chunk, "usage", None))
             for choice in getattr(chunk, "choices", None) or []:
                 if choice.delta is not None and choice.delta.content:
                     pieces.append(choice.delta.content)
         return "".join(pieces)
 
 
-__all__ = ["AUDIO_IN_VIDEO", "MEDIA_URLS", "VIDEO_MODES", "ModelUnavailableError", "OpenAIOmni", "jpeg_bytes",
-           "wav_bytes"]
+__all__ = ["AUDIO_IN_VIDEO", "MEDIA_URLS", "VIDEO_MODES", "ModelStats", "ModelUnavailableError", "OpenAIOmni",
+           "jpeg_bytes", "wav_bytes"]

@@ -18,10 +18,19 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ..constants import AUDIO_ONLY, MODEL_FRAMES_FPS, MODEL_MAX_TOKENS, MODEL_MIN_SAFE_MAX_TOKENS
+from ..constants import AUDIO_ONLY
 from ..data.media import MediaError
 from ..prompts import Part
-from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest
+from .base import (
+    MODEL_FRAMES_FPS,
+    MODEL_MAX_TOKENS,
+    MODEL_MIN_SAFE_MAX_TOKENS,
+    Backend,
+    ClipLoader,
+    Generation,
+    OnDone,
+    SceneRequest,
+)
 from .clips import spool_clip
 from .messages import chat_messages
 

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..constants import BOOTSTRAP_PERCENTILES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, MODALITIES
+from ..constants import MODALITIES
+from .bootstrap import BOOTSTRAP_PERCENTILES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from .channels import channel_report
 from .headline import headline, source_deltas
 from .plots import matplotlib_available, write_plots

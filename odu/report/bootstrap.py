@@ -24,7 +24,11 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..constants import BOOTSTRAP_PERCENTILES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+#: Scene bootstrap (App E.1 "Scene-bootstrap procedure"): resamples and the percentile interval.
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_PERCENTILES: tuple[float, float] = (2.5, 97.5)
+#: Our choice: the default seed of every report bootstrap (the paper does not give its seed).
+BOOTSTRAP_SEED = 20_260_501
 
 #: Resamples drawn per block: bounds memory to ``block x scenes`` multiplicities.
 _BLOCK = 1000

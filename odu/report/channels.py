@@ -18,15 +18,32 @@ from typing import Any
 
 import numpy as np
 
-from ..constants import (
-    CHANNEL_ALL_CONTEXT,
-    CHANNEL_REQUEST,
-    CONTEXT_CHANNELS,
-    KEY_POINT_CHANNELS,
-)
 from .bootstrap import SceneBootstrap, percentile_interval, ratio
 from .numbers import optional
 from .runs import Row, System, common_rows
+
+#: Evidence channel of a key point, from its ``source`` label (App A.4 "Aggregation and key-point
+#: accounting", App E.1 "Population and counting"). Other context pools emotion, activity,
+#: identity and scene condition. A source missing from this table has no assigned channel: it stays
+#: in the overall point count but in no channel-specific rate (App A.4).
+CHANNEL_REQUEST = "spoken request"
+CHANNEL_VISUAL = "visual"
+CHANNEL_AUDIO = "audio"
+CHANNEL_HISTORY = "dialogue history"
+CHANNEL_OTHER = "other context"
+CHANNEL_ALL_CONTEXT = "all context"
+KEY_POINT_CHANNELS: dict[str, str] = {
+    "intent": CHANNEL_REQUEST,
+    "required_context.visual": CHANNEL_VISUAL,
+    "required_context.audio": CHANNEL_AUDIO,
+    "required_context.dialogue_history": CHANNEL_HISTORY,
+    "required_context.user_emotion": CHANNEL_OTHER,
+    "required_context.user_activity": CHANNEL_OTHER,
+    "required_context.user_identity": CHANNEL_OTHER,
+    "required_context.scene_condition": CHANNEL_OTHER,
+}
+#: Context channels pooled into "all context" (App E.1), in reporting order.
+CONTEXT_CHANNELS: tuple[str, ...] = (CHANNEL_VISUAL, CHANNEL_AUDIO, CHANNEL_HISTORY, CHANNEL_OTHER)
 
 ALL_POINTS = "all points"
 #: Rows of the channel table, in order (Table 6 order, plus "other context" and "all points").

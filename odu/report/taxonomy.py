@@ -16,10 +16,43 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..constants import CHALLENGE_AXES, CHALLENGE_CATEGORIES, NEGATIVE_REASONS, NEGATIVE_SIGNALS
+from ..constants import AUDIO_ONLY, AUDIO_VISUAL
 from ..metrics import false_trigger_rate, mean_defined
 from .numbers import difference
 from .runs import Row, System, common_rows
+
+#: The four challenge axes analysed against M2 (App B.2, App E.3).
+CHALLENGE_AXES: tuple[str, ...] = ("axis1", "axis2", "axis3", "axis4")
+#: Category names of the challenge axes (App B.2). Axis 1 is modality-specific: audio-only scenes
+#: use 1.1 language-channel and 1.2 acoustic-event dependence.
+CHALLENGE_CATEGORIES: dict[str, dict[str, str]] = {
+    AUDIO_VISUAL: {"1.1": "Language-channel", "1.2": "Vision-grounded", "1.3": "Audio-grounded",
+                   "1.4": "Vision-Audio Joint"},
+    AUDIO_ONLY: {"1.1": "Language-channel", "1.2": "Acoustic-event dependence"},
+    "": {"2.1": "Self-contained Current Context", "2.2": "Temporal Event Dependency",
+         "2.3": "Dialogue History Dependency", "2.4": "Speaker Identity Dependency",
+         "2.5": "Affective State Dependency", "3.1": "Direct Instruction", "3.2": "Direct Question",
+         "3.3": "Indirect or Descriptive Request", "3.4": "Hesitation or Self-correction",
+         "3.5": "Interrupted or Incomplete Request", "3.6": "Compound or Multi-intent Request",
+         "4.1": "Clean Near-field Speech", "4.2": "Background Noise", "4.3": "Competing Speech",
+         "4.4": "Low-volume or Whispered Speech", "4.5": "Media Playback Interference"},
+}
+#: No-demand dimensions (App B.3): release value of ``negative_signal`` -> (code, short name).
+NEGATIVE_SIGNALS: dict[str, tuple[str, str]] = {
+    "linguistic_signal": ("S1", "Linguistic"),
+    "semantic_signal": ("S2", "Semantic"),
+    "prosodic_signal": ("S3", "Prosodic"),
+    "interactive_signal": ("S4", "Interactive"),
+    "contextual_signal": ("S5", "Contextual"),
+}
+#: ... and of ``negative_reason`` (short names as in Fig. 2 / Fig. 5).
+NEGATIVE_REASONS: dict[str, tuple[str, str]] = {
+    "target_mismatch": ("R1", "Wrong Addressee"),
+    "source_mismatch": ("R2", "Wrong Source"),
+    "demand_incomplete": ("R3", "Incomplete"),
+    "intent_not_real": ("R4", "Non-real"),
+    "function_not_directed": ("R5", "Function Mention"),
+}
 
 PANEL_MEAN = "panel mean"
 
