@@ -20,21 +20,9 @@ from typing import Optional
 
 import datasets
 
+from odu.citation import BIBTEX
 from odu.data import dataset as odu_dataset
 from odu.data.release import find_records, fingerprint, read_release
-
-_CITATION = """\
-@article{chen2026odubench,
-  title   = {Omni Demand Understanding: A Benchmark for Contextual User-Intent Inference in
-             Multimodal Interaction},
-  author  = {Chen, Qi and Chu, Yunfei and He, Haolin and Yang, Yifan and Liu, Zihan and Wang, Yuxuan
-             and Ma, Ziyang and Xu, Ruiyang and Gao, Meng and Yan, Yinsong and Wang, Ling and Wang, Hui
-             and Huang, Wen and Chen, Yiheng and Yang, Guanrou and Kong, Qiuqiang and Xu, Jin
-             and Chen, Xie},
-  journal = {arXiv preprint arXiv:2609.21392},
-  year    = {2026}
-}
-"""
 
 _DESCRIPTION = """\
 ODU-Bench asks whether an audio or audio-visual assistant can tell that a user wants something and
@@ -95,7 +83,7 @@ class OduBench(datasets.GeneratorBasedBuilder):
             features=odu_dataset.features(),
             homepage=_HOMEPAGE,
             license=_LICENSE,
-            citation=_CITATION,
+            citation=BIBTEX,
         )
 
     def _split_generators(self, dl_manager):

@@ -9,19 +9,10 @@ import json
 import datasets
 import evaluate
 
+from odu.citation import BIBTEX, PAPER_URL
 from odu.judge.spec import judge_from_spec
 from odu.schema import load_scenes
 from odu.scoring import score_scenes
-
-_CITATION = """\
-@misc{chen2026odubench,
-  title  = {Omni Demand Understanding: A Benchmark for Contextual User-Intent Inference in Multimodal Interaction},
-  author = {Chen, Qi and Chu, Yunfei and He, Haolin and others},
-  year   = {2026},
-  eprint = {2609.21392},
-  archivePrefix = {arXiv},
-}
-"""
 
 _DESCRIPTION = """\
 ODU-Bench (Omni Demand Understanding) asks whether an audio / audio-visual assistant can tell that
@@ -137,13 +128,13 @@ class OduMetric(evaluate.Metric):
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
-            citation=_CITATION,
+            citation=BIBTEX,
             inputs_description=_KWARGS_DESCRIPTION,
             # Nested and mixed inputs are stored as JSON text: references are scene records,
             # predictions the JSON of a str (raw output), a dict (parsed) or None (no output).
             features=datasets.Features({"predictions": datasets.Value("string"),
                                         "references": datasets.Value("string")}),
-            reference_urls=["https://arxiv.org/abs/2609.21392"],
+            reference_urls=[PAPER_URL],
         )
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):

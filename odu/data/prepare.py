@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..citation import BIBTEX
 from ..schema import Scene
 from .dataset import CONFIGS, DEFAULT_CONFIG, LEAF_CONFIGS, SPLIT, features, get_config, in_config_order, record_to_row
 from .release import ReleaseProblem, ReleaseScene, read_release
@@ -248,8 +249,10 @@ def _replace(tmp: Path, out: Path) -> None:
 
 
 def card_body() -> str:
-    """The text of the dataset card (shipped inside the package as ``odu/data/dataset_card.md``)."""
-    return resources.files(__package__).joinpath("dataset_card.md").read_text(encoding="utf-8")
+    """The dataset card: ``odu/data/dataset_card.md`` (shipped inside the package) and its
+    citation section, the BibTeX of :mod:`odu.citation`."""
+    card = resources.files(__package__).joinpath("dataset_card.md").read_text(encoding="utf-8")
+    return f"{card.rstrip()}\n\n## Citation\n\n```bibtex\n{BIBTEX}```\n"
 
 
 def _size_category(n: int) -> str:
