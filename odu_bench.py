@@ -16,7 +16,6 @@ replacing a media file makes a fresh build.
 """
 
 from dataclasses import dataclass
-from typing import Optional
 
 import datasets
 
@@ -51,7 +50,7 @@ class OduBenchConfig(datasets.BuilderConfig):
         skip_invalid: leave out scenes that fail validation instead of failing the build.
     """
 
-    media_root: Optional[str] = None
+    media_root: str | None = None
     skip_invalid: bool = False
 
 
@@ -68,7 +67,7 @@ class OduBench(datasets.GeneratorBasedBuilder):
     # rows embed their media: keep few in memory while writing
     DEFAULT_WRITER_BATCH_SIZE = 16
 
-    def __init__(self, *args, hash: Optional[str] = None, **kwargs):
+    def __init__(self, *args, hash: str | None = None, **kwargs):
         if not kwargs.get("data_dir"):
             from odu.data.sample import sample_dir
 

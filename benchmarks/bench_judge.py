@@ -1,6 +1,6 @@
 """LLM-judge throughput: sequential vs concurrent calls, and a warm-cache rerun.
 
-A loopback OpenAI-compatible server (``tests/openai_server.py``, in its own process like a real
+A loopback OpenAI-compatible server (``tests/support/openai_server.py``, in its own process like a real
 judge server) adds a fixed latency to every call and answers with valid App F.4 verdicts. In the
 same run, on the same ~2,000 segments of realistic shape (3 key points, a candidate of two or
 three sentences), this times:
@@ -62,8 +62,8 @@ def make_requests(n: int) -> list[JudgeRequest]:
 
 
 def _serve(latency: float, ready: Any, stop: Any) -> None:
-    from judge_fakes import judge_responder
-    from openai_server import OpenAIServer, Reply
+    from support.judge_fakes import judge_responder
+    from support.openai_server import OpenAIServer, Reply
 
     server = OpenAIServer(judge_responder(), latency=latency).start()
 

@@ -1,8 +1,8 @@
 """lm-eval path costs, each against its naive baseline in the same run.
 
-A loopback OpenAI-compatible server (``tests/openai_server.py``) runs in its own process, adds a
+A loopback OpenAI-compatible server (``tests/support/openai_server.py``) runs in its own process, adds a
 fixed latency to every call and plays both the omni model (a fixed JSON answer) and the App F.4
-judge (``tests/judge_fakes.py``). Measured:
+judge (``tests/support/judge_fakes.py``). Measured:
 
 * ``model``: the OpenAI-compatible omni backend on the bundled sample's scenes (repeated), media
   read from the prepared dataset and encoded as data URLs: ``concurrency=1`` (one scene at a time,
@@ -37,9 +37,10 @@ ANSWER = '{"has_demand": false, "segments": []}'
 
 
 def _serve(latency: float, ready: Any, stop: Any) -> None:
-    from judge_fakes import judge_responder
+    from support.judge_fakes import judge_responder
+    from support.openai_server import OpenAIServer
+
     from odu.judge.prompt import JUDGE_INSTRUCTION
-    from openai_server import OpenAIServer
 
     judge = judge_responder()
     server = OpenAIServer(lambda body: judge(body) if body["messages"][0]["content"] == JUDGE_INSTRUCTION else ANSWER,
@@ -52,10 +53,10 @@ def _serve(latency: float, ready: Any, stop: Any) -> None:
 def bench_model(base_url: str, repeat: int, cache_dir: Path) -> dict[str, Any]:
     import datasets
 
+    from odu.data.sample import sample_dataset_dir
     from odu.harness.tasks import load_docs, scene_request
     from odu.models.clips import DatasetClips
     from odu.models.openai_omni import OpenAIOmni
-    from odu.data.sample import sample_dataset_dir
 
     dataset = sample_dataset_dir(cache_dir)
     datasets.config.HF_DATASETS_CACHE = str(cache_dir / "hf")
@@ -77,10 +78,11 @@ def bench_model(base_url: str, repeat: int, cache_dir: Path) -> dict[str, Any]:
 
 
 def bench_judge(base_url: str) -> dict[str, Any]:
+    from support.omni_fakes import reference_output
+
     from odu.judge import OpenAIJudge
     from odu.schema import load_scenes
     from odu.scoring import score_scenes
-    from omni_fakes import reference_output
 
     records = json.loads((ROOT / "tests" / "fixtures" / "demo_scenes.json").read_text(encoding="utf-8"))
     copies = []
@@ -113,8 +115,8 @@ def bench_judge(base_url: str) -> dict[str, Any]:
 def bench_cache_key(cache_dir: Path) -> dict[str, Any]:
     from lm_eval.api.model import hash_args
 
-    from odu.harness.tasks import doc_to_text, load_docs
     from odu.data.sample import sample_dataset_dir
+    from odu.harness.tasks import doc_to_text, load_docs
 
     dataset = sample_dataset_dir(cache_dir)
     import datasets

@@ -20,20 +20,22 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-from collections import Counter
-import tempfile
 import sys
+import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import av
-from av.video.frame import PictureType
 import numpy as np
 import soundfile as sf
+from av.video.frame import PictureType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # build tooling: synth
+
+from synth import VideoSettings, encode_mp4, write_audio_file  # noqa: E402
 
 from odu.data.media import (  # noqa: E402
     FRAME_SEEK_COST_FRAMES,
@@ -45,7 +47,6 @@ from odu.data.media import (  # noqa: E402
     probe,
     sample_times,
 )
-from synth import VideoSettings, encode_mp4, write_audio_file  # noqa: E402
 
 WIDTH, HEIGHT, FPS, SECONDS = 640, 360, 30, 10.0
 GOP_SWEEP = (250, 60, 30, 12, 6)
@@ -136,7 +137,7 @@ def run(repeats: int) -> dict[str, Any]:
         for fps in SAMPLE_RATES:
             row = {}
             for method in ("auto", "sequential", "seek"):
-                t = timed(lambda: decode_frames(main, fps=fps, method=method), repeats)
+                t = timed(lambda fps=fps, method=method: decode_frames(main, fps=fps, method=method), repeats)
                 row[method] = {"s": t, "vs_decode_all": t / t_all}
             row["n_frames"] = len(decode_frames(main, fps=fps))
             result["frames"][f"{fps:g} fps"] = row
@@ -145,8 +146,8 @@ def run(repeats: int) -> dict[str, Any]:
         for gop in GOP_SWEEP:
             clip = main if gop == 60 else make_clip(tmp_path / f"gop{gop}.mp4", gop)
             for fps in SAMPLE_RATES:
-                t_seq = timed(lambda: decode_frames(clip, fps=fps, method="sequential"), repeats)
-                t_seek = timed(lambda: decode_frames(clip, fps=fps, method="seek"), repeats)
+                t_seq = timed(lambda clip=clip, fps=fps: decode_frames(clip, fps=fps, method="sequential"), repeats)
+                t_seek = timed(lambda clip=clip, fps=fps: decode_frames(clip, fps=fps, method="seek"), repeats)
                 plan = plan_numbers(clip, fps)
                 t_auto = t_seek if plan["auto_seeks"] else t_seq
                 sweep.append({"gop": gop, "fps": fps, "sequential_s": t_seq, "seek_s": t_seek, "auto_s": t_auto, **plan})
@@ -167,7 +168,7 @@ def run(repeats: int) -> dict[str, Any]:
         ):
             base = timed(baseline, repeats)
             for rate in (16_000, 24_000):
-                t = timed(lambda: decode_audio(path, rate), repeats)
+                t = timed(lambda path=path, rate=rate: decode_audio(path, rate), repeats)
                 audio[f"{name} -> {rate // 1000} kHz"] = {"s": t, "baseline_s": base, "vs_baseline": t / base,
                                                          "x_realtime": SECONDS / t}
         result["audio"] = audio

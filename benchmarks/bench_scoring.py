@@ -40,7 +40,7 @@ import jiwer
 from odu.constants import AUDIO_ONLY, AUDIO_VISUAL, CONTEXT_TYPES_AO, CONTEXT_TYPES_AV, PROFILE_FIELDS
 from odu.judge import StoredVerdictJudge
 from odu.judge.base import Judge, JudgeRequest, candidate_text
-from odu.match import match_segments, pred_order_key
+from odu.match import linked_groups, match_segments, pred_order_key
 from odu.metrics import avg, false_trigger_rate, macro_f1, mean_defined, s2, s3, s4, s5
 from odu.parse import parse_output
 from odu.schema import Scene, scene_from_dict
@@ -236,14 +236,7 @@ def naive_score(scenes: Sequence[Scene], outputs: Mapping[str, str], judge: Judg
             for m in matches:
                 v = verdicts.get(m.reference)
                 hits.append([False if v is None else (None if v.error else v.hits[k.qid]) for k in refs[m.reference].key_points])
-            groups: list[tuple[set[int], set[int]]] = []  # references linked through shared predictions
-            for m in matches:
-                group = ({m.reference}, set(m.predictions))
-                for other in [g for g in groups if g[1] & group[1]]:
-                    groups.remove(other)
-                    group[0].update(other[0])
-                    group[1].update(other[1])
-                groups.append(group)
+            groups = linked_groups(matches)  # references linked through shared predictions
             edits = [_jiwer_edits(" ".join(refs[i].transcript for i in sorted(rs, key=lambda i: (refs[i].start_ms, i))),
                                   " ".join(pred.segments[j].transcript for j in sorted(ps, key=lambda j: pred_order_key(pred.segments[j]))))
                      for rs, ps in groups]

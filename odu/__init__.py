@@ -8,8 +8,8 @@ The user-facing doors (``odu_bench.py`` for ``datasets``, ``odu_metric/`` for ``
 
 from .judge import make_judge
 from .parse import parse_output
-from .schema import Prediction, Scene, SchemaError, load_scenes
 from .run import ScoredRun, read_run, write_run
+from .schema import Prediction, Scene, SchemaError, load_scenes
 from .scoring import score_scenes
 
 __version__ = "0.1.0"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rapidfuzz import fuzz
 
@@ -116,7 +117,7 @@ def merge_segments(fragments: Sequence[PredictedSegment]) -> PredictedSegment:
     intents = list(dict.fromkeys(f.structured_intent.strip() for f in ordered if f.structured_intent.strip()))
     context: list[PredictedContext] = list(dict.fromkeys(c for f in ordered for c in f.required_context))
 
-    def first(field: str):
+    def first(field: str) -> Any:
         return next((getattr(f, field) for f in ordered if getattr(f, field) is not None), None)
 
     return PredictedSegment(
@@ -129,6 +130,25 @@ def merge_segments(fragments: Sequence[PredictedSegment]) -> PredictedSegment:
         user_gender=first("user_gender"),
         user_age_group=first("user_age_group"),
     )
+
+
+def linked_groups(matches: Sequence[SegmentMatch]) -> list[tuple[set[int], set[int]]]:
+    """(reference indices, prediction indices) of each group of reference segments linked through
+    shared predictions, in order of first appearance; a 1:1 match is a group of its own (M4, Eq. 4).
+
+    >>> m = lambda ref, preds: SegmentMatch(ref, tuple(preds), "iou", 0.5, 0.0, None)
+    >>> linked_groups([m(0, [0]), m(1, [1]), m(2, [1, 2]), m(3, [])])
+    [({0}, {0}), ({1, 2}, {1, 2}), ({3}, set())]
+    """
+    groups: list[tuple[set[int], set[int]]] = []
+    for m in matches:
+        group = ({m.reference}, set(m.predictions))
+        for other in [g for g in groups if g[1] & group[1]]:
+            groups.remove(other)
+            group[0].update(other[0])
+            group[1].update(other[1])
+        groups.append(group)
+    return groups
 
 
 def match_segments(refs: Sequence[ReferenceSegment], preds: Sequence[PredictedSegment]) -> list[SegmentMatch]:
@@ -146,7 +166,7 @@ def match_segments(refs: Sequence[ReferenceSegment], preds: Sequence[PredictedSe
     method: dict[int, str] = {}
     used: set[int] = set()
 
-    def one_to_one(score, other, threshold: float, name: str) -> None:
+    def one_to_one(score: list[list[float]], other: list[list[float]], threshold: float, name: str) -> None:
         pairs = [
             (-score[i][j], -other[i][j], rkey[i], pkey[j], i, j)
             for i in range(len(refs))
@@ -178,7 +198,7 @@ def match_segments(refs: Sequence[ReferenceSegment], preds: Sequence[PredictedSe
             method[i] = "cover"
 
     out = []
-    for i, ref in enumerate(refs):
+    for i in range(len(refs)):
         js = tuple(sorted(assigned[i], key=lambda j: pkey[j]))
         merged = merge_segments([preds[j] for j in js]) if js else None
         out.append(

@@ -90,10 +90,10 @@ def mean_defined(values: Iterable[float | None]) -> float | None:
 
 def avg(metrics: Mapping[str, float | None]) -> float | None:
     """Avg, App A.4 Eq. 6: weighted mean of the available M1-M5, weights renormalised."""
-    available = {m: w for m, w in METRIC_WEIGHTS.items() if metrics.get(m) is not None}
+    available = {m: (w, v) for m, w in METRIC_WEIGHTS.items() if (v := metrics.get(m)) is not None}
     if not available:
         return None
-    return sum(w * metrics[m] for m, w in available.items()) / sum(available.values())
+    return sum(w * v for w, v in available.values()) / sum(w for w, _ in available.values())
 
 
 # --- vectorised variants for the scene bootstrap (odu.report) ------------------------------------
@@ -102,7 +102,7 @@ def avg(metrics: Mapping[str, float | None]) -> float | None:
 # columns: ``*_columns`` gives the ``(n, k)`` columns, ``*_from_sums`` the metric from their
 # ``(R, k)`` sums (NaN where the scalar gives ``None``), and ``*_weighted`` chains the two. The
 # bootstrap stacks the columns of every metric and reads the weights once (one matrix product).
-# With ``weights = np.ones((1, n))`` they equal the scalar functions above (tests/test_report_math.py).
+# With ``weights = np.ones((1, n))`` they equal the scalar functions above (tests/scoring/test_metrics.py).
 
 
 def macro_f1_columns(y_true: Sequence[bool], y_pred: Sequence[bool]) -> np.ndarray:

@@ -22,19 +22,8 @@ import reprlib
 from collections.abc import Mapping
 from typing import Any
 
-from .constants import (
-    AGE_GROUPS,
-    AUDIO_ONLY,
-    CONTEXT_TYPES_AO,
-    CONTEXT_TYPES_AV,
-    GENDERS,
-    MAX_CONTEXT_ITEMS,
-    MAX_JSON_CANDIDATES,
-    MAX_OUTPUT_CHARS,
-    MAX_SEGMENTS,
-    MAX_TEXT_CHARS,
-    MAX_TIME_MS,
-)
+from . import constants as limits
+from .constants import AGE_GROUPS, AUDIO_ONLY, CONTEXT_TYPES_AO, CONTEXT_TYPES_AV, GENDERS
 from .schema import PredictedContext, PredictedSegment, Prediction
 
 _OPEN_TAG = re.compile(r"<think>", re.IGNORECASE)
@@ -74,13 +63,13 @@ def strip_wrappers(text: str) -> str:
 def extract_json_object(text: str) -> tuple[dict[str, Any] | None, list[str]]:
     """The first JSON object in ``text`` that has ``has_demand`` (else the first object at all)."""
     issues: list[str] = []
-    if len(text) > MAX_OUTPUT_CHARS:
-        issues.append(f"output longer than {MAX_OUTPUT_CHARS} characters was cut")
-        text = text[:MAX_OUTPUT_CHARS]
+    if len(text) > limits.MAX_OUTPUT_CHARS:
+        issues.append(f"output longer than {limits.MAX_OUTPUT_CHARS} characters was cut")
+        text = text[:limits.MAX_OUTPUT_CHARS]
     text = strip_wrappers(text)
     first: dict[str, Any] | None = None
     start, tries = text.find("{"), 0
-    while start != -1 and tries < MAX_JSON_CANDIDATES:
+    while start != -1 and tries < limits.MAX_JSON_CANDIDATES:
         tries += 1
         try:
             obj, _ = _DECODER.raw_decode(text, start)
@@ -114,9 +103,9 @@ def _text(value: Any, field: str, issues: list[str]) -> str:
     if not isinstance(value, str):
         issues.append(f"{field}: {type(value).__name__} is not a string; ignored")
         return ""
-    if len(value) > MAX_TEXT_CHARS:
-        issues.append(f"{field}: cut to {MAX_TEXT_CHARS} characters")
-        value = value[:MAX_TEXT_CHARS]
+    if len(value) > limits.MAX_TEXT_CHARS:
+        issues.append(f"{field}: cut to {limits.MAX_TEXT_CHARS} characters")
+        value = value[:limits.MAX_TEXT_CHARS]
     if _SURROGATE.search(value):
         issues.append(f"{field}: unpaired surrogate replaced by U+FFFD")
         value = _SURROGATE.sub("\ufffd", value)
@@ -134,7 +123,7 @@ def _time(value: Any, field: str, issues: list[str]) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         issues.append(f"{field}: missing or not a number")
         return None
-    if (isinstance(value, float) and not math.isfinite(value)) or abs(value) >= MAX_TIME_MS:  # no float(int)
+    if (isinstance(value, float) and not math.isfinite(value)) or abs(value) >= limits.MAX_TIME_MS:  # no float(int)
         issues.append(f"{field}: {_SHOW.repr(value)} is not a usable time")
         return None
     if value != int(value):
@@ -166,9 +155,9 @@ def _context(raw: Any, where: str, types: tuple[str, ...], issues: list[str]) ->
     if not isinstance(raw, list):
         issues.append(f"{where}: not a list; ignored")
         return ()
-    if len(raw) > MAX_CONTEXT_ITEMS:
-        issues.append(f"{where}: {len(raw)} items, kept the first {MAX_CONTEXT_ITEMS}")
-        raw = raw[:MAX_CONTEXT_ITEMS]
+    if len(raw) > limits.MAX_CONTEXT_ITEMS:
+        issues.append(f"{where}: {len(raw)} items, kept the first {limits.MAX_CONTEXT_ITEMS}")
+        raw = raw[:limits.MAX_CONTEXT_ITEMS]
     items = []
     for i, item in enumerate(raw):
         w = f"{where}[{i}]"
@@ -242,8 +231,8 @@ def parse_output(text: str | None, modality: str) -> Prediction:
         if raw_segments:
             issues.append("segments given with has_demand=false; ignored")
         return Prediction(False, issues=tuple(issues))
-    if len(raw_segments) > MAX_SEGMENTS:
-        issues.append(f"segments: {len(raw_segments)} given, kept the first {MAX_SEGMENTS}")
-        raw_segments = raw_segments[:MAX_SEGMENTS]
+    if len(raw_segments) > limits.MAX_SEGMENTS:
+        issues.append(f"segments: {len(raw_segments)} given, kept the first {limits.MAX_SEGMENTS}")
+        raw_segments = raw_segments[:limits.MAX_SEGMENTS]
     segments = [_segment(s, f"segments[{i}]", modality, issues) for i, s in enumerate(raw_segments)]
     return Prediction(True, tuple(s for s in segments if s is not None), tuple(issues))

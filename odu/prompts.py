@@ -20,7 +20,7 @@
 :func:`build_chat` turns a scene's turns into an ordered list of :class:`Part` s that every
 backend renders its own way (OpenAI-compatible messages, a local processor's conversation).
 :data:`PROMPT_VERSION` names all of the above; it is recorded in every run card. Change it when
-any text or the layout changes (``tests/test_prompts.py`` pins the texts' hash).
+any text or the layout changes (``tests/scoring/test_prompts.py`` pins the texts' hash).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from .constants import AUDIO_ONLY, AUDIO_VISUAL, MODALITIES
 
@@ -349,7 +350,7 @@ def turns_from_records(clips: Sequence[Mapping[str, object]]) -> tuple[Turn, ...
             Turn(
                 ClipRef(i, str(c["id"]), str(c["sha256"]), int(c["duration_ms"])),  # type: ignore[call-overload]
                 tuple(c.get("replies") or ()),  # type: ignore[arg-type]
-                None if asr is None else tuple(AsrSentence(**s) for s in asr),  # type: ignore[union-attr]
+                None if asr is None else tuple(AsrSentence(**s) for s in cast("Sequence[Mapping[str, Any]]", asr)),
             )
         )
     return tuple(out)

@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 
 from .constants import PROFILE_FIELDS
 from .judge.base import Judge, JudgeRequest, JudgeVerdict, candidate_text
-from .match import SegmentMatch, match_segments, pred_order_key
+from .match import SegmentMatch, linked_groups, match_segments, pred_order_key
 from .metrics import s2, s3, s4, s5
 from .parse import no_output, parse_output
 from .run import KeyPointRow, SceneRow, ScoredRun, summarize_run
@@ -67,16 +67,8 @@ def _transcript_edits(work: _SceneWork, language: str) -> list[tuple[int, int]]:
     """
     refs = work.scene.annotation(language).segments
     preds = work.prediction.segments
-    groups: list[tuple[set[int], set[int]]] = []
-    for m in work.matches:
-        group = ({m.reference}, set(m.predictions))
-        for other in [g for g in groups if g[1] & group[1]]:
-            groups.remove(other)
-            group[0].update(other[0])
-            group[1].update(other[1])
-        groups.append(group)
     edits = []
-    for ref_ids, pred_ids in groups:
+    for ref_ids, pred_ids in linked_groups(work.matches):
         reference = " ".join(refs[i].transcript for i in sorted(ref_ids, key=lambda i: (refs[i].start_ms, i)))
         hypothesis = " ".join(preds[j].transcript for j in sorted(pred_ids, key=lambda j: pred_order_key(preds[j])))
         edits.append(edit_count(reference, hypothesis))

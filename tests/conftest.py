@@ -1,4 +1,9 @@
-"""Shared pytest fixtures (keep small; several helpers add to it)."""
+"""Shared pytest fixtures (keep small; the helpers live in ``tests/support/``).
+
+Tests are grouped by the part of the toolkit they pin: ``scoring/``, ``judge/``, ``models/``,
+``data/``, ``harness/``, ``report/``, ``cli/``, ``doors/`` (the ``evaluate`` metric), ``project/``
+(layout, citation, lint and types); test data in ``fixtures/``.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +15,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # build tooling: synth, make_sample
 
-from dataset_fixtures import demo_dataset, demo_release, hf_cache  # noqa: F401  (session fixtures)
-from openai_server import OpenAIServer
+from support.dataset_fixtures import demo_dataset, demo_release, hf_cache  # noqa: F401  (session fixtures)
+from support.openai_server import OpenAIServer
 
 
 @pytest.fixture
 def openai_server() -> Iterator[OpenAIServer]:
-    """A started loopback OpenAI-compatible server (``tests/openai_server.py``); set ``.responder``."""
+    """A started loopback OpenAI-compatible server (``tests/support/openai_server.py``); set ``.responder``."""
     with OpenAIServer() as server:
         yield server
 

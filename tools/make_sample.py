@@ -33,7 +33,6 @@ from typing import Any
 import av
 import numpy as np
 import soundfile as sf
-
 import yaml
 from synth import Shape, VideoSettings, draw_frame, encode_mp4, person, write_audio_file
 

@@ -19,7 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..models import BACKENDS, BASELINES, lm_eval_name
 from ..run import EvalSceneRow, RunSummary, ScoredRun, summarize_run, write_run
@@ -96,7 +96,7 @@ def write_model_outputs(results: Mapping[str, Any], folder: Path) -> list[EvalSc
                 scored = sample["filtered_resps"][0]
                 sid = scored["scene"]["scene_id"]
                 outputs.setdefault(sid, scored["raw_output"])
-                rows.setdefault(sid, {**scored["scene"], "inference_error": scored["inference_error"]})
+                rows.setdefault(sid, cast(EvalSceneRow, {**scored["scene"], "inference_error": scored["inference_error"]}))
     with (folder / "predictions.jsonl").open("w", encoding="utf-8") as fh:
         for sid, output in outputs.items():
             fh.write(json.dumps({"scene_id": sid, "output": output}, ensure_ascii=False) + "\n")
@@ -128,19 +128,20 @@ def summary_of(rows: Sequence[EvalSceneRow], results: Mapping[str, Any], judge: 
 
 
 def run(args: argparse.Namespace) -> int:
-    import odu.harness.models  # noqa: F401  # registers the odu-* models
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
     from lm_eval.utils import setup_logging
 
+    import odu.harness.models  # noqa: F401  # registers the odu-* models
+
+    from ..data.media import MediaError
+    from ..data.sample import sample_dataset_dir
     from ..harness.asr import AsrError
     from ..harness.runcard import RECORDER, write_run_card
     from ..harness.tasks import check_dataset, dataset_source, task_dir, use_judge
     from ..judge import JudgeUnavailableError
     from ..judge.spec import judge_from_args
-    from ..data.media import MediaError
     from ..models.openai_omni import ModelUnavailableError
-    from ..data.sample import sample_dataset_dir
     from ..schema import SchemaError
     from ..tables import table3
 
@@ -162,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         if missing:
             raise ValueError(f"unknown task(s) {', '.join(missing)}; ODU-Bench tasks: {', '.join(sorted(manager.all_tasks))}")
         check_dataset(source)
-        systems: dict[str, dict[str, Any]] = {}
+        systems: dict[str, RunSummary] = {}
         judge_errors = inference_errors = 0
         for model in models:
             RECORDER.clear()
@@ -192,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
     except (SchemaError, MediaError, AsrError, ValueError, OSError, JudgeUnavailableError, ModelUnavailableError) as exc:
         print(f"odu-bench eval: error: {exc}", file=sys.stderr)
         return 2
-    print(table3(systems, judge_note(next(iter(systems.values()), {}).get("judge", {}))))
+    print(table3(systems, judge_note(next((summary["judge"] for summary in systems.values()), {}))))
     print(f"results: {out}")
     code = judge_errors_exit_code(judge_errors, args, "eval")
     if inference_errors and not args.allow_inference_errors:

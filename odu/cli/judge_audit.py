@@ -11,8 +11,8 @@ from ..constants import MODALITIES
 from ..judge import JudgeUnavailableError
 from ..judge.audit import audit, audit_table
 from ..judge.spec import add_judge_arguments, judges_from_args
-from ..schema import SchemaError, load_scenes
 from ..run import read_run
+from ..schema import SchemaError, load_scenes
 from .common import judge_accounting_line, judge_errors_exit_code
 
 

@@ -72,8 +72,9 @@ def write_run_cards(output_path: Path, since: float) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import odu.harness.models  # noqa: F401  # registers the odu-* models
     from lm_eval.__main__ import cli_evaluate
+
+    import odu.harness.models  # noqa: F401  # registers the odu-* models
 
     from ..harness.runcard import RECORDER
     from ..harness.tasks import task_dir

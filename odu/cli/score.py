@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ..judge import JudgeUnavailableError
 from ..judge.spec import add_judge_arguments, judge_from_args
-from ..schema import SchemaError, load_scenes, read_predictions
 from ..run import write_run
+from ..schema import SchemaError, load_scenes, read_predictions
 from ..scoring import score_scenes
 from ..tables import table3
 from .common import judge_accounting_line, judge_errors_exit_code, judge_note

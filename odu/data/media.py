@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Literal, Union
+from typing import Literal
 
 import av
 import av.error
@@ -42,7 +42,7 @@ FRAME_SEEK_COST_FRAMES = 6.0
 FRAME_SEEK_MIN_SAVING = 0.1
 
 #: What the media functions accept: a file path or the file's bytes.
-MediaSource = Union[str, Path, bytes]
+MediaSource = str | Path | bytes
 
 #: Frame times within this many seconds of a sampling instant count as "at" the instant.
 _TIME_EPS_S = 1e-4
@@ -450,7 +450,9 @@ def decode_frames(
             duration = _stream_duration(video) or _container_duration(container, [video])
             if duration is None:  # e.g. streamed Matroska: the packets' timestamps tell
                 with _open_container(src) as scan:
-                    duration = _scan_duration(src, [_main_streams(scan)[0]], scan) - start_s
+                    scan_video = _main_streams(scan)[0]
+                    assert scan_video is not None  # the same file: its video stream was found above
+                    duration = _scan_duration(src, [scan_video], scan) - start_s
             if not duration > 0:
                 raise MediaError(f"{src.label}: video stream has no duration to sample over")
             times = sample_times(duration, fps, max_frames)

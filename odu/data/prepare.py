@@ -108,7 +108,7 @@ def _scene_of(item: ReleaseScene) -> Scene:
 
 
 def _plan(scenes: Sequence[ReleaseScene], max_shard_bytes: int, max_row_group_bytes: int) -> list[_Shard]:
-    shards = []
+    shards: list[_Shard] = []
     for leaf in (c.name for c in LEAF_CONFIGS):
         items = in_config_order(leaf, scenes, _scene_of)
         sized = [(item, _row_bytes(item)) for item in items]

@@ -40,8 +40,8 @@ from ..judge.base import Judge
 from ..models.base import SceneRequest, decode_output
 from ..parse import parse_output
 from ..prompts import AsrSentence, ClipRef, Turn
-from ..schema import scene_from_dict
 from ..run import summarize
+from ..schema import scene_from_dict
 from ..scoring import score_scenes
 from .runcard import RECORDER
 
@@ -161,7 +161,8 @@ def load_docs(config: str = "av", dataset: str | None = None, dataset_revision: 
     check_dataset(source)
     ds = datasets.load_dataset(source, config, split="test", revision=dataset_revision)
     rows = rows_without_media(ds)
-    docs, digest = [], hashlib.sha256()
+    docs: list[dict[str, Any]] = []
+    digest = hashlib.sha256()
     for i, row in enumerate(rows):
         record = row_to_record(row)
         scene = scene_from_dict(record)

@@ -125,7 +125,11 @@ def audit(
     def rates(group: str) -> tuple[dict[str, float | None], int, int]:
         keys = [k for k in common if k[0] == group]
         total = sum(1 for k in all_keys if k[0] == group)
-        return {j: _rate(points_by_judge[j][k] for k in keys)[0] for j in labels}, len(keys), total
+        decided = {j: [hit for k in keys if (hit := points_by_judge[j][k]) is not None] for j in labels}
+        return {j: _rate(decided[j])[0] for j in labels}, len(keys), total
+
+    def by_coverage(judge: str) -> list[str]:
+        return sorted(runs, key=lambda s: (-(coverage[s][judge] or 0.0), s))
 
     result: dict[str, Any] = {
         "population": {"modality": modality or "all", "scenes": len(population) if population is not None else None,
@@ -134,13 +138,15 @@ def audit(
         "judge_error_points": errors,
     }
     if runs:
-        coverage, points, retained = {}, {}, {}
+        coverage: dict[str, dict[str, float | None]] = {}
+        points: dict[str, int] = {}
+        retained: dict[str, int] = {}
         for system in runs:
             coverage[system], points[system], retained[system] = rates(system)
         spread = {
             s: (max(v) - min(v)) if (v := [c for c in coverage[s].values() if c is not None]) else None for s in runs
         }
-        orderings = {j: sorted(runs, key=lambda s, j=j: (-(coverage[s][j] or 0.0), s)) for j in labels}
+        orderings = {j: by_coverage(j) for j in labels}
         modal, agreeing = Counter(tuple(o) for o in orderings.values()).most_common(1)[0] if labels else ((), 0)
         result["panel_b"] = {
             "coverage": coverage,
@@ -152,12 +158,12 @@ def audit(
                                    "identical": agreeing == len(labels)},
         }
     if scenes is not None:
-        recoverability, points, retained = rates("panel_a")
+        recoverability, common_points, retained_points = rates("panel_a")
         result["panel_a"] = {
             "recoverability": recoverability,
             "orphan_rate": {j: None if r is None else 1.0 - r for j, r in recoverability.items()},
-            "common_points": points,
-            "retained_points": retained,
+            "common_points": common_points,
+            "retained_points": retained_points,
         }
     return result
 

@@ -32,7 +32,15 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ..openai_client import API_KEY_ENV, BACKOFF, RETRIES, CallFailedError, CallStats, OpenAIClient, ServerUnavailableError
+from ..openai_client import (
+    API_KEY_ENV,
+    BACKOFF,
+    RETRIES,
+    CallFailedError,
+    CallStats,
+    OpenAIClient,
+    ServerUnavailableError,
+)
 from .base import Judge, JudgeRequest, JudgeVerdict
 from .cache import VerdictCache, cache_key
 from .prompt import JUDGE_PROMPT_VERSION, VerdictParseError, build_messages, parse_verdicts, reask_messages
@@ -91,6 +99,7 @@ class OpenAIJudge(Judge):
     """App F.4 judge on an OpenAI-compatible server; see the module docstring for the guarantees."""
 
     name = "openai"
+    model: str
     approximate = False
     prompt_version = JUDGE_PROMPT_VERSION
 

@@ -48,7 +48,7 @@ def _positive_int(text: str) -> int:
 
 def add_judge_arguments(parser: argparse.ArgumentParser, *, multiple: bool = False, default: str | None = "lexical") -> None:
     """Add ``--judge`` and the ``--judge-*`` options to ``parser``."""
-    many = {"action": "append"} if multiple else {}
+    many: dict[str, Any] = {"action": "append"} if multiple else {}
     group = parser.add_argument_group("judge (M2 key-point coverage; README 'Judges')")
     group.add_argument(
         "--judge", **many, default=None if multiple else default, required=multiple and default is None,

@@ -44,5 +44,5 @@ class StoredVerdictJudge(Judge):
             if missing:
                 out.append(JudgeVerdict.failed(f"no stored verdict for {', '.join(missing)}"))
             else:
-                out.append(JudgeVerdict(hits))
+                out.append(JudgeVerdict({qid: hit for qid, hit in hits.items() if hit is not None}))
         return out

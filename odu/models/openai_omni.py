@@ -38,7 +38,15 @@ from tqdm.auto import tqdm
 
 from ..constants import AUDIO_ONLY, AUDIO_VISUAL
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip, MediaError
-from ..openai_client import API_KEY_ENV, BACKOFF, RETRIES, CallFailedError, CallStats, OpenAIClient, ServerUnavailableError
+from ..openai_client import (
+    API_KEY_ENV,
+    BACKOFF,
+    RETRIES,
+    CallFailedError,
+    CallStats,
+    OpenAIClient,
+    ServerUnavailableError,
+)
 from ..prompts import ClipRef, Part
 from .base import (
     MODEL_FRAMES_FPS,

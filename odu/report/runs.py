@@ -52,7 +52,8 @@ def _card_name(run_dir: Path, summary: Mapping[str, Any]) -> str | None:
             raise ValueError(f"{card_path}: not valid JSON ({exc})") from None
         model = card.get("model")
         if isinstance(model, Mapping):
-            args = model.get("model_args") if isinstance(model.get("model_args"), Mapping) else {}
+            given = model.get("model_args")
+            args = given if isinstance(given, Mapping) else {}
             model = args.get("model") or args.get("pretrained") or model.get("name")
         for name in (card.get("system"), model):
             if isinstance(name, str) and name:

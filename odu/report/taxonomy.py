@@ -73,7 +73,7 @@ def _code_key(code: str) -> tuple[int, ...]:
 
 def _panel(cells: list[dict[str, Any]], systems: Sequence[System], columns: list[str]) -> list[dict[str, Any]]:
     """Append the panel-mean row (mean over systems of each column's difference)."""
-    mean_row = {"system": PANEL_MEAN, "base": None, "cells": {}}
+    mean_row: dict[str, Any] = {"system": PANEL_MEAN, "base": None, "cells": {}}
     for col in columns:
         values = [c["cells"][col]["delta"] for c in cells if c["cells"][col]["delta"] is not None]
         n = cells[0]["cells"][col]["n"] if cells else 0

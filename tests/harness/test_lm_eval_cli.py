@@ -1,0 +1,143 @@
+"""The commands: README command #1 (``odu-bench eval --sample``) in a fresh process, ``odu-bench eval``
+with a chosen backend, and ``odu-bench lm-eval`` forwarding to lm-eval's own CLI (``validate``,
+``run`` with a run card beside the results)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.omni_fakes import FakeOmni
+from support.openai_server import OpenAIServer
+
+from odu.cli import main as odu_main
+from odu.cli.lm_eval_cmd import forwarded_args
+from odu.data.sample import sample_dataset_dir
+
+SECRET = "sk-cli-test-1a2b3c4d5e6f"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def sample_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return sample_dataset_dir(tmp_path_factory.mktemp("sample-cache"))
+
+
+def fresh_env(tmp_path: Path) -> dict[str, str]:
+    """A process environment with private caches and no ODU_* settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ODU_")}
+    env |= {"ODU_CACHE_DIR": str(tmp_path / "cache"), "HF_DATASETS_CACHE": str(tmp_path / "hf"),
+            "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+    return env
+
+
+def test_readme_command_one_runs_the_sample_end_to_end(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "odu", "eval", "--sample"], cwd=tmp_path, env=fresh_env(tmp_path),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("| System"))
+    assert "AV Avg" in header and "AO FTR" in header
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]] for line in lines
+            if line.startswith("| floor")}
+    assert set(rows) == {"floor: always-trigger", "floor: never-trigger"}
+    assert rows["floor: always-trigger"][6] == "100.0" and rows["floor: never-trigger"][6] == "0.0"  # AV FTR
+    assert rows["floor: never-trigger"][2] == "0.0"  # AV M2
+    assert any("APPROXIMATE" in line for line in lines)
+    [run_dir] = (tmp_path / "runs").iterdir()
+    for model in ("always", "never"):
+        folder = run_dir / model
+        for name in ("results.json", "summary.json", "scenes.jsonl", "predictions.jsonl", "run_card.json",
+                     "samples_odu_av.jsonl", "samples_odu_ao.jsonl"):
+            assert (folder / name).is_file(), name
+        card = json.loads((folder / "run_card.json").read_text(encoding="utf-8"))
+        assert card["model"]["name"] == f"odu-{model}" and card["prompt"]["version"]
+        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))  # the odu-bench score layout
+        assert summary["judge"]["approximate"] is True and summary["audio-visual"]["n_scenes"] > 0
+        assert summary["audio-visual"]["m1"] == summary["tasks"]["odu_av"]["m1"]
+        assert set(card["dataset"]) == {"av", "ao"} and card["dataset"]["av"]["content_sha256"]
+        assert any("approximate lexical judge" in p for p in card["pitfalls"])
+
+
+def test_eval_with_an_openai_backend_and_judge(tmp_path: Path, sample_dataset: Path, hf_cache: str,
+                                               monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import datasets
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with OpenAIServer(FakeOmni(sample_dataset)) as server:
+        code = odu_main([
+            "eval", "--dataset", str(sample_dataset), "--model", "openai", "--tasks", "odu_ao",
+            "--model-args", f'{{"model": "omni-test", "base_url": "{server.base_url}", "audio_in_video": "separate"}}',
+            "--judge", "openai:judge-test", "--judge-base-url", server.base_url,
+            "--judge-cache", str(tmp_path / "judge.sqlite"), "--out", str(tmp_path / "out"),
+        ])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "| omni-test" in out and "APPROXIMATE" not in out
+    [folder] = (tmp_path / "out").iterdir()
+    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    assert summary["audio-only"]["m1"] == 1.0 and summary["tasks"]["odu_ao"]["m1"] == 1.0
+    assert summary["judge"]["model"] == "judge-test" and summary["judge"]["requests"] > 0
+    card_text = (folder / "run_card.json").read_text(encoding="utf-8")
+    card = json.loads(card_text)
+    assert card["model"]["backend"]["model"] == "omni-test"
+    assert card["model"]["backend"]["media"]["audio_in_video"] == "separate"
+    assert card["judge"]["audio-only"]["model"] == "judge-test" and card["pitfalls"] == []
+    assert SECRET not in card_text and SECRET not in out
+    assert all(SECRET not in p.read_text(encoding="utf-8") for p in folder.iterdir())
+
+
+def test_eval_rejects_unknown_models_and_tasks(capsys: pytest.CaptureFixture) -> None:
+    assert odu_main(["eval", "--model", "gpt-9"]) == 2
+    assert "unknown model" in capsys.readouterr().err
+    assert odu_main(["eval", "--tasks", "mmlu", "--dataset", "unused"]) == 2
+    assert "unknown task" in capsys.readouterr().err
+
+
+def test_lm_eval_forwarding_adds_the_task_path() -> None:
+    assert forwarded_args(["validate", "--tasks", "odu"], "/t") == ["validate", "--include_path", "/t", "--tasks", "odu"]
+    assert forwarded_args(["--model", "odu-never"], "/t") == ["--model", "odu-never", "--include_path", "/t"]
+    assert forwarded_args(["run", "--include_path", "/mine"], "/t") == ["run", "--include_path", "/mine"]
+
+
+def test_lm_eval_cli_validates_and_runs_with_a_run_card(tmp_path: Path) -> None:
+    """lm-eval's own ``validate`` and ``run`` (each indexes lm-eval's ~10k built-in tasks: ~20 s)."""
+    env = fresh_env(tmp_path)
+    tasks = "odu,odu_av,odu_ao,odu_av_en,odu_av_zh,odu_ao_en,odu_ao_zh,odu_av_text,odu_ao_text"
+    validate = subprocess.run([sys.executable, "-m", "odu", "lm-eval", "validate", "--tasks", tasks],
+                              env=env, capture_output=True, text=True, timeout=600)
+    assert validate.returncode == 0 and "All tasks found and valid" in validate.stdout, validate.stderr[-2000:]
+    out = tmp_path / "lm-eval-out"
+    run = subprocess.run([sys.executable, "-m", "odu", "lm-eval", "run", "--model", "odu-never", "--tasks", "odu_ao",
+                          "--limit", "3", "--log_samples", "--output_path", str(out)],
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    [results] = out.rglob("results_*.json")
+    [card_path] = out.rglob("run_card_*.json")
+    assert card_path.name == results.name.replace("results_", "run_card_") and card_path.parent == results.parent
+    card = json.loads(card_path.read_text(encoding="utf-8"))
+    assert card["model"]["name"] == "odu-never" and card["dataset"]["ao"]["n_scenes"] > 3
+    assert any("--limit 3" in p for p in card["pitfalls"])
+    assert next(out.rglob("samples_odu_ao_*.jsonl")).is_file()
+    assert "m1" in run.stdout and "odu_ao" in run.stdout
+
+
+def test_run_card_keeps_no_credentials_and_flags_foreign_models() -> None:
+    from odu.harness.runcard import RunRecorder, build_run_card
+
+    recorder = RunRecorder()
+    recorder.record("judges", "audio-visual", {"name": "openai", "model": "j", "approximate": False, "errors": 2})
+    card = build_run_card({"config": {"model": "odu-openai", "limit": None,
+                                      "model_args": {"model": "m", "base_url": "https://user:pw@host:8443/v1?key=abc"},
+                                      "odu_backend": {"backend": "openai"}, "odu_pitfalls": ["sampling on"]},
+                           "date": 0}, recorder)
+    assert card["model"]["model_args"] == {"model": "m", "base_url": "https://host:8443/v1"}
+    assert card["date"] == "1970-01-01T00:00:00+00:00"
+    assert card["pitfalls"][0] == "sampling on" and "2 judge error(s)" in card["pitfalls"][1]
+    foreign = build_run_card({"config": {"model": "hf", "model_args": "pretrained=gpt2"}}, RunRecorder())
+    assert "not an ODU-Bench backend" in foreign["pitfalls"][0]

@@ -1,0 +1,235 @@
+"""Real lm-eval runs of the odu_* tasks on the bundled sample, with the loopback server playing the
+omni model and the LLM judge: payloads, logged samples, scores equal to ``odu-bench score``,
+``--use_cache`` reruns, malformed outputs and server errors counted, the text-only variant."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.omni_fakes import FakeOmni, media_parts, part_bytes
+from support.openai_server import OpenAIServer, Reply
+
+from odu.cli import main as odu_main
+from odu.data.sample import sample_dataset_dir
+from odu.harness.tasks import METRICS, doc_to_text, load_docs, task_dir
+from odu.prompts import AO_INSTRUCTION, instruction
+from odu.schema import scene_from_dict
+
+SECRET = "sk-lm-eval-test-9f8e7d6c5b4a"
+TABLE3 = ("m1", "m2", "m3", "m4", "m5", "avg", "ftr")
+
+
+@pytest.fixture(scope="session")
+def sample_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample, prepared once for the session."""
+    return sample_dataset_dir(tmp_path_factory.mktemp("sample-cache"))
+
+
+@pytest.fixture(autouse=True)
+def _env(sample_dataset: Path, hf_cache: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import datasets
+
+    monkeypatch.setenv("ODU_DATASET", str(sample_dataset))
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.delenv("ODU_JUDGE", raising=False)
+    monkeypatch.delenv("ODU_ASR", raising=False)
+
+
+def run(tasks: list[str], model: str = "odu-openai", model_args: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    import odu.harness.models  # noqa: F401
+
+    manager = TaskManager(include_path=str(task_dir()), include_defaults=False, metadata=metadata)
+    return simple_evaluate(model=model, model_args=model_args or {}, tasks=tasks, task_manager=manager,
+                           log_samples=True, bootstrap_iters=0, verbosity="ERROR", **options)
+
+
+def metric(results: dict[str, Any], task: str, name: str) -> Any:
+    return results["results"][task][f"{name},odu"]
+
+
+def by_scene(results: dict[str, Any], task: str) -> dict[str, dict[str, Any]]:
+    return {s["doc"]["scene_id"]: s for s in results["samples"][task]}
+
+
+def omni_args(server: OpenAIServer) -> dict[str, Any]:
+    return {"model": "omni-test", "base_url": server.base_url, "retries": 1, "concurrency": 4, "progress": False}
+
+
+def test_tasks_groups_and_settings() -> None:
+    from lm_eval.tasks import TaskManager, get_task_dict
+
+    manager = TaskManager(include_path=str(task_dir()), include_defaults=False)
+    assert {"odu", "odu_lang", "odu_text", "odu_av", "odu_ao", "odu_av_en", "odu_av_zh", "odu_ao_en", "odu_ao_zh",
+            "odu_av_text", "odu_ao_text"} <= set(manager.all_tasks)
+    tasks = get_task_dict(["odu"], manager)
+    [(group, members)] = tasks.items()
+    assert sorted(t for t in members) == ["odu_ao", "odu_av"]
+    av = members["odu_av"]
+    assert av.config.generation_kwargs == {"until": [], "max_gen_toks": 4096, "do_sample": False, "temperature": 0.0}
+    assert av.config.metadata["version"] == 1.0 and av.MULTIMODAL
+    assert [m["metric"] for m in av.config.metric_list] == list(METRICS)
+    assert {d["modality"] for d in av.eval_docs} == {"audio-visual"}
+    assert {d["modality"] for d in members["odu_ao"].eval_docs} == {"audio-only"}
+
+
+def test_omni_model_end_to_end(openai_server: OpenAIServer, sample_dataset: Path, tmp_path: Path,
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeOmni(sample_dataset)
+    av = [s for s, r in fake.records.items() if r["modality"] == "audio-visual"]
+    multi = next(s for s in av if len(fake.records[s]["clips"]) > 2 and fake.records[s]["label"] == "positive")
+    garbage = next(s for s in av if s != multi and fake.records[s]["label"] == "positive")
+    broken = next(s for s in av if s not in (multi, garbage))
+    think = next(s for s, r in fake.records.items() if r["modality"] == "audio-only" and r["label"] == "positive")
+    fake.script = {garbage: "garbage", broken: "error", think: "think"}
+    openai_server.responder = fake
+    judge = f"openai:judge-test --judge-base-url {openai_server.base_url} --judge-cache {tmp_path / 'judge.sqlite'}"
+    monkeypatch.setenv("ODU_JUDGE", judge)
+    cache = str(tmp_path / "lm-cache")
+
+    results = run(["odu_av", "odu_ao"], model_args=omni_args(openai_server), use_cache=cache)
+
+    # --- payload: instruction, clips in order, replies between them, final clip last ---
+    seen = set()
+    for body in fake.model_requests:
+        sid = fake.scene_of(body)
+        seen.add(sid)
+        record = fake.records[sid]
+        assert body["messages"][0] == {"role": "system", "content": instruction(record["modality"])}
+        assert body["temperature"] == 0 and body["max_tokens"] == 4096 and "stop" not in body
+        parts = media_parts(body)
+        if record["modality"] == "audio-visual":
+            assert [hashlib.sha256(part_bytes(p)).hexdigest() for p in parts] == fake.clips[sid]
+        assert len(parts) == len(record["clips"])
+    assert seen == set(fake.records)
+    [multi_body] = [b for b in fake.model_requests if fake.scene_of(b) == multi]
+    content = multi_body["messages"][1]["content"]
+    order = [p["type"] if p["type"] != "text" else p["text"] for p in content]
+    media_at = [i for i, o in enumerate(order) if o == "video_url"]
+    for k, clip in enumerate(fake.records[multi]["clips"][:-1]):
+        between = order[media_at[k] + 1:media_at[k + 1]]
+        assert [f"[Turn {k + 1} · agent reply] {r}" for r in clip["replies"]] == [t for t in between if "agent reply" in t]
+    assert order[media_at[-1] - 1].endswith("(final turn, annotate this)]") and order[-1].startswith("Annotate only")
+
+    # --- counted, not crashed: a malformed answer, a server that keeps failing ---
+    assert metric(results, "odu_av", "inference_errors") == 1 and metric(results, "odu_av", "no_output") == 1
+    assert metric(results, "odu_av", "parse_errors") == 1 and metric(results, "odu_ao", "parse_errors") == 0
+    assert metric(results, "odu_av", "judge_requests") > 0 and metric(results, "odu_av", "judge_errors") == 0
+    samples = by_scene(results, "odu_av")
+    assert samples[garbage]["filtered_resps"][0]["raw_output"].startswith("Sorry")
+    assert samples[garbage]["filtered_resps"][0]["prediction"]["parse_error"] is True
+    failed = samples[broken]["filtered_resps"][0]
+    assert failed["raw_output"] is None and "500" in failed["inference_error"] and failed["scene"]["no_output"]
+    assert samples[broken]["resps"][0][0].startswith("<<odu-bench:inference-error>>")
+    good = by_scene(results, "odu_ao")[think]["filtered_resps"][0]
+    assert good["prediction"]["has_demand"] and not good["prediction"]["parse_error"]
+    assert good["scene"]["s3"] == 1.0 and good["scene"]["s4"] == 1.0 and good["scene"]["key_points"]
+    assert SECRET not in json.dumps(results, default=str)
+
+    # --- the same outputs through `odu-bench score` give the same numbers ---
+    predictions = tmp_path / "predictions.jsonl"
+    with predictions.open("w", encoding="utf-8") as fh:
+        for task in ("odu_av", "odu_ao"):
+            for s in results["samples"][task]:
+                scored = s["filtered_resps"][0]
+                fh.write(json.dumps({"scene_id": scored["scene"]["scene_id"], "output": scored["raw_output"]}) + "\n")
+    scored_dir = tmp_path / "scored"
+    odu_main(["score", "--scenes", str(sample_dataset / "scenes.jsonl"), "--predictions", str(predictions),
+              "--out", str(scored_dir), "--no-progress", *judge.split()[1:], "--judge", judge.split()[0]])
+    summary = json.loads((scored_dir / "summary.json").read_text(encoding="utf-8"))
+    for task, modality in (("odu_av", "audio-visual"), ("odu_ao", "audio-only")):
+        for name in (*TABLE3, "parse_errors", "no_output", "m2_errors_as_misses"):
+            assert metric(results, task, name) == pytest.approx(summary[modality][name]), (task, name)
+
+    # --- replaying the outputs through the pipeline reproduces the run ---
+    replayed = run(["odu_av", "odu_ao"], model="odu-replay", model_args={"predictions": str(predictions)})
+    for task in ("odu_av", "odu_ao"):
+        for name in (*TABLE3, "parse_errors", "no_output", "inference_errors"):
+            assert metric(replayed, task, name) == metric(results, task, name), (task, name)
+
+    # --- --use_cache: only the failed scene is asked again, then nothing ---
+    fake.script[broken] = "reference"
+    fake.model_requests.clear()
+    rerun = run(["odu_av", "odu_ao"], model_args=omni_args(openai_server), use_cache=cache)
+    assert [fake.scene_of(b) for b in fake.model_requests] == [broken]
+    assert metric(rerun, "odu_av", "inference_errors") == 0 and metric(rerun, "odu_av", "no_output") == 0
+    fake.model_requests.clear()
+    before = openai_server.count()
+    again = run(["odu_av", "odu_ao"], model_args=omni_args(openai_server), use_cache=cache)
+    assert fake.model_requests == [] and openai_server.count() == before  # model and judge: all cached
+    assert metric(again, "odu_av", "judge_cache_hits") > 0
+    for name in TABLE3:
+        assert metric(again, "odu_av", name) == metric(rerun, "odu_av", name)
+
+
+def test_text_only_task_reads_sidecar_asr(openai_server: OpenAIServer, sample_dataset: Path, tmp_path: Path) -> None:
+    fake = FakeOmni(sample_dataset)
+    openai_server.responder = fake
+    sidecar = tmp_path / "asr.jsonl"
+    with sidecar.open("w", encoding="utf-8") as fh:
+        for sid, record in fake.records.items():
+            if record["modality"] != "audio-only":
+                continue
+            scene = scene_from_dict(record)
+            for i, clip in enumerate(scene.clips):
+                final = i == len(scene.clips) - 1
+                spoken = [{"start_ms": g.start_ms, "end_ms": g.end_ms, "text": f"({sid}) {g.transcript}"}
+                          for g in (scene.annotation().segments if final else ())]
+                spoken = spoken or [{"start_ms": 0, "end_ms": 500, "text": f"({sid}) hm", "speaker": "1"}]
+                fh.write(json.dumps({"scene_id": sid, "clip": clip.id, "sentences": spoken}) + "\n")
+    results = run(["odu_ao_text"], model_args=omni_args(openai_server), metadata={"asr": str(sidecar)})
+    assert fake.model_requests and all(not media_parts(b) for b in fake.model_requests)
+    for body in fake.model_requests:
+        assert body["messages"][0]["content"] == AO_INSTRUCTION
+        [user] = body["messages"][1:]
+        assert isinstance(user["content"], str)
+        assert "[No audio is provided for this clip. Below is the verbatim ASR transcript" in user["content"]
+        assert re.search(r"\[\d+-\d+ ms\]( speaker 1)?: \(", user["content"])
+    assert metric(results, "odu_ao_text", "m1") == 1.0 and metric(results, "odu_ao_text", "parse_errors") == 0
+    with pytest.raises(ValueError, match="ASR input"):
+        run(["odu_ao_text"], model_args=omni_args(openai_server))
+
+
+def test_text_only_asr_from_a_transcription_endpoint(openai_server: OpenAIServer) -> None:
+    calls: list[bytes] = []
+
+    def transcribe(req) -> Reply:
+        calls.append(req.body)
+        return Reply(body={"text": "turn it down", "language": "en", "duration": 1.0,
+                           "segments": [{"id": 0, "start": 0.25, "end": 1.1, "text": " turn it down"}]})
+
+    openai_server.route("POST", "/v1/audio/transcriptions", transcribe)
+    docs = load_docs("ao", text_only=True, asr="openai:whisper-test", asr_base_url=openai_server.base_url)["test"]
+    n_clips = sum(len(d["clips"]) for d in docs)
+    assert len(calls) == n_clips and b"whisper-test" in calls[0] and b"RIFF" in calls[0]
+    request = json.loads(doc_to_text(docs[0]))
+    assert request["text_only"] and request["clips"][0]["asr"] == [
+        {"start_ms": 250, "end_ms": 1100, "text": "turn it down", "speaker": None}]
+    load_docs("ao", text_only=True, asr="openai:whisper-test", asr_base_url=openai_server.base_url)
+    assert len(calls) == n_clips  # cached per clip hash
+
+
+def test_native_tasks_refuse_text_only_models() -> None:
+    with pytest.raises(ValueError, match="multimodal"):
+        run(["odu_ao"], model="dummy")
+
+
+def test_models_are_registered_and_declared_as_entry_points() -> None:
+    from importlib.metadata import entry_points
+
+    from lm_eval.api.registry import get_model, model_registry
+
+    from odu.harness.models import MODELS
+
+    assert all(get_model(name) is cls for name, cls in MODELS.items())
+    assert {e.name: e.load() for e in entry_points(group="lm_eval.models")} == MODELS
+    assert "hf" in model_registry and "local-chat-completions" in model_registry  # built-ins kept

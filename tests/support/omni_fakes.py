@@ -1,0 +1,109 @@
+"""A scripted omni model for the loopback server (``tests/support/openai_server.py``).
+
+:class:`FakeOmni` recognises which scene a chat request is about from the media it carries (the
+final clip's bytes as sent; text-only requests name it in their ASR text), answers with that scene's reference annotation as a prediction, or
+with what the test's script says for it: ``"garbage"`` (no JSON), ``"think"`` (the reference inside
+``<think>`` prose and a code fence), ``"error"`` (HTTP 500). Judge requests (App F.4 system
+prompt) go to :func:`judge_fakes.judge_responder`. Every request is kept for payload assertions.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from odu.data.media import LazyClip
+from odu.judge.prompt import JUDGE_INSTRUCTION
+from odu.models.clips import media_type
+from odu.models.openai_omni import wav_bytes
+from odu.schema import scene_from_dict
+
+from .judge_fakes import judge_responder
+from .openai_server import Fault
+
+MEDIA_TYPES = ("video_url", "image_url", "input_audio", "audio_url")
+
+
+def media_parts(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [p for m in body["messages"] if isinstance(m["content"], list) for p in m["content"] if p["type"] in MEDIA_TYPES]
+
+
+def part_bytes(part: Mapping[str, Any]) -> bytes:
+    if part["type"] == "input_audio":
+        return base64.b64decode(part["input_audio"]["data"])
+    return base64.b64decode(part[part["type"]]["url"].split(",", 1)[1])
+
+
+def sent_form(data: bytes) -> bytes:
+    """The bytes the OpenAI backend sends for one clip by default (video/WAV as is, else 16 kHz WAV)."""
+    clip = LazyClip(data)
+    if media_type(clip)[0] in ("audio/wav", "audio/mpeg") or clip.info.has_video:
+        return data
+    return wav_bytes(clip.audio(16_000), 16_000)
+
+
+def reference_output(record: Mapping[str, Any]) -> str:
+    """The scene's own-language reference annotation, written as a model prediction (App A.1)."""
+    scene = scene_from_dict(record)
+    ann = scene.annotation()
+    segments = []
+    for g in ann.segments:
+        seg: dict[str, Any] = {"start_ms": g.start_ms, "end_ms": g.end_ms, "transcript": g.transcript,
+                               "structured_intent": g.structured_intent,
+                               "required_context": [{"type": c.type, "description": c.description} for c in g.required_context]}
+        if g.user_in_frame is not None:
+            seg["user_in_frame"] = g.user_in_frame
+        seg |= {"user_gender": g.user_gender, "user_age_group": g.user_age_group}
+        segments.append(seg)
+    return json.dumps({"has_demand": ann.has_demand, "segments": segments}, ensure_ascii=False)
+
+
+class FakeOmni:
+    """Responder for :class:`openai_server.OpenAIServer`: scripted omni answers + the fake judge."""
+
+    def __init__(self, dataset_dir: Path, script: Mapping[str, str] | None = None) -> None:
+        import datasets
+
+        self.script = dict(script or {})
+        self.records: dict[str, dict[str, Any]] = {}
+        self.clips: dict[str, list[str]] = {}  # scene -> sha256 of each clip's bytes as sent
+        self._final: dict[str, str] = {}  # sha256 of the final clip as sent -> scene
+        from odu.data.dataset import row_to_record
+
+        for config in ("av", "ao"):
+            for row in datasets.load_dataset(str(dataset_dir), config, split="test"):
+                sid = row["scene_id"]
+                self.records[sid] = row_to_record(row)
+                sent = [hashlib.sha256(sent_form(t["media"]["bytes"])).hexdigest() for t in row["turns"] if t["role"] == "user"]
+                self.clips[sid] = [t["sha256"] for t in row["turns"] if t["role"] == "user"]
+                self._final[sent[-1]] = sid
+        self.model_requests: list[dict[str, Any]] = []
+        self._judge = judge_responder()
+
+    def scene_of(self, body: Mapping[str, Any]) -> str:
+        parts = media_parts(body)
+        return self._final[hashlib.sha256(part_bytes(parts[-1])).hexdigest()]
+
+    def scene_in_text(self, body: Mapping[str, Any]) -> str:
+        """Text-only requests: the scene named in the ASR text (tests write ``(scene_id)`` into it)."""
+        user = " ".join(m["content"] for m in body["messages"] if m["role"] == "user")
+        return next(sid for sid in self.records if f"({sid})" in user)
+
+    def __call__(self, body: dict[str, Any]) -> str | Fault:
+        if body["messages"][0]["content"] == JUDGE_INSTRUCTION:
+            return self._judge(body)
+        self.model_requests.append(body)
+        sid = self.scene_of(body) if media_parts(body) else self.scene_in_text(body)
+        mode = self.script.get(sid, "reference")
+        if mode == "error":
+            return Fault.server_error()
+        if mode == "garbage":
+            return "Sorry, I am not sure what the user wants here."
+        text = reference_output(self.records[sid])
+        if mode == "think":
+            return f"<think>The user points at something.</think>Here is the JSON:\n```json\n{text}\n```"
+        return text
