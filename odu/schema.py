@@ -260,9 +260,10 @@ def _annotation(raw: Any, where: str, modality: str) -> Annotation:
     return Annotation(has_demand, segs)
 
 
-_CORE_FIELDS = frozenset(
-    {"scene_id", "language", "modality", "source", "label", "axes", "taxonomy_axes", "annotations",
-     "clips", "negative_reason", "negative_signal"}
+#: The release record's own fields (a scene's other keys are display fields, kept in ``extra``).
+SCENE_FIELDS: tuple[str, ...] = ("scene_id", "language", "modality", "source", "label")
+RECORD_FIELDS = frozenset(
+    {*SCENE_FIELDS, "axes", "taxonomy_axes", "negative_reason", "negative_signal", "annotations", "clips"}
 )
 
 
@@ -316,7 +317,7 @@ def scene_from_dict(rec: Mapping[str, Any], index: int | None = None) -> Scene:
         taxonomy_axes=_axes(rec.get("taxonomy_axes") or [], f"{where}: taxonomy_axes"),
         negative_reason=_str(rec, "negative_reason", where, ""),
         negative_signal=_str(rec, "negative_signal", where, ""),
-        extra={k: v for k, v in rec.items() if k not in _CORE_FIELDS},
+        extra={k: v for k, v in rec.items() if k not in RECORD_FIELDS},
     )
 
 
@@ -432,6 +433,8 @@ def iter_modalities(scenes: Iterable[Scene]) -> Iterator[str]:
 
 __all__ = [
     "LANGUAGES",
+    "RECORD_FIELDS",
+    "SCENE_FIELDS",
     "Annotation",
     "AxisLabel",
     "Clip",

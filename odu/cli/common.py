@@ -1,4 +1,5 @@
-"""What several subcommands print about the judge: its accounting line, the judge-error exit code."""
+"""What several subcommands share: the ``--annotation-language`` option, and what they print about
+the judge (its note and accounting line, the judge-error exit code)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,15 @@ import argparse
 import sys
 from collections.abc import Mapping
 from typing import Any
+
+from ..constants import LANGUAGES
+
+
+def add_annotation_language(
+    parser: argparse.ArgumentParser, help: str = "reference annotation: the scene's own language (default), or en / zh"
+) -> None:
+    """Add ``--annotation-language`` (``scene``, the default, or one of the dataset's languages)."""
+    parser.add_argument("--annotation-language", choices=("scene", *LANGUAGES), default="scene", help=help)
 
 
 def judge_note(info: Mapping[str, Any]) -> str:

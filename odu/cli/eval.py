@@ -21,15 +21,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from ..judge.openai_judge import JudgeStats
 from ..models import BACKENDS, BASELINES, lm_eval_name
 from ..run import EvalSceneRow, RunSummary, ScoredRun, summarize_run, write_run
-from .common import judge_accounting_line, judge_errors_exit_code, judge_note
+from .common import add_annotation_language, judge_accounting_line, judge_errors_exit_code, judge_note
 
 DEFAULT_MODELS = ("always", "never")
 DEFAULT_TASKS = ("odu_av", "odu_ao")
-#: Accounting counters of a judge block, summed over tasks.
-_JUDGE_COUNTERS = ("segments", "requests", "cache_hits", "retries", "reasks", "errors", "prompt_tokens",
-                   "completion_tokens", "wall_time_s")
 
 
 def _model_args(text: str | None) -> dict[str, Any]:
@@ -66,8 +64,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--asr-base-url", metavar="URL", help="OpenAI-compatible server of --asr openai:MODEL")
     p.add_argument("--limit", type=int, metavar="N", help="first N scenes per task (a smoke test, flagged in the run card)")
     p.add_argument("--use-cache", metavar="PATH", help="lm-eval response cache (sqlite prefix): reruns send no model requests")
-    p.add_argument("--annotation-language", choices=("scene", "en", "zh"), default="scene",
-                   help="reference annotation: the scene's own language (default), or en / zh")
+    add_annotation_language(p)
     p.add_argument("--out", metavar="DIR", help="output folder (default runs/<timestamp>)")
     p.add_argument("--verbosity", default="ERROR", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                    help="lm-eval's log level (default ERROR)")
@@ -108,7 +105,7 @@ def merge_judge_infos(infos: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if not infos:
         return {}
     merged = dict(infos[0])
-    for key in _JUDGE_COUNTERS:
+    for key in JudgeStats.ORDER:  # the accounting counters, summed over tasks
         if any(key in info for info in infos):
             merged[key] = sum(info.get(key, 0) for info in infos)
     return merged

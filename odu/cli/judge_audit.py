@@ -13,7 +13,7 @@ from ..judge.audit import audit, audit_table
 from ..judge.spec import add_judge_arguments, judges_from_args
 from ..run import read_run
 from ..schema import SchemaError, load_scenes
-from .common import judge_accounting_line, judge_errors_exit_code
+from .common import add_annotation_language, judge_accounting_line, judge_errors_exit_code
 
 
 def _run_arg(text: str) -> tuple[str, Path]:
@@ -34,8 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scenes", help="scene records, for Panel A (target recoverability)")
     p.add_argument("--modality", choices=MODALITIES,
                    help="restrict to one modality (the paper's audit uses audio-visual); default all")
-    p.add_argument("--annotation-language", choices=("scene", "en", "zh"), default="scene",
-                   help="reference annotation for Panel A (default: the scene's own language)")
+    add_annotation_language(p, "reference annotation for Panel A (default: the scene's own language)")
     p.add_argument("--out", help="write the JSON report here (default: print it)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     add_judge_arguments(p, multiple=True, default=None)

@@ -12,7 +12,7 @@ from ..run import write_run
 from ..schema import SchemaError, load_scenes, read_predictions
 from ..scoring import score_scenes
 from ..tables import table3
-from .common import judge_accounting_line, judge_errors_exit_code, judge_note
+from .common import add_annotation_language, judge_accounting_line, judge_errors_exit_code, judge_note
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -21,10 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--predictions", required=True, help='JSONL rows {"scene_id": ..., "output": "<raw model text>"}')
     p.add_argument("--out", required=True, help="output directory")
     add_judge_arguments(p)
-    p.add_argument(
-        "--annotation-language", choices=("scene", "en", "zh"), default="scene",
-        help="reference annotation: the scene's own language (default), or en / zh",
-    )
+    add_annotation_language(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(run=run)
 

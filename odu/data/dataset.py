@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES
-from ..schema import Scene, scene_from_dict, scene_to_dict
+from ..schema import RECORD_FIELDS, SCENE_FIELDS, Scene, scene_from_dict, scene_to_dict
 
 if TYPE_CHECKING:  # pragma: no cover
     import datasets
@@ -48,11 +48,7 @@ LABEL_CODES: dict[str, str] = {"positive": "pos", "negative": "neg"}
 
 USER, ASSISTANT = "user", "assistant"
 
-_SCENE_FIELDS = ("scene_id", "language", "modality", "source", "label")
 _CLIP_FIELDS = frozenset({"id", "src", "duration", "replies"})
-_RECORD_FIELDS = frozenset(
-    {*_SCENE_FIELDS, "axes", "taxonomy_axes", "negative_reason", "negative_signal", "annotations", "clips"}
-)
 
 
 # --- configs ---------------------------------------------------------------------------------------
@@ -175,7 +171,7 @@ def features() -> datasets.Features:
     }
     return Features(
         {
-            **{name: text for name in _SCENE_FIELDS},
+            **{name: text for name in SCENE_FIELDS},
             "axes": List(axis),
             "taxonomy_axes": List(axis),
             "negative_reason": text,
@@ -222,9 +218,9 @@ def record_to_row(record: Mapping[str, Any], media: Sequence[bytes]) -> dict[str
         lang: _annotation_row(canon["annotations"][lang]["evaluation_targets"]) if lang in canon["annotations"] else None
         for lang in LANGUAGES
     }
-    extra = {k: v for k, v in canon.items() if k not in _RECORD_FIELDS}
+    extra = {k: v for k, v in canon.items() if k not in RECORD_FIELDS}
     return {
-        **{name: canon[name] for name in _SCENE_FIELDS},
+        **{name: canon[name] for name in SCENE_FIELDS},
         "axes": canon["axes"],
         "taxonomy_axes": canon["taxonomy_axes"],
         "negative_reason": canon["negative_reason"],
@@ -265,7 +261,7 @@ def row_to_record(row: Mapping[str, Any]) -> dict[str, Any]:
         if ann is not None
     }
     return {
-        **{name: row[name] for name in _SCENE_FIELDS},
+        **{name: row[name] for name in SCENE_FIELDS},
         "axes": [dict(a) for a in row["axes"]],
         "taxonomy_axes": [dict(a) for a in row["taxonomy_axes"]],
         "negative_reason": row["negative_reason"],

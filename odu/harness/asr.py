@@ -104,13 +104,13 @@ class TranscriptionEndpoint:
         self.stats = AsrStats()
         self.client = OpenAIClient("ASR", model, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
                                    retries=retries, stats=self.stats, unavailable=AsrUnavailableError)
-        self.model, self.api_key_env, self.concurrency, self.progress = model, api_key_env, concurrency, progress
+        self.model, self.concurrency, self.progress = model, concurrency, progress
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model)
         self.cache_dir = Path(cache_dir) if cache_dir is not None else odu_cache_dir() / "asr" / slug
 
     def info(self) -> dict[str, Any]:
         return {"source": "endpoint", "model": self.model, "base_url": self.client.public_base_url,
-                "api_key_env": self.api_key_env, "requests": self.stats.requests, "cache_hits": self.stats.cache_hits,
+                "api_key_env": self.client.api_key_env, "requests": self.stats.requests, "cache_hits": self.stats.cache_hits,
                 "cache": str(self.cache_dir)}
 
     def transcribe(self, clips: Iterable[tuple[str, str, str, LazyClip]]) -> AsrTable:

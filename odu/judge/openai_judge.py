@@ -131,16 +131,11 @@ class OpenAIJudge(Judge):
                                    retries=retries, backoff=backoff, stats=self._stats, url_option="--judge-base-url",
                                    unavailable=JudgeUnavailableError)
         self.model = model
-        self.base_url = base_url
-        self.api_key_env = api_key_env
         self.concurrency = concurrency
         self.max_tokens = max_tokens
-        self.timeout = timeout
         self.extra_body = dict(extra_body or {})
-        self.retries = retries
         self.reasks = reasks
         self.progress = progress
-        self.backoff = backoff
         self.cache = None if no_cache else VerdictCache(cache_path)
 
     # --- public interface -----------------------------------------------------------------------
@@ -161,7 +156,7 @@ class OpenAIJudge(Judge):
         """Settings and counters for summary.json's ``"judge"`` block (never the key itself)."""
         return {
             "base_url": self.client.public_base_url,
-            "api_key_env": self.api_key_env,
+            "api_key_env": self.client.api_key_env,
             "temperature": 0,
             "max_tokens": self.max_tokens,
             "extra_body": self.extra_body,

@@ -16,7 +16,6 @@ output" (README "lm-evaluation-harness").
 from __future__ import annotations
 
 import json
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -143,13 +142,17 @@ ClipLoader = Callable[[SceneRequest, ClipRef], Any]
 OnDone = Callable[[int, "Generation"], None]
 
 
-class Backend(ABC):
-    """Turns scene requests into generations. Implementations never raise for one bad scene."""
+class Backend:
+    """Turns scene requests into generations. Implementations never raise for one bad scene.
+
+    A backend implements :meth:`generate` or, when it answers each scene from the request alone
+    (no media, no generation settings, nothing slow: the floor baselines, replayed outputs), only
+    :meth:`answer`.
+    """
 
     #: Short name recorded in run cards ("openai", "replay", "never", ...).
     name: str = "backend"
 
-    @abstractmethod
     def generate(self, requests: Sequence[SceneRequest], load_clip: ClipLoader | None = None,
                  gen_kwargs: Mapping[str, Any] | None = None, on_done: OnDone | None = None) -> list[Generation]:
         """One generation per request, in order.
@@ -157,8 +160,14 @@ class Backend(ABC):
         ``load_clip`` fetches media when it is needed; ``gen_kwargs`` are the task's generation
         settings in lm-eval's vocabulary (``max_gen_toks``, ``temperature``, ``do_sample``,
         ``until``), applied by backends that generate; slow backends call ``on_done`` as each
-        request finishes, so that a killed run keeps what was done.
+        request finishes, so that a killed run keeps what was done. By default, :meth:`answer`
+        per request.
         """
+        return [self.answer(r) for r in requests]
+
+    def answer(self, request: SceneRequest) -> Generation:
+        """The answer to one request from the request alone (backends that need nothing else)."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither generate() nor answer()")
 
     def info(self) -> dict[str, Any]:
         """Settings for the run card (server, model, media handling, generation); never secrets."""

@@ -11,11 +11,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..constants import AUDIO_VISUAL
-from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest
+from .base import Backend, Generation, SceneRequest
 
 _NEVER = json.dumps({"has_demand": False, "segments": []})
 
@@ -43,17 +42,15 @@ def always_output(request: SceneRequest) -> str:
 class NeverTrigger(Backend):
     name = "never"
 
-    def generate(self, requests: Sequence[SceneRequest], load_clip: ClipLoader | None = None,
-                 gen_kwargs: Mapping[str, Any] | None = None, on_done: OnDone | None = None) -> list[Generation]:
-        return [Generation(_NEVER) for _ in requests]
+    def answer(self, request: SceneRequest) -> Generation:
+        return Generation(_NEVER)
 
 
 class AlwaysTrigger(Backend):
     name = "always"
 
-    def generate(self, requests: Sequence[SceneRequest], load_clip: ClipLoader | None = None,
-                 gen_kwargs: Mapping[str, Any] | None = None, on_done: OnDone | None = None) -> list[Generation]:
-        return [Generation(always_output(r)) for r in requests]
+    def answer(self, request: SceneRequest) -> Generation:
+        return Generation(always_output(request))
 
 
 __all__ = ["AlwaysTrigger", "NeverTrigger", "always_output"]

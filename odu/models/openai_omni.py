@@ -163,11 +163,7 @@ class OpenAIOmni(Backend):
         self.client = OpenAIClient("model", model, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
                                    retries=retries, backoff=backoff, stats=self._stats, unavailable=ModelUnavailableError)
         self.model = model
-        self.base_url = base_url
-        self.api_key_env = api_key_env
         self.concurrency = concurrency
-        self.timeout = timeout
-        self.retries = retries
         self.max_tokens = max_tokens
         self.media_url = media_url
         self.video_mode = video_mode
@@ -179,7 +175,6 @@ class OpenAIOmni(Backend):
         self.stream = stream
         self.extra_body = dict(extra_body or {})
         self.progress = progress
-        self.backoff = backoff
         self._generation: dict[str, Any] = {}
         self._modalities: set[str] = set()
 
@@ -200,10 +195,10 @@ class OpenAIOmni(Backend):
             "backend": self.name,
             "model": self.model,
             "base_url": self.client.public_base_url,
-            "api_key_env": self.api_key_env,
+            "api_key_env": self.client.api_key_env,
             "concurrency": self.concurrency,
-            "timeout_s": self.timeout,
-            "retries": self.retries,
+            "timeout_s": self.client.timeout,
+            "retries": self.client.retries,
             "media": {
                 "media_url": self.media_url,
                 "video_mode": self.video_mode,

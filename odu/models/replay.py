@@ -10,12 +10,11 @@ exactly as ``odu-bench score`` scores a missing prediction.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..schema import read_predictions
-from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest
+from .base import Backend, Generation, SceneRequest
 
 
 class Replay(Backend):
@@ -25,13 +24,9 @@ class Replay(Backend):
         self.path = Path(predictions)
         self.outputs = read_predictions(self.path)
 
-    def generate(self, requests: Sequence[SceneRequest], load_clip: ClipLoader | None = None,
-                 gen_kwargs: Mapping[str, Any] | None = None, on_done: OnDone | None = None) -> list[Generation]:
-        out = []
-        for r in requests:
-            text = self.outputs.get(r.scene_id)
-            out.append(Generation(text) if text is not None else Generation.failed(f"no output for this scene in {self.path}"))
-        return out
+    def answer(self, request: SceneRequest) -> Generation:
+        text = self.outputs.get(request.scene_id)
+        return Generation(text) if text is not None else Generation.failed(f"no output for this scene in {self.path}")
 
     def info(self) -> dict[str, Any]:
         return {"backend": self.name, "predictions": str(self.path.resolve()), "n_predictions": len(self.outputs)}

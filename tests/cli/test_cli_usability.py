@@ -5,13 +5,13 @@ wrong result."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.env import fresh_env
 
 from odu.cli import main
 from odu.data.release import ReleaseError, read_release
@@ -32,12 +32,6 @@ def _sample_records() -> list[dict]:
 def _write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return path
-
-
-def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ODU_", "HF_"))}
-    return env | {"ODU_CACHE_DIR": str(tmp_path / "cache"), "HF_DATASETS_CACHE": str(tmp_path / "hf"),
-                  "HF_HOME": str(tmp_path / "hf-home"), "PYTHONPATH": str(REPO)} | extra
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +121,7 @@ def test_eval_reports_inference_errors_and_exits_1(tmp_path: Path, sample_datase
 
 def test_eval_default_verbosity_keeps_lm_eval_quiet(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "odu", "eval", "--sample", "--model", "never", "--tasks", "odu_ao"],
-                          cwd=tmp_path, env=_env(tmp_path, HF_HUB_OFFLINE="1"), capture_output=True, text=True,
+                          cwd=tmp_path, env=fresh_env(tmp_path, HF_HUB_OFFLINE="1"), capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "floor: never-trigger" in proc.stdout
@@ -138,7 +132,7 @@ def test_eval_default_verbosity_keeps_lm_eval_quiet(tmp_path: Path) -> None:
 
 
 def test_hub_transfer_failures_are_messages(tmp_path: Path, demo_dataset: Path) -> None:
-    env = _env(tmp_path, HF_ENDPOINT="http://127.0.0.1:9", HF_TOKEN="hf_test_token")
+    env = fresh_env(tmp_path, HF_ENDPOINT="http://127.0.0.1:9", HF_TOKEN="hf_test_token")
     for argv in (["download", "ORG/odu-bench", "--out", str(tmp_path / "dl")],
                  ["upload", str(demo_dataset), "ORG/odu-bench"]):
         proc = subprocess.run([sys.executable, "-m", "odu", *argv], env=env, capture_output=True, text=True,

@@ -5,12 +5,12 @@ with a chosen backend, and ``odu-bench lm-eval`` forwarding to lm-eval's own CLI
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.env import fresh_env
 from support.omni_fakes import FakeOmni
 from support.openai_server import OpenAIServer
 
@@ -27,16 +27,8 @@ def sample_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return sample_dataset_dir(tmp_path_factory.mktemp("sample-cache"))
 
 
-def fresh_env(tmp_path: Path) -> dict[str, str]:
-    """A process environment with private caches and no ODU_* settings."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ODU_")}
-    env |= {"ODU_CACHE_DIR": str(tmp_path / "cache"), "HF_DATASETS_CACHE": str(tmp_path / "hf"),
-            "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
-    return env
-
-
 def test_readme_command_one_runs_the_sample_end_to_end(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "odu", "eval", "--sample"], cwd=tmp_path, env=fresh_env(tmp_path),
+    proc = subprocess.run([sys.executable, "-m", "odu", "eval", "--sample"], cwd=tmp_path, env=fresh_env(tmp_path, HF_HUB_OFFLINE="1"),
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
@@ -107,7 +99,7 @@ def test_lm_eval_forwarding_adds_the_task_path() -> None:
 
 def test_lm_eval_cli_validates_and_runs_with_a_run_card(tmp_path: Path) -> None:
     """lm-eval's own ``validate`` and ``run`` (each indexes lm-eval's ~10k built-in tasks: ~20 s)."""
-    env = fresh_env(tmp_path)
+    env = fresh_env(tmp_path, HF_HUB_OFFLINE="1")
     tasks = "odu,odu_av,odu_ao,odu_av_en,odu_av_zh,odu_ao_en,odu_ao_zh,odu_av_text,odu_ao_text"
     validate = subprocess.run([sys.executable, "-m", "odu", "lm-eval", "validate", "--tasks", tasks],
                               env=env, capture_output=True, text=True, timeout=600)

@@ -15,12 +15,17 @@ from odu.schema import PredictedSegment, ReferenceSegment, scene_from_dict
 from odu.scoring import score_scenes
 
 
-def ref(start: int, end: int, transcript: str, **kw) -> dict:
+def pred(start, end, transcript, **kw) -> dict:
     return {"start_ms": start, "end_ms": end, "transcript": transcript,
             "structured_intent": kw.get("intent", "The user wants help"), "required_context": [],
             "user_in_frame": kw.get("in_frame", True), "user_gender": kw.get("gender", "female"),
-            "user_age_group": kw.get("age", "adult"),
-            "key_points": kw.get("key_points", [{"qid": "kp01", "point": "help", "source": "intent", "tiers": ["T1"]}])}
+            "user_age_group": kw.get("age", "adult")}
+
+
+def ref(start: int, end: int, transcript: str, **kw) -> dict:
+    """A reference segment: the predicted one with the same fields, plus key points."""
+    key_points = kw.get("key_points", [{"qid": "kp01", "point": "help", "source": "intent", "tiers": ["T1"]}])
+    return {**pred(start, end, transcript, **kw), "key_points": key_points}
 
 
 def scene(*segments: dict, modality: str = "audio-visual", language: str = "en", sid: str = "avp_gen_000001"):
@@ -29,13 +34,6 @@ def scene(*segments: dict, modality: str = "audio-visual", language: str = "en",
         "scene_id": sid, "language": language, "modality": modality, "source": "generated",
         "label": "positive" if segments else "negative", "annotations": {"en": ann, "zh": ann},
         "clips": [{"id": "v1", "src": "x.mp4", "duration": 20.0, "replies": []}]})
-
-
-def pred(start, end, transcript, **kw) -> dict:
-    return {"start_ms": start, "end_ms": end, "transcript": transcript,
-            "structured_intent": kw.get("intent", "The user wants help"), "required_context": [],
-            "user_in_frame": kw.get("in_frame", True), "user_gender": kw.get("gender", "female"),
-            "user_age_group": kw.get("age", "adult")}
 
 
 def row(sc, *segments: dict) -> dict:
