@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support.env import fresh_env
+from support.cli import argv
+from support.process import fresh_env, run_odu
 
 from odu.cli import main
 from odu.data.release import ReleaseError, read_release
@@ -46,16 +45,14 @@ def test_score_out_that_is_a_file_fails_before_scoring(tmp_path: Path, capsys: p
     preds = _write_jsonl(tmp_path / "preds.jsonl", [{"scene_id": "avp_gen_900001", "output": None}])
     out = tmp_path / "taken"
     out.write_text("not a directory")
-    assert main(["score", "--scenes", str(SAMPLE_SCENES), "--predictions", str(preds), "--out", str(out),
-                 "--no-progress"]) == 2
+    assert main(argv("score", scenes=SAMPLE_SCENES, predictions=preds, out=out, no_progress=True)) == 2
     assert f"--out {out}: exists and is not a directory" in capsys.readouterr().err
 
 
 def test_score_names_scenes_without_a_prediction_row(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     records = _sample_records()
     preds = _write_jsonl(tmp_path / "preds.jsonl", [{"scene_id": r["scene_id"], "output": None} for r in records[1:]])
-    assert main(["score", "--scenes", str(SAMPLE_SCENES), "--predictions", str(preds), "--out", str(tmp_path / "run"),
-                 "--no-progress"]) == 0
+    assert main(argv("score", scenes=SAMPLE_SCENES, predictions=preds, out=tmp_path / "run", no_progress=True)) == 0
     err = capsys.readouterr().err
     assert f"1 of {len(records)} scene(s) have no row in {preds} (scored as no output): {records[0]['scene_id']}" in err
 
@@ -77,12 +74,12 @@ def test_missing_stored_verdicts_say_what_to_do(tmp_path: Path, capsys: pytest.C
     first = segment["key_points"][0]["qid"]
     verdicts = _write_jsonl(tmp_path / "verdicts.jsonl",
                             [{"scene_id": record["scene_id"], "segment": 0, "qid": first, "hit": True}])
-    argv = ["score", "--scenes", str(scenes), "--predictions", str(preds), "--out", str(tmp_path / "run"),
-            "--judge", f"verdicts:{verdicts}", "--no-progress"]
-    assert main(argv) == 1
+    args = argv("score", scenes=scenes, predictions=preds, out=tmp_path / "run", judge=f"verdicts:{verdicts}",
+                no_progress=True)
+    assert main(args) == 1
     err = capsys.readouterr().err
     assert "add their rows to the verdicts file" in err and "Rerun" not in err
-    assert main([*argv, "--allow-judge-errors"]) == 0
+    assert main([*args, "--allow-judge-errors"]) == 0
 
 
 # --- odu-bench eval / models ---------------------------------------------------------------------------
@@ -110,19 +107,18 @@ def test_eval_reports_inference_errors_and_exits_1(tmp_path: Path, sample_datase
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
     monkeypatch.setenv("OPENAI_API_KEY", "EMPTY")
-    argv = ["eval", "--dataset", str(sample_dataset), "--model", "openai", "--tasks", "odu_ao", "--limit", "1",
-            "--model-args", "model=omni,base_url=http://127.0.0.1:9/v1,retries=0", "--out", str(tmp_path / "out")]
-    assert main(argv) == 1
+    args = argv("eval", dataset=sample_dataset, model="openai", tasks="odu_ao", limit=1,
+                model_args="model=omni,base_url=http://127.0.0.1:9/v1,retries=0", out=tmp_path / "out")
+    assert main(args) == 1
     err = capsys.readouterr().err
     assert "inference error (1 scene(s)): model call failed: APIConnectionError" in err
     assert "--allow-inference-errors" in err
-    assert main([*argv, "--allow-inference-errors"]) == 0
+    assert main([*args, "--allow-inference-errors"]) == 0
 
 
 def test_eval_default_verbosity_keeps_lm_eval_quiet(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "odu", "eval", "--sample", "--model", "never", "--tasks", "odu_ao"],
-                          cwd=tmp_path, env=fresh_env(tmp_path, HF_HUB_OFFLINE="1"), capture_output=True, text=True,
-                          timeout=600)
+    proc = run_odu(argv("eval", sample=True, model="never", tasks="odu_ao"), fresh_env(tmp_path, HF_HUB_OFFLINE="1"),
+                   cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "floor: never-trigger" in proc.stdout
     assert "Custom kwargs" not in proc.stderr and "WARNING" not in proc.stderr
@@ -133,12 +129,10 @@ def test_eval_default_verbosity_keeps_lm_eval_quiet(tmp_path: Path) -> None:
 
 def test_hub_transfer_failures_are_messages(tmp_path: Path, demo_dataset: Path) -> None:
     env = fresh_env(tmp_path, HF_ENDPOINT="http://127.0.0.1:9", HF_TOKEN="hf_test_token")
-    for argv in (["download", "ORG/odu-bench", "--out", str(tmp_path / "dl")],
-                 ["upload", str(demo_dataset), "ORG/odu-bench"]):
-        proc = subprocess.run([sys.executable, "-m", "odu", *argv], env=env, capture_output=True, text=True,
-                              timeout=300)
+    for command in (argv("download", "ORG/odu-bench", out=tmp_path / "dl"), argv("upload", demo_dataset, "ORG/odu-bench")):
+        proc = run_odu(command, env, timeout=300)
         assert proc.returncode == 2, proc.stderr[-3000:]
-        assert proc.stderr.startswith(f"odu-bench {argv[0]}: error: ORG/odu-bench: {argv[0]} failed:")
+        assert proc.stderr.startswith(f"odu-bench {command[0]}: error: ORG/odu-bench: {command[0]} failed:")
         assert "Traceback" not in proc.stderr and "hf_test_token" not in proc.stderr
 
 

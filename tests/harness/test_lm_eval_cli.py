@@ -5,14 +5,13 @@ with a chosen backend, and ``odu-bench lm-eval`` forwarding to lm-eval's own CLI
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support.env import fresh_env
+from support.cli import argv
 from support.omni_fakes import FakeOmni
 from support.openai_server import OpenAIServer
+from support.process import fresh_env, run_odu
 
 from odu.cli import main as odu_main
 from odu.cli.lm_eval_cmd import forwarded_args
@@ -28,8 +27,7 @@ def sample_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_readme_command_one_runs_the_sample_end_to_end(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "odu", "eval", "--sample"], cwd=tmp_path, env=fresh_env(tmp_path, HF_HUB_OFFLINE="1"),
-                          capture_output=True, text=True, timeout=600)
+    proc = run_odu(["eval", "--sample"], fresh_env(tmp_path, HF_HUB_OFFLINE="1"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
     header = next(line for line in lines if line.startswith("| System"))
@@ -62,12 +60,10 @@ def test_eval_with_an_openai_backend_and_judge(tmp_path: Path, sample_dataset: P
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with OpenAIServer(FakeOmni(sample_dataset)) as server:
-        code = odu_main([
-            "eval", "--dataset", str(sample_dataset), "--model", "openai", "--tasks", "odu_ao",
-            "--model-args", f'{{"model": "omni-test", "base_url": "{server.base_url}", "audio_in_video": "separate"}}',
-            "--judge", "openai:judge-test", "--judge-base-url", server.base_url,
-            "--judge-cache", str(tmp_path / "judge.sqlite"), "--out", str(tmp_path / "out"),
-        ])
+        model_args = {"model": "omni-test", "base_url": server.base_url, "audio_in_video": "separate"}
+        code = odu_main(argv("eval", dataset=sample_dataset, model="openai", tasks="odu_ao", model_args=json.dumps(model_args),
+                             judge="openai:judge-test", judge_base_url=server.base_url,
+                             judge_cache=tmp_path / "judge.sqlite", out=tmp_path / "out"))
     out = capsys.readouterr().out
     assert code == 0
     assert "| omni-test" in out and "APPROXIMATE" not in out
@@ -101,13 +97,11 @@ def test_lm_eval_cli_validates_and_runs_with_a_run_card(tmp_path: Path) -> None:
     """lm-eval's own ``validate`` and ``run`` (each indexes lm-eval's ~10k built-in tasks: ~20 s)."""
     env = fresh_env(tmp_path, HF_HUB_OFFLINE="1")
     tasks = "odu,odu_av,odu_ao,odu_av_en,odu_av_zh,odu_ao_en,odu_ao_zh,odu_av_text,odu_ao_text"
-    validate = subprocess.run([sys.executable, "-m", "odu", "lm-eval", "validate", "--tasks", tasks],
-                              env=env, capture_output=True, text=True, timeout=600)
+    validate = run_odu(["lm-eval", "validate", "--tasks", tasks], env)
     assert validate.returncode == 0 and "All tasks found and valid" in validate.stdout, validate.stderr[-2000:]
     out = tmp_path / "lm-eval-out"
-    run = subprocess.run([sys.executable, "-m", "odu", "lm-eval", "run", "--model", "odu-never", "--tasks", "odu_ao",
-                          "--limit", "3", "--log_samples", "--output_path", str(out)],
-                         env=env, capture_output=True, text=True, timeout=600)
+    run = run_odu(["lm-eval", "run", "--model", "odu-never", "--tasks", "odu_ao", "--limit", "3", "--log_samples",
+                   "--output_path", str(out)], env)
     assert run.returncode == 0, run.stderr[-3000:]
     [results] = out.rglob("results_*.json")
     [card_path] = out.rglob("run_card_*.json")

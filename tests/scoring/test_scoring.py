@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.cli import argv
 
 from odu.cli import main
 from odu.judge import LexicalJudge, StoredVerdictJudge, candidate_text
@@ -39,8 +40,7 @@ def _write_example(tmp_path: Path) -> tuple[Path, Path, Path]:
 def test_worked_example_a5_scene_scores(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scenes, preds, verdicts = _write_example(tmp_path)
     out = tmp_path / "run"
-    assert main(["score", "--scenes", str(scenes), "--predictions", str(preds), "--out", str(out),
-                 "--judge", f"verdicts:{verdicts}", "--no-progress"]) == 0
+    assert main(argv("score", scenes=scenes, predictions=preds, out=out, judge=f"verdicts:{verdicts}", no_progress=True)) == 0
     row = json.loads((out / "scenes.jsonl").read_text(encoding="utf-8"))
     assert row["s2"] == pytest.approx(2 / 3)
     assert row["s3"] == pytest.approx(0.8995, abs=5e-5)
