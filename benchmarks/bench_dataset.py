@@ -116,23 +116,35 @@ def iterate(dataset_dir: str, mode: str, cache: str) -> dict[str, Any]:
             anon.sample()
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"mode": mode, "rows": len(ds), "seconds": seconds, "rows_per_s": len(ds) / seconds,
-            "rss_after_load_mb": baseline, "peak_rss_mb": peak, "peak_over_load_mb": peak - baseline,
-            "peak_anon_over_load_mb": anon.peak - anon_baseline, "file_rss_end_mb": rss_mb("RssFile"),
-            "checksum": checksum}
+    return {
+        "mode": mode,
+        "rows": len(ds),
+        "seconds": seconds,
+        "rows_per_s": len(ds) / seconds,
+        "rss_after_load_mb": baseline,
+        "peak_rss_mb": peak,
+        "peak_over_load_mb": peak - baseline,
+        "peak_anon_over_load_mb": anon.peak - anon_baseline,
+        "file_rss_end_mb": rss_mb("RssFile"),
+        "checksum": checksum,
+    }
 
 
 def measure(dataset_dir: Path, mode: str, cache: Path) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, __file__, "--child", str(dataset_dir), mode, str(cache)],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def table(results: list[dict[str, Any]]) -> str:
-    lines = ["| scale | rows | mode | rows/s | peak heap (anon RSS) over load, MB | peak RSS over load, MB |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| scale | rows | mode | rows/s | peak heap (anon RSS) over load, MB | peak RSS over load, MB |",
+        "|---|---|---|---|---|---|",
+    ]
     lines += [
         f"| {r['scale']}x | {r['rows']} | {r['mode']} | {r['rows_per_s']:.1f} | {r['peak_anon_over_load_mb']:.1f} | "
         f"{r['peak_over_load_mb']:.1f} |"

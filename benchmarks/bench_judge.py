@@ -53,8 +53,15 @@ def make_requests(n: int) -> list[JudgeRequest]:
         intent = _INTENTS[i % len(_INTENTS)]
         points = (
             KeyPoint("kp01", intent, "intent", ("T1",)),
-            KeyPoint("kp02", _CONTEXT[i % 3].split(": ", 1)[1], f"required_context.{_CONTEXT[i % 3].split(':')[0]}", ("T2",)),
-            KeyPoint("kp03", "The request refers to the object the user is pointing at", "required_context.visual", ("T1", "T2")),
+            KeyPoint(
+                "kp02", _CONTEXT[i % 3].split(": ", 1)[1], f"required_context.{_CONTEXT[i % 3].split(':')[0]}", ("T2",)
+            ),
+            KeyPoint(
+                "kp03",
+                "The request refers to the object the user is pointing at",
+                "required_context.visual",
+                ("T1", "T2"),
+            ),
         )
         candidate = f"{intent} (variant {i}). | {_CONTEXT[(i + 1) % 3]}"
         requests.append(JudgeRequest(f"avp_gen_{i:06d}", 0, candidate, points))
@@ -71,7 +78,9 @@ def _serve(latency: float, ready: Any, stop: Any) -> None:
         server.reset()
         return Reply(body={})
 
-    server.route("GET", "/stats", lambda req: Reply(body={"requests": server.count(), "max_in_flight": server.max_in_flight}))
+    server.route(
+        "GET", "/stats", lambda req: Reply(body={"requests": server.count(), "max_in_flight": server.max_in_flight})
+    )
     server.route("POST", "/reset", reset)
     ready.put(server.base_url)
     stop.wait()
@@ -80,7 +89,9 @@ def _serve(latency: float, ready: Any, stop: Any) -> None:
 
 def _call(base_url: str, path: str, method: str = "GET") -> dict[str, Any]:
     origin = base_url.removesuffix("/v1")
-    with urllib.request.urlopen(urllib.request.Request(origin + path, method=method, data=b"" if method == "POST" else None)) as r:
+    with urllib.request.urlopen(
+        urllib.request.Request(origin + path, method=method, data=b"" if method == "POST" else None)
+    ) as r:
         return json.loads(r.read())
 
 
@@ -134,7 +145,11 @@ def main() -> None:
         "ideal_speedup": args.concurrency,
         "warm_rerun_s": warm,
         "same_verdicts": same,
-        "goals": {"speedup>=20": seq / conc >= 20, "warm<2s": warm < 2, "warm_sends_0": phases["warm"]["server_requests"] == 0},
+        "goals": {
+            "speedup>=20": seq / conc >= 20,
+            "warm<2s": warm < 2,
+            "warm_sends_0": phases["warm"]["server_requests"] == 0,
+        },
     }
     text = json.dumps(result, indent=2)
     print(text)
@@ -142,9 +157,13 @@ def main() -> None:
         Path(args.json).write_text(text + "\n", encoding="utf-8")
     print(f"\n{'phase':<12}{'seconds':>10}{'requests':>10}{'peak in flight':>16}{'errors':>8}")
     for name, p in phases.items():
-        print(f"{name:<12}{p['seconds']:>10.2f}{p['server_requests']:>10}{p['max_in_flight']:>16}{p['judge_errors']:>8}")
-    print(f"speed-up {result['speedup_concurrent_vs_sequential']}x (goal >= 20x); warm rerun {warm:.2f} s (goal < 2 s); "
-          f"same verdicts in all phases: {same}")
+        print(
+            f"{name:<12}{p['seconds']:>10.2f}{p['server_requests']:>10}{p['max_in_flight']:>16}{p['judge_errors']:>8}"
+        )
+    print(
+        f"speed-up {result['speedup_concurrent_vs_sequential']}x (goal >= 20x); warm rerun {warm:.2f} s (goal < 2 s); "
+        f"same verdicts in all phases: {same}"
+    )
 
 
 if __name__ == "__main__":

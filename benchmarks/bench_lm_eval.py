@@ -43,8 +43,9 @@ def _serve(latency: float, ready: Any, stop: Any) -> None:
     from odu.judge.prompt import JUDGE_INSTRUCTION
 
     judge = judge_responder()
-    server = OpenAIServer(lambda body: judge(body) if body["messages"][0]["content"] == JUDGE_INSTRUCTION else ANSWER,
-                          latency=latency).start()
+    server = OpenAIServer(
+        lambda body: judge(body) if body["messages"][0]["content"] == JUDGE_INSTRUCTION else ANSWER, latency=latency
+    ).start()
     ready.put(server.base_url)
     stop.wait()
     server.close()
@@ -108,8 +109,13 @@ def bench_judge(base_url: str) -> dict[str, Any]:
     batched = score_scenes(scenes, outputs, batch_judge).scenes
     batched_s = time.perf_counter() - started
     assert [r["s2"] for r in naive] == [r["s2"] for r in batched]
-    return {"scenes": len(scenes), "segments_judged": batch_judge.info()["requests"],
-            "per_scene_s": round(naive_s, 3), "one_batch_s": round(batched_s, 3), "speedup": round(naive_s / batched_s, 1)}
+    return {
+        "scenes": len(scenes),
+        "segments_judged": batch_judge.info()["requests"],
+        "per_scene_s": round(naive_s, 3),
+        "one_batch_s": round(batched_s, 3),
+        "speedup": round(naive_s / batched_s, 1),
+    }
 
 
 def bench_cache_key(cache_dir: Path) -> dict[str, Any]:
@@ -125,8 +131,12 @@ def bench_cache_key(cache_dir: Path) -> dict[str, Any]:
     docs = load_docs("av", dataset=str(dataset))["test"]
     gen = {"until": [], "max_gen_toks": 4096, "do_sample": False, "temperature": 0.0}
     ours = [doc_to_text(d) for d in docs]
-    inline = [json.dumps({"clips": [base64.b64encode(t["media"]["bytes"]).decode() for t in row["turns"] if t["role"] == "user"]})
-              for row in rows]
+    inline = [
+        json.dumps(
+            {"clips": [base64.b64encode(t["media"]["bytes"]).decode() for t in row["turns"] if t["role"] == "user"]}
+        )
+        for row in rows
+    ]
     timings = {}
     for name, prompts in (("reference", ours), ("inline_media", inline)):
         started = time.perf_counter()
@@ -134,11 +144,13 @@ def bench_cache_key(cache_dir: Path) -> dict[str, Any]:
             for prompt in prompts:
                 hash_args("generate_until", (prompt, gen))
         timings[name] = (time.perf_counter() - started) / (20 * len(prompts))
-    return {"mean_prompt_bytes_reference": round(sum(map(len, ours)) / len(ours)),
-            "mean_prompt_bytes_inline": round(sum(map(len, inline)) / len(inline)),
-            "key_us_reference": round(timings["reference"] * 1e6, 1),
-            "key_us_inline": round(timings["inline_media"] * 1e6, 1),
-            "ratio": round(timings["inline_media"] / timings["reference"], 1)}
+    return {
+        "mean_prompt_bytes_reference": round(sum(map(len, ours)) / len(ours)),
+        "mean_prompt_bytes_inline": round(sum(map(len, inline)) / len(inline)),
+        "key_us_reference": round(timings["reference"] * 1e6, 1),
+        "key_us_inline": round(timings["inline_media"] * 1e6, 1),
+        "ratio": round(timings["inline_media"] / timings["reference"], 1),
+    }
 
 
 def main() -> None:
@@ -148,8 +160,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     with server_process(_serve, args.latency) as base_url, tempfile.TemporaryDirectory() as tmp:
-        figures = {"latency_s": args.latency, "model": bench_model(base_url, args.repeat, Path(tmp)),
-                   "judge": bench_judge(base_url), "cache_key": bench_cache_key(Path(tmp))}
+        figures = {
+            "latency_s": args.latency,
+            "model": bench_model(base_url, args.repeat, Path(tmp)),
+            "judge": bench_judge(base_url),
+            "cache_key": bench_cache_key(Path(tmp)),
+        }
     print(json.dumps(figures, indent=2))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")

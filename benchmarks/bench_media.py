@@ -81,8 +81,9 @@ def make_clip(path: Path, gop: int) -> Path:
     t = np.arange(n) / 48_000
     audio = np.stack([0.2 * np.sin(2 * np.pi * 220 * t), 0.2 * np.sin(2 * np.pi * 330 * t)])
     audio += 0.02 * rng.standard_normal(audio.shape)
-    settings = VideoSettings(width=WIDTH, height=HEIGHT, fps=FPS, crf=23, preset="veryfast", gop=gop, b_frames=3,
-                             audio_bitrate=128_000)
+    settings = VideoSettings(
+        width=WIDTH, height=HEIGHT, fps=FPS, crf=23, preset="veryfast", gop=gop, b_frames=3, audio_bitrate=128_000
+    )
     return encode_mp4(path, _frames(), audio.astype(np.float32), SECONDS, sample_rate=48_000, settings=settings)
 
 
@@ -119,9 +120,12 @@ def plan_numbers(path: Path, fps: float) -> dict[str, float]:
 
 
 def run(repeats: int) -> dict[str, Any]:
-    result: dict[str, Any] = {"clip": f"{SECONDS:g} s {WIDTH}x{HEIGHT} {FPS} fps H.264 (I/P/B, 2 s GOP), 48 kHz stereo AAC",
-                              "repeats": repeats, "frame_seek_cost_frames": FRAME_SEEK_COST_FRAMES,
-                              "frame_seek_min_saving": FRAME_SEEK_MIN_SAVING}
+    result: dict[str, Any] = {
+        "clip": f"{SECONDS:g} s {WIDTH}x{HEIGHT} {FPS} fps H.264 (I/P/B, 2 s GOP), 48 kHz stereo AAC",
+        "repeats": repeats,
+        "frame_seek_cost_frames": FRAME_SEEK_COST_FRAMES,
+        "frame_seek_min_saving": FRAME_SEEK_MIN_SAVING,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         main = make_clip(tmp_path / "gop60.mp4", 60)
@@ -150,7 +154,9 @@ def run(repeats: int) -> dict[str, Any]:
                 t_seek = timed(lambda clip=clip, fps=fps: decode_frames(clip, fps=fps, method="seek"), repeats)
                 plan = plan_numbers(clip, fps)
                 t_auto = t_seek if plan["auto_seeks"] else t_seq
-                sweep.append({"gop": gop, "fps": fps, "sequential_s": t_seq, "seek_s": t_seek, "auto_s": t_auto, **plan})
+                sweep.append(
+                    {"gop": gop, "fps": fps, "sequential_s": t_seq, "seek_s": t_seek, "auto_s": t_auto, **plan}
+                )
         # Per-frame time of the straight reads and, from the seek runs, a rough per-seek overhead in
         # those frames (rough: skipped B-frames make straight-read frames cheaper than seek ones).
         per_frame = statistics.median(r["sequential_s"] / r["straight_frames"] for r in sweep)
@@ -169,8 +175,12 @@ def run(repeats: int) -> dict[str, Any]:
             base = timed(baseline, repeats)
             for rate in (16_000, 24_000):
                 t = timed(lambda path=path, rate=rate: decode_audio(path, rate), repeats)
-                audio[f"{name} -> {rate // 1000} kHz"] = {"s": t, "baseline_s": base, "vs_baseline": t / base,
-                                                         "x_realtime": SECONDS / t}
+                audio[f"{name} -> {rate // 1000} kHz"] = {
+                    "s": t,
+                    "baseline_s": base,
+                    "vs_baseline": t / base,
+                    "x_realtime": SECONDS / t,
+                }
         result["audio"] = audio
         result["clip_duration_s"] = info.duration_s
     return result
@@ -183,24 +193,43 @@ def _decode_track(path: Path) -> int:
 
 
 def table(r: dict[str, Any]) -> str:
-    lines = [f"clip: {r['clip']}, {r['clip_bytes'] / 1e6:.2f} MB, frames {r['frame_types']}; probe {r['probe_ms']:.2f} ms",
-             f"decode-all (every frame to RGB): {r['decode_all_s'] * 1000:.0f} ms", "",
-             "| sampling | frames | auto | sequential | seek |", "|---|---|---|---|---|"]
+    lines = [
+        f"clip: {r['clip']}, {r['clip_bytes'] / 1e6:.2f} MB, frames {r['frame_types']}; probe {r['probe_ms']:.2f} ms",
+        f"decode-all (every frame to RGB): {r['decode_all_s'] * 1000:.0f} ms",
+        "",
+        "| sampling | frames | auto | sequential | seek |",
+        "|---|---|---|---|---|",
+    ]
     for name, row in r["frames"].items():
-        cells = [f"{row[m]['s'] * 1000:.0f} ms ({row[m]['vs_decode_all']:.2f}x)" for m in ("auto", "sequential", "seek")]
+        cells = [
+            f"{row[m]['s'] * 1000:.0f} ms ({row[m]['vs_decode_all']:.2f}x)" for m in ("auto", "sequential", "seek")
+        ]
         lines.append(f"| {name} | {row['n_frames']} | " + " | ".join(cells) + " |")
-    lines += ["", "| GOP | fps | sequential | seek | auto (picked) | seek-plan frames / seeks |", "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| GOP | fps | sequential | seek | auto (picked) | seek-plan frames / seeks |",
+        "|---|---|---|---|---|---|",
+    ]
     for s in r["gop_sweep"]:
         picked = "seek" if s["auto_seeks"] else "sequential"
-        lines.append(f"| {s['gop']} | {s['fps']:g} | {s['sequential_s'] * 1000:.0f} ms | {s['seek_s'] * 1000:.0f} ms | "
-                     f"{s['auto_s'] * 1000:.0f} ms ({picked}) | {s['seek_frames']:.0f} of {s['straight_frames']} / {s['seeks']} |")
-    lines += ["", f"per frame of a straight read {r['per_frame_ms']:.2f} ms; rough per-seek overhead "
-                  f"{r['fitted_seek_cost_frames']:.1f} such frames "
-                  f"(FRAME_SEEK_COST_FRAMES = {r['frame_seek_cost_frames']:g}, FRAME_SEEK_MIN_SAVING = "
-                  f"{r['frame_seek_min_saving']:g}); auto within {r['auto_vs_best']:.2f}x of the best",
-              "", "| audio | decode_audio | baseline | ratio | x realtime |", "|---|---|---|---|---|"]
+        lines.append(
+            f"| {s['gop']} | {s['fps']:g} | {s['sequential_s'] * 1000:.0f} ms | {s['seek_s'] * 1000:.0f} ms | "
+            f"{s['auto_s'] * 1000:.0f} ms ({picked}) | {s['seek_frames']:.0f} of {s['straight_frames']} / {s['seeks']} |"
+        )
+    lines += [
+        "",
+        f"per frame of a straight read {r['per_frame_ms']:.2f} ms; rough per-seek overhead "
+        f"{r['fitted_seek_cost_frames']:.1f} such frames "
+        f"(FRAME_SEEK_COST_FRAMES = {r['frame_seek_cost_frames']:g}, FRAME_SEEK_MIN_SAVING = "
+        f"{r['frame_seek_min_saving']:g}); auto within {r['auto_vs_best']:.2f}x of the best",
+        "",
+        "| audio | decode_audio | baseline | ratio | x realtime |",
+        "|---|---|---|---|---|",
+    ]
     for name, a in r["audio"].items():
-        lines.append(f"| {name} | {a['s'] * 1000:.1f} ms | {a['baseline_s'] * 1000:.1f} ms | {a['vs_baseline']:.2f}x | {a['x_realtime']:.0f} |")
+        lines.append(
+            f"| {name} | {a['s'] * 1000:.1f} ms | {a['baseline_s'] * 1000:.1f} ms | {a['vs_baseline']:.2f}x | {a['x_realtime']:.0f} |"
+        )
     return "\n".join(lines)
 
 

@@ -34,8 +34,14 @@ from odu.report.runs import System
 from odu.run import summarize
 
 N_SCENES, N_POSITIVE, N_SYSTEMS = 1347, 1060, 4
-SOURCES = ("intent", "intent", "required_context.visual", "required_context.audio",
-           "required_context.dialogue_history", "required_context.user_emotion")
+SOURCES = (
+    "intent",
+    "intent",
+    "required_context.visual",
+    "required_context.audio",
+    "required_context.dialogue_history",
+    "required_context.user_emotion",
+)
 
 
 def synthetic_rows(seed: int) -> list[dict[str, Any]]:
@@ -45,17 +51,40 @@ def synthetic_rows(seed: int) -> list[dict[str, Any]]:
     for i in range(N_SCENES):
         positive = i < N_POSITIVE
         matched = rng.random() < 0.9
-        points = [{"segment": 0, "qid": f"kp{k:02d}", "point": "p", "source": rng.choice(SOURCES), "tiers": ["T1"],
-                   "matched": matched, "hit": matched and rng.random() < 0.6, "judge_error": None}
-                  for k in range(rng.randint(2, 5) if positive else 0)]
+        points = [
+            {
+                "segment": 0,
+                "qid": f"kp{k:02d}",
+                "point": "p",
+                "source": rng.choice(SOURCES),
+                "tiers": ["T1"],
+                "matched": matched,
+                "hit": matched and rng.random() < 0.6,
+                "judge_error": None,
+            }
+            for k in range(rng.randint(2, 5) if positive else 0)
+        ]
         score = (lambda: rng.random()) if positive else (lambda: None)
-        rows.append({
-            "scene_id": f"avp_gen_{i:06d}" if positive else f"avn_gen_{i:06d}", "modality": "audio-visual",
-            "language": "zh", "source": "generated", "label": "positive" if positive else "negative",
-            "axes": {}, "has_demand": positive, "predicted_has_demand": rng.random() < (0.9 if positive else 0.6),
-            "s2": score(), "s2_errors_as_misses": None, "s3": score(), "s4": score(), "s5": score(),
-            "key_points": points, "parse_error": False, "no_output": False,
-        })
+        rows.append(
+            {
+                "scene_id": f"avp_gen_{i:06d}" if positive else f"avn_gen_{i:06d}",
+                "modality": "audio-visual",
+                "language": "zh",
+                "source": "generated",
+                "label": "positive" if positive else "negative",
+                "axes": {},
+                "has_demand": positive,
+                "predicted_has_demand": rng.random() < (0.9 if positive else 0.6),
+                "s2": score(),
+                "s2_errors_as_misses": None,
+                "s3": score(),
+                "s4": score(),
+                "s5": score(),
+                "key_points": points,
+                "parse_error": False,
+                "no_output": False,
+            }
+        )
     return rows
 
 
@@ -111,9 +140,12 @@ def main() -> None:
         ),
     }
     out = {
-        "resamples": args.resamples, "naive_resamples_timed": args.naive_resamples,
-        "results": {k: {"vectorised_s": round(v, 4), "naive_s_extrapolated": round(n, 2), "ratio": round(n / v, 1)}
-                    for k, (v, n) in results.items()},
+        "resamples": args.resamples,
+        "naive_resamples_timed": args.naive_resamples,
+        "results": {
+            k: {"vectorised_s": round(v, 4), "naive_s_extrapolated": round(n, 2), "ratio": round(n / v, 1)}
+            for k, (v, n) in results.items()
+        },
     }
     print(json.dumps(out, indent=2))
     print(f"\n{'task':<40} {'vectorised':>11} {'naive (extrap.)':>16} {'ratio':>8}")

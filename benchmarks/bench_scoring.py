@@ -51,10 +51,14 @@ from odu.text import is_cjk_dominant, normalize
 #: App B.1 Table 5 (main split).
 TOTAL, AV_SCENES, POSITIVE, ZH = 2078, 1347, 1631, 1170
 
-_EN_WORDS = ("hey agent can you please turn off the light in kitchen set a timer for ten minutes what is this one "
-             "that sound mute remind me to buy milk tomorrow how do I fix the red piece on left side play "
-             "song again translate into Japanese record summary meeting notes").split()
-_ZH_CHARS = "把温度调到帮我打开灯这个是什么声音提醒明天买牛奶静音那首歌再放一遍可以吗刚才视频里说的原因记一下顺便翻成日文"
+_EN_WORDS = (
+    "hey agent can you please turn off the light in kitchen set a timer for ten minutes what is this one "
+    "that sound mute remind me to buy milk tomorrow how do I fix the red piece on left side play "
+    "song again translate into Japanese record summary meeting notes"
+).split()
+_ZH_CHARS = (
+    "把温度调到帮我打开灯这个是什么声音提醒明天买牛奶静音那首歌再放一遍可以吗刚才视频里说的原因记一下顺便翻成日文"
+)
 _PUNCT_EN, _PUNCT_ZH = (",", ".", "?", "!", ""), ("，", "。", "？", "！", "")
 
 
@@ -83,14 +87,29 @@ def synthetic_scene(i: int, rng: random.Random) -> dict[str, Any]:
     for _ in range(rng.choices((1, 2, 3), (0.75, 0.2, 0.05))[0] if positive else 0):
         length = rng.randint(1_200, 6_000)
         seg: dict[str, Any] = {
-            "start_ms": t, "end_ms": t + length, "transcript": _sentence(rng, zh),
+            "start_ms": t,
+            "end_ms": t + length,
+            "transcript": _sentence(rng, zh),
             "structured_intent": f"The user wants to {' '.join(rng.choices(_EN_WORDS, k=8))}",
-            "required_context": [{"type": rng.choice(types), "description": " ".join(rng.choices(_EN_WORDS, k=12)),
-                                  "necessity": "needed"} for _ in range(rng.randint(1, 3))],
-            "user_gender": rng.choice(("male", "female")), "user_age_group": rng.choice(("adult", "adult", "elderly", "child")),
-            "key_points": [{"qid": f"kp{k:02d}", "point": " ".join(rng.choices(_EN_WORDS, k=6)),
-                            "source": rng.choice(("intent", "required_context.audio", "required_context.visual")),
-                            "tiers": ["T1"]} for k in range(1, rng.randint(2, 6) + 1)],
+            "required_context": [
+                {
+                    "type": rng.choice(types),
+                    "description": " ".join(rng.choices(_EN_WORDS, k=12)),
+                    "necessity": "needed",
+                }
+                for _ in range(rng.randint(1, 3))
+            ],
+            "user_gender": rng.choice(("male", "female")),
+            "user_age_group": rng.choice(("adult", "adult", "elderly", "child")),
+            "key_points": [
+                {
+                    "qid": f"kp{k:02d}",
+                    "point": " ".join(rng.choices(_EN_WORDS, k=6)),
+                    "source": rng.choice(("intent", "required_context.audio", "required_context.visual")),
+                    "tiers": ["T1"],
+                }
+                for k in range(1, rng.randint(2, 6) + 1)
+            ],
         }
         if audio_visual:
             seg["user_in_frame"] = rng.random() < 0.7
@@ -99,8 +118,11 @@ def synthetic_scene(i: int, rng: random.Random) -> dict[str, Any]:
     targets = {"evaluation_targets": {"has_demand": positive, "segments": segments}}
     prefix = ("av" if audio_visual else "ao") + ("p" if positive else "n")
     return {
-        "scene_id": f"{prefix}_gen_{i:06d}", "language": "zh" if zh else "en", "modality": modality,
-        "source": "generated", "label": "positive" if positive else "negative",
+        "scene_id": f"{prefix}_gen_{i:06d}",
+        "language": "zh" if zh else "en",
+        "modality": modality,
+        "source": "generated",
+        "label": "positive" if positive else "negative",
         "axes": [{"axis": "axis1", "code": "1.2", "name": "Vision-grounded"}],
         "annotations": {"en": targets, "zh": targets},
         "clips": [{"id": "v1", "src": f"{i}.mp4", "duration": max(duration_ms, t) / 1000, "replies": []}],
@@ -123,11 +145,13 @@ def _perturb_text(rng: random.Random, text: str, zh: bool) -> str:
 def _predicted(rng: random.Random, ref: dict[str, Any], zh: bool, audio_visual: bool) -> dict[str, Any]:
     jitter = lambda: rng.randint(-400, 400)  # noqa: E731
     seg: dict[str, Any] = {
-        "start_ms": max(0, ref["start_ms"] + jitter()), "end_ms": ref["end_ms"] + jitter(),
+        "start_ms": max(0, ref["start_ms"] + jitter()),
+        "end_ms": ref["end_ms"] + jitter(),
         "transcript": _perturb_text(rng, ref["transcript"], zh),
         "structured_intent": " ".join(k["point"] for k in ref["key_points"] if rng.random() < 0.7),
-        "required_context": [{"type": c["type"], "description": c["description"]} for c in ref["required_context"]
-                             if rng.random() < 0.8],
+        "required_context": [
+            {"type": c["type"], "description": c["description"]} for c in ref["required_context"] if rng.random() < 0.8
+        ],
         "user_gender": ref["user_gender"] if rng.random() < 0.9 else "unknown",
         "user_age_group": ref["user_age_group"] if rng.random() < 0.8 else "adult",
     }
@@ -146,8 +170,16 @@ def synthetic_output(rec: dict[str, Any], rng: random.Random) -> str:
     elif not refs and r < 0.8:
         answer = {"has_demand": False, "segments": []}
     elif not refs:  # false trigger
-        fake = {"start_ms": 500, "end_ms": 2_500, "transcript": _sentence(rng, zh), "key_points": [],
-                "required_context": [], "user_gender": "male", "user_age_group": "adult", "user_in_frame": True}
+        fake = {
+            "start_ms": 500,
+            "end_ms": 2_500,
+            "transcript": _sentence(rng, zh),
+            "key_points": [],
+            "required_context": [],
+            "user_gender": "male",
+            "user_age_group": "adult",
+            "user_in_frame": True,
+        }
         answer = {"has_demand": True, "segments": [_predicted(rng, fake, zh, audio_visual)]}
     else:
         segments = []
@@ -160,16 +192,27 @@ def synthetic_output(rec: dict[str, Any], rng: random.Random) -> str:
                 cut_t = (seg["start_ms"] + seg["end_ms"]) // 2
                 text = seg["transcript"]
                 cut_c = len(text) // 2 if zh else text.rfind(" ", 0, len(text) // 2 + 1)
-                segments += [dict(seg, end_ms=cut_t, transcript=text[:max(cut_c, 0)]),
-                             dict(seg, start_ms=cut_t, transcript=text[max(cut_c, 0):].strip())]
+                segments += [
+                    dict(seg, end_ms=cut_t, transcript=text[: max(cut_c, 0)]),
+                    dict(seg, start_ms=cut_t, transcript=text[max(cut_c, 0) :].strip()),
+                ]
             else:
                 segments.append(seg)
         if len(segments) >= 2 and rng.random() < 0.1:  # two neighbours merged into one
             a, b = segments[0], segments[1]
             segments[:2] = [dict(a, end_ms=b["end_ms"], transcript=f"{a['transcript']} {b['transcript']}")]
         if rng.random() < 0.05:  # spurious extra segment
-            segments.append({"start_ms": 0, "end_ms": 300, "transcript": "um", "structured_intent": "",
-                             "required_context": [], "user_gender": "unknown", "user_age_group": "unknown"})
+            segments.append(
+                {
+                    "start_ms": 0,
+                    "end_ms": 300,
+                    "transcript": "um",
+                    "structured_intent": "",
+                    "required_context": [],
+                    "user_gender": "unknown",
+                    "user_age_group": "unknown",
+                }
+            )
         rng.shuffle(segments)
         answer = {"has_demand": True, "segments": segments}
     text = json.dumps(answer, ensure_ascii=False, indent=rng.choice((None, 2)))
@@ -191,8 +234,12 @@ def synthetic_verdicts(records: Sequence[dict[str, Any]], rng: random.Random, pa
         for rec in records:
             for g, seg in enumerate(rec["annotations"][rec["language"]]["evaluation_targets"]["segments"]):
                 for k in seg["key_points"]:
-                    fh.write(json.dumps({"scene_id": rec["scene_id"], "segment": g, "qid": k["qid"],
-                                         "hit": rng.random() < 0.65}) + "\n")
+                    fh.write(
+                        json.dumps(
+                            {"scene_id": rec["scene_id"], "segment": g, "qid": k["qid"], "hit": rng.random() < 0.65}
+                        )
+                        + "\n"
+                    )
 
 
 def make_data(n: int, seed: int, workdir: Path) -> tuple[list[Scene], dict[str, str], Path]:
@@ -226,23 +273,44 @@ def naive_score(scenes: Sequence[Scene], outputs: Mapping[str, str], judge: Judg
         pred = parse_output(outputs.get(scene.scene_id), scene.modality)
         refs = scene.annotation().segments
         matches = match_segments(refs, pred.segments if pred.has_demand else ())
-        requests = [JudgeRequest(scene.scene_id, m.reference, text, refs[m.reference].key_points)
-                    for m in matches if m.merged is not None and refs[m.reference].key_points
-                    and (text := candidate_text(m.merged))]
+        requests = [
+            JudgeRequest(scene.scene_id, m.reference, text, refs[m.reference].key_points)
+            for m in matches
+            if m.merged is not None and refs[m.reference].key_points and (text := candidate_text(m.merged))
+        ]
         verdicts = {r.segment: v for r, v in zip(requests, judge.judge(requests))}
         row = {"y": scene.is_positive, "p": pred.has_demand, "s2": None, "s3": None, "s4": None, "s5": None}
         if scene.is_positive and refs:
             hits = []
             for m in matches:
                 v = verdicts.get(m.reference)
-                hits.append([False if v is None else (None if v.error else v.hits[k.qid]) for k in refs[m.reference].key_points])
+                hits.append(
+                    [False if v is None else (None if v.error else v.hits[k.qid]) for k in refs[m.reference].key_points]
+                )
             groups = linked_groups(matches)  # references linked through shared predictions
-            edits = [_jiwer_edits(" ".join(refs[i].transcript for i in sorted(rs, key=lambda i: (refs[i].start_ms, i))),
-                                  " ".join(pred.segments[j].transcript for j in sorted(ps, key=lambda j: pred_order_key(pred.segments[j]))))
-                     for rs, ps in groups]
-            row |= {"s2": s2(hits), "s3": s3([m.iou for m in matches]), "s4": s4(edits),
-                    "s5": s5({f: [m.merged is not None and getattr(m.merged, f) == getattr(refs[m.reference], f) for m in matches]
-                              for f in PROFILE_FIELDS[scene.modality]})}
+            edits = [
+                _jiwer_edits(
+                    " ".join(refs[i].transcript for i in sorted(rs, key=lambda i: (refs[i].start_ms, i))),
+                    " ".join(
+                        pred.segments[j].transcript for j in sorted(ps, key=lambda j: pred_order_key(pred.segments[j]))
+                    ),
+                )
+                for rs, ps in groups
+            ]
+            row |= {
+                "s2": s2(hits),
+                "s3": s3([m.iou for m in matches]),
+                "s4": s4(edits),
+                "s5": s5(
+                    {
+                        f: [
+                            m.merged is not None and getattr(m.merged, f) == getattr(refs[m.reference], f)
+                            for m in matches
+                        ]
+                        for f in PROFILE_FIELDS[scene.modality]
+                    }
+                ),
+            }
         rows[scene.modality].append(row)
     out = {}
     for modality, rs in rows.items():
@@ -280,9 +348,14 @@ def measure(n: int, repeats: int, naive: bool, seed: int) -> dict[str, Any]:
             naive_times.append(t)
     odu_s, odu_wall = min(c for c, _ in odu_times), min(w for _, w in odu_times)
     entry: dict[str, Any] = {
-        "scenes": n, "odu_s": round(odu_s, 4), "odu_wall_s": round(odu_wall, 4),
-        "odu_us_per_scene": round(1e6 * odu_s / n, 1), "load_verdicts_s": round(load_verdicts, 4), "repeats": repeats,
-        "parse_errors": run.summary["parse_errors"], "judge_requests": sum(len(r["candidates"]) for r in run.scenes),
+        "scenes": n,
+        "odu_s": round(odu_s, 4),
+        "odu_wall_s": round(odu_wall, 4),
+        "odu_us_per_scene": round(1e6 * odu_s / n, 1),
+        "load_verdicts_s": round(load_verdicts, 4),
+        "repeats": repeats,
+        "parse_errors": run.summary["parse_errors"],
+        "judge_requests": sum(len(r["candidates"]) for r in run.scenes),
     }
     if naive_times:
         for modality, metrics in baseline.items():
@@ -290,10 +363,16 @@ def measure(n: int, repeats: int, naive: bool, seed: int) -> dict[str, Any]:
                 ours = run.summary[modality][name]
                 assert (ours is None and value is None) or abs(ours - value) < 1e-9, (n, modality, name, ours, value)
         naive_s, naive_wall = min(c for c, _ in naive_times), min(w for _, w in naive_times)
-        entry |= {"naive_s": round(naive_s, 4), "naive_wall_s": round(naive_wall, 4),
-                  "speedup": round(naive_s / odu_s, 2), "same_metrics": True}
-    entry["metrics"] = {m: {k: round(v, 4) for k, v in run.summary[m].items() if k in ("m1", "m2", "m3", "m4", "m5", "avg", "ftr")}
-                        for m in (AUDIO_VISUAL, AUDIO_ONLY)}
+        entry |= {
+            "naive_s": round(naive_s, 4),
+            "naive_wall_s": round(naive_wall, 4),
+            "speedup": round(naive_s / odu_s, 2),
+            "same_metrics": True,
+        }
+    entry["metrics"] = {
+        m: {k: round(v, 4) for k, v in run.summary[m].items() if k in ("m1", "m2", "m3", "m4", "m5", "avg", "ftr")}
+        for m in (AUDIO_VISUAL, AUDIO_ONLY)
+    }
     return entry
 
 
@@ -303,16 +382,26 @@ def bench(sizes: Sequence[int], repeats: int, naive_max: int, seed: int) -> dict
     for n in sizes:
         reps = repeats if n <= 10_000 else max(1, repeats - 1)
         cmd = [sys.executable, __file__, "--measure", str(n), "--repeats", str(reps), "--seed", str(seed)]
-        done = subprocess.run(cmd + (["--naive-max", "0"] if n > naive_max else []), capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            cmd + (["--naive-max", "0"] if n > naive_max else []), capture_output=True, text=True, check=True
+        )
         entry = json.loads(done.stdout.splitlines()[-1])
         results.append(entry)
-        print(f"{n:>7} scenes: odu {entry['odu_s']:.3f} CPU s"
-              + (f", naive {entry['naive_s']:.3f} CPU s" if "naive_s" in entry else ""), file=sys.stderr, flush=True)
+        print(
+            f"{n:>7} scenes: odu {entry['odu_s']:.3f} CPU s"
+            + (f", naive {entry['naive_s']:.3f} CPU s" if "naive_s" in entry else ""),
+            file=sys.stderr,
+            flush=True,
+        )
     base = results[0]["odu_us_per_scene"]
     for r in results:
         r["per_scene_vs_smallest"] = round(r["odu_us_per_scene"] / base, 2)
-    return {"benchmark": "score_scenes with stored verdicts", "clock": "process CPU seconds (wall alongside)",
-            "seed": seed, "results": results}
+    return {
+        "benchmark": "score_scenes with stored verdicts",
+        "clock": "process CPU seconds (wall alongside)",
+        "seed": seed,
+        "results": results,
+    }
 
 
 def main() -> None:
@@ -332,11 +421,24 @@ def main() -> None:
     print(text)
     if args.json:
         args.json.write_text(text + "\n", encoding="utf-8")
-    rows = [[f"{r['scenes']:,}", f"{r['odu_s']:.3f}", f"{r['odu_wall_s']:.3f}", f"{r['odu_us_per_scene']:.0f}",
-             f"{r['per_scene_vs_smallest']:.2f}", f"{r['naive_s']:.3f}" if "naive_s" in r else "-",
-             f"{r['speedup']:.2f}x" if "speedup" in r else "-"]
-            for r in report["results"]]
-    print(render(["scenes", "odu CPU s", "odu wall s", "us/scene", "per scene vs smallest", "naive CPU s", "naive / odu"], rows))
+    rows = [
+        [
+            f"{r['scenes']:,}",
+            f"{r['odu_s']:.3f}",
+            f"{r['odu_wall_s']:.3f}",
+            f"{r['odu_us_per_scene']:.0f}",
+            f"{r['per_scene_vs_smallest']:.2f}",
+            f"{r['naive_s']:.3f}" if "naive_s" in r else "-",
+            f"{r['speedup']:.2f}x" if "speedup" in r else "-",
+        ]
+        for r in report["results"]
+    ]
+    print(
+        render(
+            ["scenes", "odu CPU s", "odu wall s", "us/scene", "per scene vs smallest", "naive CPU s", "naive / odu"],
+            rows,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -184,7 +184,11 @@ def match_segments(refs: Sequence[ReferenceSegment], preds: Sequence[PredictedSe
     one_to_one(ious, sim, IOU_MATCH_MIN, "iou")
 
     for j in sorted((j for j in range(len(preds)) if j not in used), key=lambda j: pkey[j]):
-        found = [(c, rkey[i], i) for i in range(len(refs)) if (c := _contains(pred_text[j], pred_span[j], ref_text[i], ref_span[i]))]
+        found = [
+            (c, rkey[i], i)
+            for i in range(len(refs))
+            if (c := _contains(pred_text[j], pred_span[j], ref_text[i], ref_span[i]))
+        ]
         if found:
             i = min(found, key=lambda f: (-f[0], f[1]))[2]
             assigned[i].append(j)
@@ -192,7 +196,11 @@ def match_segments(refs: Sequence[ReferenceSegment], preds: Sequence[PredictedSe
             method.setdefault(i, "fragment")
 
     for i in (i for i in range(len(refs)) if not assigned[i]):
-        found = [(c, pkey[j], j) for j in range(len(preds)) if (c := _contains(ref_text[i], ref_span[i], pred_text[j], pred_span[j]))]
+        found = [
+            (c, pkey[j], j)
+            for j in range(len(preds))
+            if (c := _contains(ref_text[i], ref_span[i], pred_text[j], pred_span[j]))
+        ]
         if found:
             assigned[i].append(min(found, key=lambda f: (-f[0], f[1]))[2])
             method[i] = "cover"
@@ -206,7 +214,9 @@ def match_segments(refs: Sequence[ReferenceSegment], preds: Sequence[PredictedSe
                 reference=i,
                 predictions=js,
                 method=method.get(i, "none"),
-                similarity=(fuzz.ratio(ref_text[i], normalize(merged.transcript)) / 100 if merged and ref_text[i] else 0.0),
+                similarity=(
+                    fuzz.ratio(ref_text[i], normalize(merged.transcript)) / 100 if merged and ref_text[i] else 0.0
+                ),
                 iou=iou(ref_span[i], _span(merged)) if merged else 0.0,
                 merged=merged,
             )

@@ -168,4 +168,6 @@ def avg_weighted(metrics: Mapping[str, np.ndarray]) -> np.ndarray:
     stacked = np.stack([np.asarray(metrics[m], float) for m in METRIC_WEIGHTS])
     weights = np.array(list(METRIC_WEIGHTS.values()))[:, None] * ~np.isnan(stacked)
     norm = weights.sum(axis=0)
-    return np.divide((weights * np.nan_to_num(stacked)).sum(axis=0), norm, out=np.full_like(norm, np.nan), where=norm > 0)
+    return np.divide(
+        (weights * np.nan_to_num(stacked)).sum(axis=0), norm, out=np.full_like(norm, np.nan), where=norm > 0
+    )

@@ -255,10 +255,12 @@ class OpenAIClient:
         try:
             return await with_retries(send, retries=self.retries, backoff=self.backoff, on_retry=self._count_retry)
         except ServerRefusedError as exc:
-            raise self.unavailable(self.scrub(
-                f"{self.role} server {self.public_base_url or 'api.openai.com'} refused model {self.model!r} with "
-                f"HTTP {exc.status} (check {self.api_key_env}, the model name and {self.url_option}): {exc.message}"
-            )) from None
+            raise self.unavailable(
+                self.scrub(
+                    f"{self.role} server {self.public_base_url or 'api.openai.com'} refused model {self.model!r} with "
+                    f"HTTP {exc.status} (check {self.api_key_env}, the model name and {self.url_option}): {exc.message}"
+                )
+            ) from None
 
     def _count_retry(self) -> None:
         self.stats.retries += 1

@@ -65,7 +65,7 @@ def extract_json_object(text: str) -> tuple[dict[str, Any] | None, list[str]]:
     issues: list[str] = []
     if len(text) > limits.MAX_OUTPUT_CHARS:
         issues.append(f"output longer than {limits.MAX_OUTPUT_CHARS} characters was cut")
-        text = text[:limits.MAX_OUTPUT_CHARS]
+        text = text[: limits.MAX_OUTPUT_CHARS]
     text = strip_wrappers(text)
     first: dict[str, Any] | None = None
     start, tries = text.find("{"), 0
@@ -105,7 +105,7 @@ def _text(value: Any, field: str, issues: list[str]) -> str:
         return ""
     if len(value) > limits.MAX_TEXT_CHARS:
         issues.append(f"{field}: cut to {limits.MAX_TEXT_CHARS} characters")
-        value = value[:limits.MAX_TEXT_CHARS]
+        value = value[: limits.MAX_TEXT_CHARS]
     if _SURROGATE.search(value):
         issues.append(f"{field}: unpaired surrogate replaced by U+FFFD")
         value = _SURROGATE.sub("\ufffd", value)
@@ -157,7 +157,7 @@ def _context(raw: Any, where: str, types: tuple[str, ...], issues: list[str]) ->
         return ()
     if len(raw) > limits.MAX_CONTEXT_ITEMS:
         issues.append(f"{where}: {len(raw)} items, kept the first {limits.MAX_CONTEXT_ITEMS}")
-        raw = raw[:limits.MAX_CONTEXT_ITEMS]
+        raw = raw[: limits.MAX_CONTEXT_ITEMS]
     items = []
     for i, item in enumerate(raw):
         w = f"{where}[{i}]"
@@ -233,6 +233,6 @@ def parse_output(text: str | None, modality: str) -> Prediction:
         return Prediction(False, issues=tuple(issues))
     if len(raw_segments) > limits.MAX_SEGMENTS:
         issues.append(f"segments: {len(raw_segments)} given, kept the first {limits.MAX_SEGMENTS}")
-        raw_segments = raw_segments[:limits.MAX_SEGMENTS]
+        raw_segments = raw_segments[: limits.MAX_SEGMENTS]
     segments = [_segment(s, f"segments[{i}]", modality, issues) for i, s in enumerate(raw_segments)]
     return Prediction(True, tuple(s for s in segments if s is not None), tuple(issues))

@@ -189,7 +189,9 @@ _ASR_HEADER = (
     "with millisecond timestamps local to this clip{duration_note}.]"
 )
 _DURATION_NOTE = " (clip duration {duration_ms} ms)"
-_NO_SPEECH = "[No audio or video is provided for this clip, and automatic speech recognition returned no speech for it.]"
+_NO_SPEECH = (
+    "[No audio or video is provided for this clip, and automatic speech recognition returned no speech for it.]"
+)
 
 
 def _for_modality(text: str, modality: str) -> str:
@@ -336,8 +338,19 @@ def build_chat(turns: Sequence[Turn], modality: str, text_only: bool = False) ->
 
 def prompt_fingerprint() -> str:
     """sha256 over every text this module sends; pinned per :data:`PROMPT_VERSION` by the tests."""
-    texts = (AV_INSTRUCTION, AO_INSTRUCTION, _HISTORY_INTRO, _USER_LABEL, _FINAL_LABEL, _REPLY_LABEL,
-             _CLOSING_SINGLE, _CLOSING_HISTORY, _ASR_HEADER, _DURATION_NOTE, _NO_SPEECH)
+    texts = (
+        AV_INSTRUCTION,
+        AO_INSTRUCTION,
+        _HISTORY_INTRO,
+        _USER_LABEL,
+        _FINAL_LABEL,
+        _REPLY_LABEL,
+        _CLOSING_SINGLE,
+        _CLOSING_HISTORY,
+        _ASR_HEADER,
+        _DURATION_NOTE,
+        _NO_SPEECH,
+    )
     return hashlib.sha256("\x00".join(texts).encode("utf-8")).hexdigest()
 
 

@@ -102,8 +102,16 @@ def _scene_row(work: _SceneWork, verdicts: Mapping[int, JudgeVerdict], language:
                 hit, error = None, f"judge gave no verdict for {k.qid}"
             hits.append(hit)
             key_points.append(
-                {"segment": m.reference, "qid": k.qid, "point": k.point, "source": k.source,
-                 "tiers": list(k.tiers), "matched": m.matched, "hit": hit, "judge_error": error}
+                {
+                    "segment": m.reference,
+                    "qid": k.qid,
+                    "point": k.point,
+                    "source": k.source,
+                    "tiers": list(k.tiers),
+                    "matched": m.matched,
+                    "hit": hit,
+                    "judge_error": error,
+                }
             )
         segment_hits.append(hits)
     positive = scene.is_positive and bool(refs)
@@ -127,8 +135,13 @@ def _scene_row(work: _SceneWork, verdicts: Mapping[int, JudgeVerdict], language:
         "s4": s4(work.edits) if positive else None,
         "s5": s5(_profile_correct(scene, language, matches)) if positive else None,
         "matches": [
-            {"reference": m.reference, "predictions": list(m.predictions), "method": m.method,
-             "iou": round(m.iou, 6), "similarity": round(m.similarity, 6)}
+            {
+                "reference": m.reference,
+                "predictions": list(m.predictions),
+                "method": m.method,
+                "iou": round(m.iou, 6),
+                "similarity": round(m.similarity, 6),
+            }
             for m in matches
         ],
         "key_points": key_points,

@@ -132,8 +132,9 @@ class OduMetric(evaluate.Metric):
             inputs_description=_KWARGS_DESCRIPTION,
             # Nested and mixed inputs are stored as JSON text: references are scene records,
             # predictions the JSON of a str (raw output), a dict (parsed) or None (no output).
-            features=datasets.Features({"predictions": datasets.Value("string"),
-                                        "references": datasets.Value("string")}),
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+            ),
             reference_urls=[PAPER_URL],
         )
 

@@ -170,18 +170,34 @@ def _picture(raw: dict[str, Any]) -> Picture:
 
 
 def _clip(raw: dict[str, Any]) -> ClipSpec:
-    return ClipSpec(**{**raw, "lines": tuple(Line(**line) for line in raw["lines"]),
-                       "replies": tuple(raw.get("replies", ())), "sounds": tuple(Sound(**x) for x in raw.get("sounds", ()))})
+    return ClipSpec(
+        **{
+            **raw,
+            "lines": tuple(Line(**line) for line in raw["lines"]),
+            "replies": tuple(raw.get("replies", ())),
+            "sounds": tuple(Sound(**x) for x in raw.get("sounds", ())),
+        }
+    )
 
 
 def _demand(raw: dict[str, Any]) -> Demand:
-    return Demand(**{**raw, "lines": tuple(raw["lines"]), "context": tuple(Context(**c) for c in raw.get("context", ())),
-                     "points": tuple(Point(**p) for p in raw.get("points", ()))})
+    return Demand(
+        **{
+            **raw,
+            "lines": tuple(raw["lines"]),
+            "context": tuple(Context(**c) for c in raw.get("context", ())),
+            "points": tuple(Point(**p) for p in raw.get("points", ())),
+        }
+    )
 
 
 def _scene(raw: dict[str, Any]) -> SceneSpec:
-    fields: dict[str, Any] = {**raw, "axes": tuple(raw["axes"]), "clips": tuple(_clip(c) for c in raw["clips"]),
-                              "demands": tuple(_demand(d) for d in raw.get("demands", ()))}
+    fields: dict[str, Any] = {
+        **raw,
+        "axes": tuple(raw["axes"]),
+        "clips": tuple(_clip(c) for c in raw["clips"]),
+        "demands": tuple(_demand(d) for d in raw.get("demands", ())),
+    }
     if "negative" in raw:
         fields["negative"] = (raw["negative"]["reason"], raw["negative"]["signal"], raw["negative"]["explanation"])
     if "picture" in raw:
@@ -202,7 +218,9 @@ def _axis_name(modality: str, axis: int, code: str) -> str:
     if not code:
         return "Not assigned"
     if axis == 5:
-        return "Acoustic Perception and Recognition" if modality == AUDIO_ONLY and code == "5.2" else AXIS_NAMES[5][code]
+        return (
+            "Acoustic Perception and Recognition" if modality == AUDIO_ONLY and code == "5.2" else AXIS_NAMES[5][code]
+        )
     if axis == 6:
         return AXIS_NAMES[6][code]
     return CHALLENGE_CATEGORIES.get(modality, {}).get(code) or CHALLENGE_CATEGORIES[""][code]
@@ -229,8 +247,13 @@ def espeak_version() -> str | None:
 
 def generator_versions() -> dict[str, str | None]:
     """What the sample's bytes depend on besides this module and the seed."""
-    return {"espeak_ng": espeak_version(), "av": av.__version__, "libavcodec": ".".join(map(str, av.library_versions["libavcodec"])),
-            "soundfile": sf.__version__, "libsndfile": sf.__libsndfile_version__}
+    return {
+        "espeak_ng": espeak_version(),
+        "av": av.__version__,
+        "libavcodec": ".".join(map(str, av.library_versions["libavcodec"])),
+        "soundfile": sf.__version__,
+        "libsndfile": sf.__libsndfile_version__,
+    }
 
 
 def _espeak(text: str, voice: str, workdir: Path) -> np.ndarray:
@@ -266,7 +289,9 @@ def _sound(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
         notes = np.array([262, 330, 392, 523, 392, 330])
         freq = notes[(t * 4).astype(int) % len(notes)]
         phase = 2 * np.pi * np.cumsum(freq) / SAMPLE_RATE
-        return (0.08 * (np.sin(phase) + 0.3 * np.sin(2 * phase)) * (0.6 + 0.4 * np.cos(2 * np.pi * 4 * t))).astype(np.float32)
+        return (0.08 * (np.sin(phase) + 0.3 * np.sin(2 * phase)) * (0.6 + 0.4 * np.cos(2 * np.pi * 4 * t))).astype(
+            np.float32
+        )
     if kind == "noise":
         white = rng.standard_normal(n)
         return (0.015 * np.convolve(white, np.ones(8) / 8, mode="same")).astype(np.float32)
@@ -323,7 +348,10 @@ def _frames(picture: Picture, rendered: _RenderedClip) -> Iterator[np.ndarray]:
 
 
 def _axes(spec: SceneSpec) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    axes = [{"axis": f"axis{i}", "code": code, "name": _axis_name(spec.modality, i, code)} for i, code in enumerate(spec.axes, 1)]
+    axes = [
+        {"axis": f"axis{i}", "code": code, "name": _axis_name(spec.modality, i, code)}
+        for i, code in enumerate(spec.axes, 1)
+    ]
     if spec.negative is not None:
         return axes, []
     taxonomy = []
@@ -334,7 +362,9 @@ def _axes(spec: SceneSpec) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     return axes, taxonomy
 
 
-def _segment(spec: SceneSpec, demand: Demand, final: ClipSpec, spans: Sequence[tuple[int, int]], lang: str) -> dict[str, Any]:
+def _segment(
+    spec: SceneSpec, demand: Demand, final: ClipSpec, spans: Sequence[tuple[int, int]], lang: str
+) -> dict[str, Any]:
     zh = lang == "zh"
     joiner = "" if spec.language == "zh" else " "
     out: dict[str, Any] = {
@@ -368,8 +398,12 @@ def _record(spec: SceneSpec, rendered: Sequence[_RenderedClip]) -> dict[str, Any
     axes, taxonomy = _axes(spec)
     final, spans = spec.clips[-1], rendered[-1].spans_ms
     annotations = {
-        lang: {"evaluation_targets": {"has_demand": bool(spec.demands),
-                                      "segments": [_segment(spec, d, final, spans, lang) for d in spec.demands]}}
+        lang: {
+            "evaluation_targets": {
+                "has_demand": bool(spec.demands),
+                "segments": [_segment(spec, d, final, spans, lang) for d in spec.demands],
+            }
+        }
         for lang in ("en", "zh")
     }
     record: dict[str, Any] = {
@@ -384,7 +418,12 @@ def _record(spec: SceneSpec, rendered: Sequence[_RenderedClip]) -> dict[str, Any
         "taxonomy_axes": taxonomy,
         "annotations": annotations,
         "clips": [
-            {"id": f"v{i}", "src": f"media/{sid}__clip_v{i}{suffix}", "duration": r.duration_s, "replies": list(c.replies)}
+            {
+                "id": f"v{i}",
+                "src": f"media/{sid}__clip_v{i}{suffix}",
+                "duration": r.duration_s,
+                "replies": list(c.replies),
+            }
             for i, (c, r) in enumerate(zip(spec.clips, rendered), 1)
         ],
         "negative_reason": spec.negative[0] if spec.negative else "",
@@ -423,7 +462,9 @@ def build_sample(out_dir: str | Path, seed: int = DEFAULT_SEED, progress: bool =
                 path = out_dir / clip["src"]
                 if spec.modality == AUDIO_VISUAL:
                     assert spec.picture is not None, spec.scene_id
-                    encode_mp4(path, _frames(spec.picture, r), r.audio, r.duration_s, sample_rate=SAMPLE_RATE, settings=VIDEO)
+                    encode_mp4(
+                        path, _frames(spec.picture, r), r.audio, r.duration_s, sample_rate=SAMPLE_RATE, settings=VIDEO
+                    )
                 else:
                     write_audio_file(path, r.audio, SAMPLE_RATE)
             records.append(record)
@@ -440,7 +481,9 @@ def build_sample(out_dir: str | Path, seed: int = DEFAULT_SEED, progress: bool =
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python tools/make_sample.py", description="Regenerate the bundled ODU-Bench sample.")
+    parser = argparse.ArgumentParser(
+        prog="python tools/make_sample.py", description="Regenerate the bundled ODU-Bench sample."
+    )
     parser.add_argument("--out", type=Path, default=sample_dir(), help="output folder (default: the bundled one)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     args = parser.parse_args(argv)

@@ -142,7 +142,9 @@ def _encode_audio(out: Any, stream: Any, audio: np.ndarray, n_samples: int, samp
     layout = "mono" if audio.shape[0] == 1 else "stereo"
     step = 1024
     for start in range(0, n_samples, step):
-        frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(signal[:, start : start + step]), format="fltp", layout=layout)
+        frame = av.AudioFrame.from_ndarray(
+            np.ascontiguousarray(signal[:, start : start + step]), format="fltp", layout=layout
+        )
         frame.sample_rate, frame.pts, frame.time_base = sample_rate, start, Fraction(1, sample_rate)
         out.mux(stream.encode(frame))
     out.mux(stream.encode(None))

@@ -42,9 +42,11 @@ def judge_errors_exit_code(judge_errors: int, args: argparse.Namespace, command:
     """1 (with a message) when judge errors remain and ``--allow-judge-errors`` was not given, else 0."""
     if judge_errors and not args.allow_judge_errors:
         specs = args.judge if isinstance(args.judge, list) else [args.judge]
-        remedy = ("Stored verdicts are missing: add their rows to the verdicts file"
-                  if all(str(spec).startswith("verdicts:") for spec in specs)
-                  else "Rerun to retry them (what was judged comes from the cache)")
+        remedy = (
+            "Stored verdicts are missing: add their rows to the verdicts file"
+            if all(str(spec).startswith("verdicts:") for spec in specs)
+            else "Rerun to retry them (what was judged comes from the cache)"
+        )
         print(
             f"odu-bench {command}: {judge_errors} {unit}(s) could not be judged (reported as judge errors, "
             f"never as misses). {remedy}, or pass --allow-judge-errors.",

@@ -11,8 +11,13 @@ from ..data.dataset import CONFIG_NAMES
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("download", help="download a prepared dataset repo from the Hugging Face Hub")
     p.add_argument("repo", help="dataset repo id, e.g. ORG/odu-bench")
-    p.add_argument("--config", action="append", choices=CONFIG_NAMES, metavar="CONFIG",
-                   help=f"config to fetch (repeatable; default: all). One of: {', '.join(CONFIG_NAMES)}")
+    p.add_argument(
+        "--config",
+        action="append",
+        choices=CONFIG_NAMES,
+        metavar="CONFIG",
+        help=f"config to fetch (repeatable; default: all). One of: {', '.join(CONFIG_NAMES)}",
+    )
     p.add_argument("--out", help="local folder (default: the Hub cache)")
     p.add_argument("--revision", help="branch, tag or commit")
     p.set_defaults(run=run)

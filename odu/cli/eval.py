@@ -51,25 +51,55 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("eval", help="run models on ODU-Bench end to end through lm-eval and print Table 3-style rows")
     data = p.add_mutually_exclusive_group()
-    data.add_argument("--sample", action="store_true", help="the bundled offline sample (default without --dataset / $ODU_DATASET)")
-    data.add_argument("--dataset", metavar="DIR|REPO", help="a prepared dataset directory or Hub repo (odu-bench prepare / download)")
+    data.add_argument(
+        "--sample", action="store_true", help="the bundled offline sample (default without --dataset / $ODU_DATASET)"
+    )
+    data.add_argument(
+        "--dataset", metavar="DIR|REPO", help="a prepared dataset directory or Hub repo (odu-bench prepare / download)"
+    )
     p.add_argument("--revision", help="dataset revision (Hub repos)")
-    p.add_argument("--model", default=",".join(DEFAULT_MODELS), metavar="NAME[,NAME]",
-                   help=f"backend(s): {', '.join(BACKENDS)} (default: {','.join(DEFAULT_MODELS)}, the floor baselines)")
-    p.add_argument("--model-args", type=_model_args, default={}, metavar="ARGS",
-                   help="backend arguments, JSON or key=value,... (e.g. model=qwen3-omni,base_url=http://localhost:8000/v1)")
-    p.add_argument("--tasks", default=",".join(DEFAULT_TASKS), metavar="TASK[,TASK]",
-                   help="lm-eval tasks (default odu_av,odu_ao; also odu_av_en ... odu_ao_zh, odu_av_text, odu_ao_text)")
-    p.add_argument("--asr", metavar="PATH|openai:MODEL", help="ASR input of the text-only tasks (sidecar JSONL or endpoint)")
+    p.add_argument(
+        "--model",
+        default=",".join(DEFAULT_MODELS),
+        metavar="NAME[,NAME]",
+        help=f"backend(s): {', '.join(BACKENDS)} (default: {','.join(DEFAULT_MODELS)}, the floor baselines)",
+    )
+    p.add_argument(
+        "--model-args",
+        type=_model_args,
+        default={},
+        metavar="ARGS",
+        help="backend arguments, JSON or key=value,... (e.g. model=qwen3-omni,base_url=http://localhost:8000/v1)",
+    )
+    p.add_argument(
+        "--tasks",
+        default=",".join(DEFAULT_TASKS),
+        metavar="TASK[,TASK]",
+        help="lm-eval tasks (default odu_av,odu_ao; also odu_av_en ... odu_ao_zh, odu_av_text, odu_ao_text)",
+    )
+    p.add_argument(
+        "--asr", metavar="PATH|openai:MODEL", help="ASR input of the text-only tasks (sidecar JSONL or endpoint)"
+    )
     p.add_argument("--asr-base-url", metavar="URL", help="OpenAI-compatible server of --asr openai:MODEL")
-    p.add_argument("--limit", type=int, metavar="N", help="first N scenes per task (a smoke test, flagged in the run card)")
-    p.add_argument("--use-cache", metavar="PATH", help="lm-eval response cache (sqlite prefix): reruns send no model requests")
+    p.add_argument(
+        "--limit", type=int, metavar="N", help="first N scenes per task (a smoke test, flagged in the run card)"
+    )
+    p.add_argument(
+        "--use-cache", metavar="PATH", help="lm-eval response cache (sqlite prefix): reruns send no model requests"
+    )
     add_annotation_language(p)
     p.add_argument("--out", metavar="DIR", help="output folder (default runs/<timestamp>)")
-    p.add_argument("--verbosity", default="ERROR", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
-                   help="lm-eval's log level (default ERROR)")
-    p.add_argument("--allow-inference-errors", action="store_true",
-                   help="exit 0 even when some scenes got no answer from the model (they are reported and scored as no output)")
+    p.add_argument(
+        "--verbosity",
+        default="ERROR",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        help="lm-eval's log level (default ERROR)",
+    )
+    p.add_argument(
+        "--allow-inference-errors",
+        action="store_true",
+        help="exit 0 even when some scenes got no answer from the model (they are reported and scored as no output)",
+    )
     add_judge_arguments(p)
     p.set_defaults(run=run)
 
@@ -82,8 +112,9 @@ def write_model_outputs(results: Mapping[str, Any], folder: Path) -> list[EvalSc
     scene rows with their inference errors (one per scene, however many tasks held it)."""
     folder.mkdir(parents=True, exist_ok=True)
     body = {k: v for k, v in results.items() if k != "samples"}
-    (folder / "results.json").write_text(json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n",
-                                         encoding="utf-8")
+    (folder / "results.json").write_text(
+        json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+    )
     rows: dict[str, EvalSceneRow] = {}
     outputs: dict[str, str | None] = {}
     for task, task_samples in results.get("samples", {}).items():
@@ -93,7 +124,9 @@ def write_model_outputs(results: Mapping[str, Any], folder: Path) -> list[EvalSc
                 scored = sample["filtered_resps"][0]
                 sid = scored["scene"]["scene_id"]
                 outputs.setdefault(sid, scored["raw_output"])
-                rows.setdefault(sid, cast(EvalSceneRow, {**scored["scene"], "inference_error": scored["inference_error"]}))
+                rows.setdefault(
+                    sid, cast(EvalSceneRow, {**scored["scene"], "inference_error": scored["inference_error"]})
+                )
     with (folder / "predictions.jsonl").open("w", encoding="utf-8") as fh:
         for sid, output in outputs.items():
             fh.write(json.dumps({"scene_id": sid, "output": output}, ensure_ascii=False) + "\n")
@@ -111,13 +144,16 @@ def merge_judge_infos(infos: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return merged
 
 
-def summary_of(rows: Sequence[EvalSceneRow], results: Mapping[str, Any], judge: Mapping[str, Any],
-               annotation_language: str) -> RunSummary:
+def summary_of(
+    rows: Sequence[EvalSceneRow], results: Mapping[str, Any], judge: Mapping[str, Any], annotation_language: str
+) -> RunSummary:
     """``summary.json`` in the ``odu-bench score`` layout (:func:`odu.run.summarize_run`: inference
     errors counted), plus the per-task metrics lm-eval reported."""
     summary = summarize_run(rows, judge, annotation_language)
-    summary["tasks"] = {task: {k.split(",")[0]: v for k, v in metrics.items() if "," in k and "_stderr" not in k}
-                        for task, metrics in results["results"].items()}
+    summary["tasks"] = {
+        task: {k.split(",")[0]: v for k, v in metrics.items() if "," in k and "_stderr" not in k}
+        for task, metrics in results["results"].items()
+    }
     return summary
 
 
@@ -145,33 +181,51 @@ def run(args: argparse.Namespace) -> int:
     models = [m.strip() for m in args.model.split(",") if m.strip()]
     unknown = [m for m in models if m not in BACKENDS]
     if unknown:
-        print(f"odu-bench eval: error: unknown model(s) {', '.join(unknown)}; choose from {', '.join(BACKENDS)}",
-              file=sys.stderr)
+        print(
+            f"odu-bench eval: error: unknown model(s) {', '.join(unknown)}; choose from {', '.join(BACKENDS)}",
+            file=sys.stderr,
+        )
         return 2
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     out = Path(args.out or Path("runs") / time.strftime("%Y%m%d-%H%M%S"))
     setup_logging(args.verbosity)  # before the run: lm-eval 0.4.13 applies simple_evaluate(verbosity=) only after it
     try:
         source = str(sample_dataset_dir()) if args.sample else dataset_source(args.dataset)
-        metadata = {"dataset": source, "dataset_revision": args.revision, "asr": args.asr, "asr_base_url": args.asr_base_url}
-        manager = TaskManager(include_path=str(task_dir()), include_defaults=False,
-                              metadata={k: v for k, v in metadata.items() if v is not None})
+        metadata = {
+            "dataset": source,
+            "dataset_revision": args.revision,
+            "asr": args.asr,
+            "asr_base_url": args.asr_base_url,
+        }
+        manager = TaskManager(
+            include_path=str(task_dir()),
+            include_defaults=False,
+            metadata={k: v for k, v in metadata.items() if v is not None},
+        )
         missing = [t for t in tasks if t not in manager.all_tasks]
         if missing:
-            raise ValueError(f"unknown task(s) {', '.join(missing)}; ODU-Bench tasks: {', '.join(sorted(manager.all_tasks))}")
+            raise ValueError(
+                f"unknown task(s) {', '.join(missing)}; ODU-Bench tasks: {', '.join(sorted(manager.all_tasks))}"
+            )
         check_dataset(source)
         systems: dict[str, RunSummary] = {}
         judge_errors = inference_errors = 0
         for model in models:
             RECORDER.clear()
-            label = BASELINES.get(model) or str(args.model_args.get("model") or args.model_args.get("pretrained") or model)
+            label = BASELINES.get(model) or str(
+                args.model_args.get("model") or args.model_args.get("pretrained") or model
+            )
             folder = out / re.sub(r"[^A-Za-z0-9._-]+", "_", model if model in BASELINES else f"{model}-{label}")
             with use_judge(lambda: judge_from_args(args), args.annotation_language):
                 results = simple_evaluate(
                     model=lm_eval_name(model),
                     model_args={} if model in BASELINES else dict(args.model_args),
-                    tasks=tasks, task_manager=manager, limit=args.limit, use_cache=args.use_cache,
-                    log_samples=True, bootstrap_iters=0,
+                    tasks=tasks,
+                    task_manager=manager,
+                    limit=args.limit,
+                    use_cache=args.use_cache,
+                    log_samples=True,
+                    bootstrap_iters=0,
                 )
             rows = write_model_outputs(results, folder)
             judge = merge_judge_infos(list(RECORDER.judges.values()))
@@ -181,21 +235,35 @@ def run(args: argparse.Namespace) -> int:
             systems[label] = summary
             judge_errors += summary["judge_errors"]
             inference_errors += summary["inference_errors"]
-            print(f"{label}: {len(rows)} scenes, {summary['parse_errors']} parse errors, {summary['inference_errors']} "
-                  f"inference errors, {summary['judge_errors']} judge errors -> {folder}", file=sys.stderr)
+            print(
+                f"{label}: {len(rows)} scenes, {summary['parse_errors']} parse errors, {summary['inference_errors']} "
+                f"inference errors, {summary['judge_errors']} judge errors -> {folder}",
+                file=sys.stderr,
+            )
             for reason, count in Counter(r["inference_error"] for r in rows if r["inference_error"]).most_common(3):
                 print(f"  inference error ({count} scene(s)): {reason}", file=sys.stderr)
             if line := judge_accounting_line(judge):
                 print(line, file=sys.stderr)
-    except (SchemaError, MediaError, AsrError, ValueError, OSError, JudgeUnavailableError, ModelUnavailableError) as exc:
+    except (
+        SchemaError,
+        MediaError,
+        AsrError,
+        ValueError,
+        OSError,
+        JudgeUnavailableError,
+        ModelUnavailableError,
+    ) as exc:
         print(f"odu-bench eval: error: {exc}", file=sys.stderr)
         return 2
     print(table3(systems, judge_note(next((summary["judge"] for summary in systems.values()), {}))))
     print(f"results: {out}")
     code = judge_errors_exit_code(judge_errors, args, "eval")
     if inference_errors and not args.allow_inference_errors:
-        print(f"odu-bench eval: {inference_errors} scene(s) got no answer from the model (scored as no output; "
-              "reasons above and in samples_<task>.jsonl). With --use-cache a rerun retries only them; "
-              "or pass --allow-inference-errors.", file=sys.stderr)
+        print(
+            f"odu-bench eval: {inference_errors} scene(s) got no answer from the model (scored as no output; "
+            "reasons above and in samples_<task>.jsonl). With --use-cache a rerun retries only them; "
+            "or pass --allow-inference-errors.",
+            file=sys.stderr,
+        )
         code = 1
     return code

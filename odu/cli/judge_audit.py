@@ -29,11 +29,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "scored runs (scenes.jsonl) with every --judge; Panel A (needs --scenes) judges each reference "
         "annotation's own intent + context against its key points.",
     )
-    p.add_argument("--run", dest="runs", action="append", default=[], type=_run_arg, metavar="[NAME=]DIR",
-                   help="a scored run directory (odu-bench score --out); repeat for several systems")
+    p.add_argument(
+        "--run",
+        dest="runs",
+        action="append",
+        default=[],
+        type=_run_arg,
+        metavar="[NAME=]DIR",
+        help="a scored run directory (odu-bench score --out); repeat for several systems",
+    )
     p.add_argument("--scenes", help="scene records, for Panel A (target recoverability)")
-    p.add_argument("--modality", choices=MODALITIES,
-                   help="restrict to one modality (the paper's audit uses audio-visual); default all")
+    p.add_argument(
+        "--modality",
+        choices=MODALITIES,
+        help="restrict to one modality (the paper's audit uses audio-visual); default all",
+    )
     add_annotation_language(p, "reference annotation for Panel A (default: the scene's own language)")
     p.add_argument("--out", help="write the JSON report here (default: print it)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
@@ -43,7 +53,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def _labels(specs: list[str]) -> list[str]:
     """Judge specs as column labels, numbered when repeated."""
-    return [spec if specs.count(spec) == 1 else f"{spec} #{specs[:i + 1].count(spec)}" for i, spec in enumerate(specs)]
+    return [spec if specs.count(spec) == 1 else f"{spec} #{specs[: i + 1].count(spec)}" for i, spec in enumerate(specs)]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,7 +62,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     names = [name for name, _ in args.runs]
     if len(set(names)) != len(names):
-        print(f"odu-bench judge-audit: error: two runs are named alike ({', '.join(names)}); use NAME=DIR", file=sys.stderr)
+        print(
+            f"odu-bench judge-audit: error: two runs are named alike ({', '.join(names)}); use NAME=DIR",
+            file=sys.stderr,
+        )
         return 2
     judges = []
     try:

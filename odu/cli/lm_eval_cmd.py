@@ -21,7 +21,9 @@ _SUBCOMMANDS = ("run", "ls", "validate")
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "lm-eval", add_help=False, prefix_chars="\0",
+        "lm-eval",
+        add_help=False,
+        prefix_chars="\0",
         help="lm-eval's CLI with the odu-* models and odu_* tasks registered (all arguments are lm-eval's)",
     )
     p.add_argument("args", nargs=argparse.REMAINDER)
@@ -37,8 +39,10 @@ def forwarded_args(args: list[str], include_path: str) -> list[str]:
     ['--tasks', 'odu_av', '--include_path', '/t']
     """
     if any(a == "--include_path" or a.startswith("--include_path=") for a in args):
-        print("odu-bench lm-eval: --include_path given; the odu tasks are only found if it includes "
-              f"{include_path}", file=sys.stderr)
+        print(
+            f"odu-bench lm-eval: --include_path given; the odu tasks are only found if it includes {include_path}",
+            file=sys.stderr,
+        )
         return list(args)
     if args and args[0] in _SUBCOMMANDS:
         return [args[0], "--include_path", include_path, *args[1:]]
@@ -66,8 +70,14 @@ def write_run_cards(output_path: Path, since: float) -> list[Path]:
         if results_file.is_file() and results_file.stat().st_mtime >= since:
             results = json.loads(results_file.read_text(encoding="utf-8"))
             stamp = results_file.stem.removeprefix("results_")
-            written.append(write_run_card(results, results_file.parent, name=f"run_card_{stamp}.json",
-                                          extra={"results_file": results_file.name}))
+            written.append(
+                write_run_card(
+                    results,
+                    results_file.parent,
+                    name=f"run_card_{stamp}.json",
+                    extra={"results_file": results_file.name},
+                )
+            )
     return written
 
 

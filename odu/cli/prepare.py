@@ -37,8 +37,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         raw = args.raw
     try:
-        result = prepare(raw, args.out, media_root=args.media_root, skip_invalid=args.skip_invalid,
-                         progress=not args.no_progress)
+        result = prepare(
+            raw, args.out, media_root=args.media_root, skip_invalid=args.skip_invalid, progress=not args.no_progress
+        )
     except ReleaseError as exc:
         print(f"odu-bench prepare: error: {exc}\n(use --skip-invalid to leave these scenes out)", file=sys.stderr)
         return 2

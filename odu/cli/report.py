@@ -18,8 +18,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="odu-report", help="output directory (default: ./odu-report)")
     p.add_argument("--names", nargs="+", metavar="NAME", help="system names, one per RUN_DIR")
     p.add_argument("--seed", type=int, default=BOOTSTRAP_SEED, help=f"bootstrap seed (default {BOOTSTRAP_SEED})")
-    p.add_argument("--resamples", type=int, default=BOOTSTRAP_RESAMPLES,
-                   help=f"bootstrap resamples (default {BOOTSTRAP_RESAMPLES}, App E.1)")
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=BOOTSTRAP_RESAMPLES,
+        help=f"bootstrap resamples (default {BOOTSTRAP_RESAMPLES}, App E.1)",
+    )
     p.add_argument("--no-plots", action="store_true", help="skip the heatmap PNGs")
     p.set_defaults(run=run)
 
@@ -39,8 +43,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     written, note = write_report(report, args.out, plots=not args.no_plots)
     approximate = [s.name for s in systems if s.approximate]
-    print(table3({s.name: s.summary for s in systems},
-                 f"approximate judge (not comparable with Table 3): {', '.join(approximate)}" if approximate else ""))
+    print(
+        table3(
+            {s.name: s.summary for s in systems},
+            f"approximate judge (not comparable with Table 3): {', '.join(approximate)}" if approximate else "",
+        )
+    )
     if note:
         print(note, file=sys.stderr)
     print(f"wrote {len(written)} files to {args.out}: " + ", ".join(p.name for p in written))

@@ -67,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
     missing = [s.scene_id for s in scenes if s.scene_id not in outputs]
     if missing:
         shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
-        print(f"odu-bench score: {len(missing)} of {len(scenes)} scene(s) have no row in {args.predictions} "
-              f"(scored as no output): {shown}", file=sys.stderr)
+        print(
+            f"odu-bench score: {len(missing)} of {len(scenes)} scene(s) have no row in {args.predictions} "
+            f"(scored as no output): {shown}",
+            file=sys.stderr,
+        )
     return judge_errors_exit_code(summary["judge_errors"], args, "score")

@@ -78,8 +78,11 @@ class DatasetConfig:
     def covers(self, other: DatasetConfig) -> bool:
         return all(
             mine is None or mine == theirs
-            for mine, theirs in ((self.modality, other.modality), (self.language, other.language),
-                                 (self.label, other.label))
+            for mine, theirs in (
+                (self.modality, other.modality),
+                (self.language, other.language),
+                (self.label, other.label),
+            )
         )
 
     @property
@@ -88,8 +91,11 @@ class DatasetConfig:
             return "All scenes: both modalities, both languages, positives and negatives."
         parts = [self.modality]
         parts.append({"en": "English", "zh": "Mandarin"}[self.language] if self.language else "both languages pooled")
-        parts.append({"positive": "positive (demand) scenes only", "negative": "negative (no-demand) scenes only"}
-                     .get(self.label or "", "positives and negatives"))
+        parts.append(
+            {"positive": "positive (demand) scenes only", "negative": "negative (no-demand) scenes only"}.get(
+                self.label or "", "positives and negatives"
+            )
+        )
         note = " (the paper's reporting unit)" if self.language is None and self.label is None else ""
         return ", ".join(parts) + note + "."
 
@@ -211,11 +217,21 @@ def record_to_row(record: Mapping[str, Any], media: Sequence[bytes]) -> dict[str
     turns: list[dict[str, Any]] = []
     for clip, raw, data in zip(scene.clips, record["clips"], media):
         extras = {k: v for k, v in raw.items() if k not in _CLIP_FIELDS}
-        turns.append(_turn(USER, clip_id=clip.id, media={"bytes": bytes(data), "path": clip.src},
-                           duration=clip.duration, sha256=sha256_hex(data), extra_json=_dump(extras)))
+        turns.append(
+            _turn(
+                USER,
+                clip_id=clip.id,
+                media={"bytes": bytes(data), "path": clip.src},
+                duration=clip.duration,
+                sha256=sha256_hex(data),
+                extra_json=_dump(extras),
+            )
+        )
         turns.extend(_turn(ASSISTANT, text=reply) for reply in clip.replies)
     annotations = {
-        lang: _annotation_row(canon["annotations"][lang]["evaluation_targets"]) if lang in canon["annotations"] else None
+        lang: _annotation_row(canon["annotations"][lang]["evaluation_targets"])
+        if lang in canon["annotations"]
+        else None
         for lang in LANGUAGES
     }
     extra = {k: v for k, v in canon.items() if k not in RECORD_FIELDS}
@@ -232,8 +248,16 @@ def record_to_row(record: Mapping[str, Any], media: Sequence[bytes]) -> dict[str
 
 
 def _turn(role: str, **fields: Any) -> dict[str, Any]:
-    return {"role": role, "clip_id": None, "media": None, "duration": None, "sha256": None, "text": None,
-            "extra_json": None, **fields}
+    return {
+        "role": role,
+        "clip_id": None,
+        "media": None,
+        "duration": None,
+        "sha256": None,
+        "text": None,
+        "extra_json": None,
+        **fields,
+    }
 
 
 def _annotation_row(targets: Mapping[str, Any]) -> dict[str, Any]:
@@ -248,15 +272,26 @@ def row_to_record(row: Mapping[str, Any]) -> dict[str, Any]:
     clips: list[dict[str, Any]] = []
     for i, turn in enumerate(row["turns"]):
         if turn["role"] == USER:
-            clips.append({"id": turn["clip_id"], "src": _media_path(turn), "duration": turn["duration"],
-                          "replies": [], **_load(turn["extra_json"])})
+            clips.append(
+                {
+                    "id": turn["clip_id"],
+                    "src": _media_path(turn),
+                    "duration": turn["duration"],
+                    "replies": [],
+                    **_load(turn["extra_json"]),
+                }
+            )
         elif turn["role"] == ASSISTANT and clips:
             clips[-1]["replies"].append(turn["text"])
         else:
             raise ValueError(f"scene {row['scene_id']}: turns[{i}] has role {turn['role']!r} before any user clip")
     annotations = {
-        lang: {"evaluation_targets": {"has_demand": ann["has_demand"],
-                                      "segments": [_segment_record(s) for s in ann["segments"]]}}
+        lang: {
+            "evaluation_targets": {
+                "has_demand": ann["has_demand"],
+                "segments": [_segment_record(s) for s in ann["segments"]],
+            }
+        }
         for lang, ann in row["annotations"].items()
         if ann is not None
     }
@@ -295,11 +330,15 @@ def rows_without_media(ds: datasets.Dataset) -> list[dict[str, Any]]:
         paths = flat.field("media").field("path").to_pylist()
         start = 0
         for length in pc.list_value_length(chunk).to_pylist():
-            turns.append([
-                {**{n: columns[n][j] for n in names},
-                 "media": {"path": paths[j]} if columns["role"][j] == "user" else None}
-                for j in range(start, start + (length or 0))
-            ])
+            turns.append(
+                [
+                    {
+                        **{n: columns[n][j] for n in names},
+                        "media": {"path": paths[j]} if columns["role"][j] == "user" else None,
+                    }
+                    for j in range(start, start + (length or 0))
+                ]
+            )
             start += length or 0
     for row, row_turns in zip(rows, turns):
         row["turns"] = row_turns
@@ -367,8 +406,9 @@ def media_features(kind: str = "audio", *, sampling_rate: int | None = None, dec
     return target
 
 
-def cast_media(dataset: datasets.Dataset, kind: str = "audio", *, sampling_rate: int | None = None,
-               decode: bool = True) -> datasets.Dataset:
+def cast_media(
+    dataset: datasets.Dataset, kind: str = "audio", *, sampling_rate: int | None = None, decode: bool = True
+) -> datasets.Dataset:
     """An already loaded ``dataset`` with :func:`media_features` (``Dataset.cast`` rewrites its Arrow
     cache; prefer ``features=`` at load time for large splits). ``"video"`` needs audio-visual rows."""
     from datasets import Features

@@ -133,7 +133,7 @@ class _Source:
             return fh.read(n)
 
     def soundfile_format(self) -> str | None:
-        """"WAV" or "FLAC" when the magic bytes say so (libsndfile reads these); else None."""
+        """ "WAV" or "FLAC" when the magic bytes say so (libsndfile reads these); else None."""
         head = self.head(12)
         if head[:4] in (b"RIFF", b"RF64") and head[8:12] == b"WAVE":
             return "WAV"
@@ -160,9 +160,7 @@ def _open_container(src: _Source) -> av.container.InputContainer:
 
 def _main_streams(container: av.container.InputContainer) -> tuple[av.VideoStream | None, av.AudioStream | None]:
     """The first real video stream (cover-art pictures skipped) and the first audio stream."""
-    video = next(
-        (s for s in container.streams.video if not s.disposition & av.stream.Disposition.attached_pic), None
-    )
+    video = next((s for s in container.streams.video if not s.disposition & av.stream.Disposition.attached_pic), None)
     audio = container.streams.audio[0] if container.streams.audio else None
     return video, audio
 

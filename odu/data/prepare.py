@@ -189,9 +189,15 @@ def _write(root: Path, shards: list[_Shard], scenes: Sequence[ReleaseScene], pro
                     row = record_to_row(item.record, data)
                     rows.append(row)
                     media.extend(
-                        {"scene_id": row["scene_id"], "clip_id": t["clip_id"], "path": t["media"]["path"],
-                         "sha256": t["sha256"], "bytes": len(t["media"]["bytes"])}
-                        for t in row["turns"] if t["role"] == "user"
+                        {
+                            "scene_id": row["scene_id"],
+                            "clip_id": t["clip_id"],
+                            "path": t["media"]["path"],
+                            "sha256": t["sha256"],
+                            "bytes": len(t["media"]["bytes"]),
+                        }
+                        for t in row["turns"]
+                        if t["role"] == "user"
                     )
                     bar.update(1)
                 table = pa.Table.from_pylist(rows, schema=schema)
@@ -201,9 +207,13 @@ def _write(root: Path, shards: list[_Shard], scenes: Sequence[ReleaseScene], pro
         shard_files[rel] = _sha256_file(path)
     bar.close()
     rows_by_config = {c.name: sum(leaf_rows[leaf] for leaf in c.leaves) for c in CONFIGS}
-    sizes = {c.name: (sum(leaf_bytes[leaf] for leaf in c.leaves),
-                      sum((root / rel).stat().st_size for rel in shard_files if rel.split("/")[1] in c.leaves))
-             for c in CONFIGS}
+    sizes = {
+        c.name: (
+            sum(leaf_bytes[leaf] for leaf in c.leaves),
+            sum((root / rel).stat().st_size for rel in shard_files if rel.split("/")[1] in c.leaves),
+        )
+        for c in CONFIGS
+    }
     _write_records(root / RECORDS_NAME, scenes)
     manifest = {"format": MANIFEST_FORMAT, "algorithm": "sha256", "media": media, "shards": shard_files}
     (root / MANIFEST_NAME).write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

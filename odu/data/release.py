@@ -181,8 +181,14 @@ def _check_record(
 #: Release scene ids: ``{av|ao}{p|n}_{gen|hr}_NNNNNN`` (shared/odu-demo/README.md). Ids of this
 #: shape must agree with the scene's modality, label and source; other ids are not checked.
 _SCENE_ID = re.compile(r"^(av|ao)(p|n)_(gen|hr)_\d+$")
-_ID_PARTS = {"av": AUDIO_VISUAL, "ao": AUDIO_ONLY, "p": "positive", "n": "negative", "gen": "generated",
-             "hr": "human-recorded"}
+_ID_PARTS = {
+    "av": AUDIO_VISUAL,
+    "ao": AUDIO_ONLY,
+    "p": "positive",
+    "n": "negative",
+    "gen": "generated",
+    "hr": "human-recorded",
+}
 
 
 def _scene_problems(scene: Scene) -> Iterator[tuple[str | None, str]]:
@@ -207,9 +213,12 @@ def _scene_problems(scene: Scene) -> Iterator[tuple[str | None, str]]:
             if not segment.key_points:
                 yield None, f"annotations.{lang}.segments[{i}] has no key_points (M2 scores against them, App A.3)"
             if segment.end_ms > limit_ms:
-                yield final.id, (
-                    f"annotations.{lang}.segments[{i}] ends at {segment.end_ms} ms, past the final clip "
-                    f"({final.duration:.3f} s)"
+                yield (
+                    final.id,
+                    (
+                        f"annotations.{lang}.segments[{i}] ends at {segment.end_ms} ms, past the final clip "
+                        f"({final.duration:.3f} s)"
+                    ),
                 )
 
 
@@ -243,7 +252,7 @@ def clip_media_problems(scene: Scene, clip: Clip, path: Path) -> list[str]:
 def _strip_scene_prefix(message: str, sid: str) -> str:
     for prefix in (f"scene {sid}: ", f"{sid}: "):
         if message.startswith(prefix):
-            return message[len(prefix):]
+            return message[len(prefix) :]
     return message
 
 

@@ -63,7 +63,11 @@ def read_sidecar(path: str | Path) -> AsrTable:
     table: AsrTable = {}
     for n, row in enumerate(read_json_records(path), 1):
         where = f"{path}: row {n}"
-        if not isinstance(row, Mapping) or not isinstance(row.get("scene_id"), str) or not isinstance(row.get("clip"), str):
+        if (
+            not isinstance(row, Mapping)
+            or not isinstance(row.get("scene_id"), str)
+            or not isinstance(row.get("clip"), str)
+        ):
             raise AsrError(f"{where}: needs string 'scene_id' and 'clip'")
         key = (row["scene_id"], row["clip"])
         if key in table:
@@ -77,8 +81,14 @@ def write_sidecar(table: AsrTable, path: str | Path) -> Path:
     path = Path(path)
     with path.open("w", encoding="utf-8") as fh:
         for (scene_id, clip), sentences in sorted(table.items()):
-            row = {"scene_id": scene_id, "clip": clip, "sentences": [
-                {"start_ms": s.start_ms, "end_ms": s.end_ms, "text": s.text, "speaker": s.speaker} for s in sentences]}
+            row = {
+                "scene_id": scene_id,
+                "clip": clip,
+                "sentences": [
+                    {"start_ms": s.start_ms, "end_ms": s.end_ms, "text": s.text, "speaker": s.speaker}
+                    for s in sentences
+                ],
+            }
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     return path
 
@@ -98,20 +108,43 @@ class TranscriptionEndpoint:
     """Sentences from an OpenAI-compatible ``/audio/transcriptions`` endpoint (through the toolkit's
     one OpenAI client, :mod:`odu.openai_client`), cached per clip hash."""
 
-    def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = API_KEY_ENV,
-                 concurrency: int = MODEL_CONCURRENCY, timeout: float = MODEL_TIMEOUT_S,
-                 retries: int = RETRIES, cache_dir: str | Path | None = None, progress: bool = True) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = API_KEY_ENV,
+        concurrency: int = MODEL_CONCURRENCY,
+        timeout: float = MODEL_TIMEOUT_S,
+        retries: int = RETRIES,
+        cache_dir: str | Path | None = None,
+        progress: bool = True,
+    ) -> None:
         self.stats = AsrStats()
-        self.client = OpenAIClient("ASR", model, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
-                                   retries=retries, stats=self.stats, unavailable=AsrUnavailableError)
+        self.client = OpenAIClient(
+            "ASR",
+            model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            timeout=timeout,
+            retries=retries,
+            stats=self.stats,
+            unavailable=AsrUnavailableError,
+        )
         self.model, self.concurrency, self.progress = model, concurrency, progress
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model)
         self.cache_dir = Path(cache_dir) if cache_dir is not None else odu_cache_dir() / "asr" / slug
 
     def info(self) -> dict[str, Any]:
-        return {"source": "endpoint", "model": self.model, "base_url": self.client.public_base_url,
-                "api_key_env": self.client.api_key_env, "requests": self.stats.requests, "cache_hits": self.stats.cache_hits,
-                "cache": str(self.cache_dir)}
+        return {
+            "source": "endpoint",
+            "model": self.model,
+            "base_url": self.client.public_base_url,
+            "api_key_env": self.client.api_key_env,
+            "requests": self.stats.requests,
+            "cache_hits": self.stats.cache_hits,
+            "cache": str(self.cache_dir),
+        }
 
     def transcribe(self, clips: Iterable[tuple[str, str, str, LazyClip]]) -> AsrTable:
         """Sentences for ``(scene_id, clip id, sha256, clip)`` items; concurrent, cached."""
@@ -141,13 +174,17 @@ class TranscriptionEndpoint:
             self.stats.cache_hits += 1
             return _sentences(json.loads(cached.read_text(encoding="utf-8")), f"{cached}")
         where = f"scene {scene_id} clip {clip_id}"
-        audio = await asyncio.to_thread(lambda: wav_bytes(clip.audio(DEFAULT_AUDIO_SAMPLE_RATE), DEFAULT_AUDIO_SAMPLE_RATE))
+        audio = await asyncio.to_thread(
+            lambda: wav_bytes(clip.audio(DEFAULT_AUDIO_SAMPLE_RATE), DEFAULT_AUDIO_SAMPLE_RATE)
+        )
 
         async def send() -> Any:
             self.stats.requests += 1
             return await sdk.audio.transcriptions.create(
-                model=self.model, file=(f"{clip_id}.wav", audio, "audio/wav"),
-                response_format="verbose_json", timestamp_granularities=["segment"],
+                model=self.model,
+                file=(f"{clip_id}.wav", audio, "audio/wav"),
+                response_format="verbose_json",
+                timestamp_granularities=["segment"],
             )
 
         try:
@@ -161,8 +198,15 @@ class TranscriptionEndpoint:
             if text:
                 raise AsrError(f"{where}: the ASR server returned no segment timestamps (App D.2 needs them)")
             segments = []
-        raw = [{"start_ms": round(float(_get(s, "start")) * 1000), "end_ms": round(float(_get(s, "end")) * 1000),
-                "text": str(_get(s, "text")).strip()} for s in segments if str(_get(s, "text")).strip()]
+        raw = [
+            {
+                "start_ms": round(float(_get(s, "start")) * 1000),
+                "end_ms": round(float(_get(s, "end")) * 1000),
+                "text": str(_get(s, "text")).strip(),
+            }
+            for s in segments
+            if str(_get(s, "text")).strip()
+        ]
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(f".tmp{os.getpid()}")
         tmp.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
@@ -179,4 +223,13 @@ def missing_clips(table: AsrTable, wanted: Sequence[tuple[str, str]]) -> list[st
     return [f"{s}/{c}" for s, c in wanted if (s, c) not in table]
 
 
-__all__ = ["AsrError", "AsrStats", "AsrTable", "AsrUnavailableError", "TranscriptionEndpoint", "missing_clips", "read_sidecar", "write_sidecar"]
+__all__ = [
+    "AsrError",
+    "AsrStats",
+    "AsrTable",
+    "AsrUnavailableError",
+    "TranscriptionEndpoint",
+    "missing_clips",
+    "read_sidecar",
+    "write_sidecar",
+]

@@ -29,8 +29,19 @@ from ..prompts import PROMPT_VERSION, prompt_fingerprint
 from ..run import RUN_CARD_NAME
 
 #: Packages whose versions change results or their reading.
-PACKAGES: tuple[str, ...] = ("odu-bench", "lm-eval", "datasets", "openai", "av", "soundfile", "numpy", "pyarrow",
-                             "rapidfuzz", "transformers", "torch")
+PACKAGES: tuple[str, ...] = (
+    "odu-bench",
+    "lm-eval",
+    "datasets",
+    "openai",
+    "av",
+    "soundfile",
+    "numpy",
+    "pyarrow",
+    "rapidfuzz",
+    "transformers",
+    "torch",
+)
 
 
 @dataclass
@@ -80,15 +91,18 @@ def _judge_pitfalls(judges: Mapping[str, Mapping[str, Any]]) -> list[str]:
     out = []
     for key, info in judges.items():
         if info.get("approximate"):
-            out.append(f"{key}: M2 from the approximate {info.get('name')} judge, not the paper's LLM judge "
-                       "(App D.3): not comparable with Table 3")
+            out.append(
+                f"{key}: M2 from the approximate {info.get('name')} judge, not the paper's LLM judge "
+                "(App D.3): not comparable with Table 3"
+            )
         if info.get("errors"):
             out.append(f"{key}: {info['errors']} judge error(s) remain (excluded from M2, reported apart)")
     return out
 
 
-def build_run_card(results: Mapping[str, Any], recorder: RunRecorder = RECORDER,
-                   extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def build_run_card(
+    results: Mapping[str, Any], recorder: RunRecorder = RECORDER, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """The run card of an lm-eval ``results`` dict (``simple_evaluate``'s return value)."""
     config = results.get("config", {}) or {}
     model_args = config.get("model_args")
@@ -123,16 +137,25 @@ def build_run_card(results: Mapping[str, Any], recorder: RunRecorder = RECORDER,
         },
         "judge": dict(recorder.judges),
         "asr": dict(recorder.asr) or None,
-        "lm_eval": {"limit": config.get("limit"), "use_cache": config.get("use_cache"),
-                    "bootstrap_iters": config.get("bootstrap_iters"), "git_hash": results.get("git_hash")},
+        "lm_eval": {
+            "limit": config.get("limit"),
+            "use_cache": config.get("use_cache"),
+            "bootstrap_iters": config.get("bootstrap_iters"),
+            "git_hash": results.get("git_hash"),
+        },
         "packages": package_versions(),
         "pitfalls": pitfalls,
         **(dict(extra) if extra else {}),
     }
 
 
-def write_run_card(results: Mapping[str, Any], out_dir: str | Path, recorder: RunRecorder = RECORDER,
-                   extra: Mapping[str, Any] | None = None, name: str = RUN_CARD_NAME) -> Path:
+def write_run_card(
+    results: Mapping[str, Any],
+    out_dir: str | Path,
+    recorder: RunRecorder = RECORDER,
+    extra: Mapping[str, Any] | None = None,
+    name: str = RUN_CARD_NAME,
+) -> Path:
     """Write the run card of ``results`` as ``out_dir/name``; returns its path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -55,14 +55,41 @@ TASK_ANNOTATION_LANGUAGE = "scene"
 #: Metrics every task reports (lm-eval metric names), all from :func:`odu.run.summarize` or
 #: the filter's counts. Fractions in [0, 1]; counts are integers.
 METRICS: tuple[str, ...] = (
-    "m1", "m2", "m3", "m4", "m5", "avg", "ftr", "m2_errors_as_misses",
-    "parse_errors", "no_output", "inference_errors", "judge_error_points",
-    "judge_requests", "judge_cache_hits", "judge_retries", "judge_errors",
+    "m1",
+    "m2",
+    "m3",
+    "m4",
+    "m5",
+    "avg",
+    "ftr",
+    "m2_errors_as_misses",
+    "parse_errors",
+    "no_output",
+    "inference_errors",
+    "judge_error_points",
+    "judge_requests",
+    "judge_cache_hits",
+    "judge_retries",
+    "judge_errors",
 )
-_ROW_KEYS = ("modality", "has_demand", "predicted_has_demand", "parse_error", "no_output",
-             "s2", "s2_errors_as_misses", "s3", "s4", "s5")
-_JUDGE_COUNTS = {"judge_requests": "requests", "judge_cache_hits": "cache_hits", "judge_retries": "retries",
-                 "judge_errors": "errors"}
+_ROW_KEYS = (
+    "modality",
+    "has_demand",
+    "predicted_has_demand",
+    "parse_error",
+    "no_output",
+    "s2",
+    "s2_errors_as_misses",
+    "s3",
+    "s4",
+    "s5",
+)
+_JUDGE_COUNTS = {
+    "judge_requests": "requests",
+    "judge_cache_hits": "cache_hits",
+    "judge_retries": "retries",
+    "judge_errors": "errors",
+}
 
 
 def task_dir() -> Path:
@@ -100,28 +127,35 @@ def check_dataset(source: str) -> None:
     path = Path(source)
     if path.exists():
         if not (path / CARD_NAME).is_file() or not (path / DATA_DIR).is_dir():
-            raise ValueError(f"dataset {source}: not a prepared ODU-Bench dataset directory (no {CARD_NAME} + "
-                             f"{DATA_DIR}/); make one with odu-bench prepare, or fetch one with odu-bench download")
+            raise ValueError(
+                f"dataset {source}: not a prepared ODU-Bench dataset directory (no {CARD_NAME} + "
+                f"{DATA_DIR}/); make one with odu-bench prepare, or fetch one with odu-bench download"
+            )
     elif not re.fullmatch(r"[\w.-]+/[\w.-]+", source):
         raise ValueError(f"dataset {source}: no such directory, and not a Hub repo id (ORG/NAME)")
 
 
-def _asr_table(records: Sequence[Mapping[str, Any]], ds: Any, asr: str | None, asr_options: Mapping[str, Any],
-               task_key: str) -> dict[tuple[str, str], tuple[AsrSentence, ...]]:
+def _asr_table(
+    records: Sequence[Mapping[str, Any]], ds: Any, asr: str | None, asr_options: Mapping[str, Any], task_key: str
+) -> dict[tuple[str, str], tuple[AsrSentence, ...]]:
     """ASR sentences of every clip: sidecar file, or ``openai:MODEL`` on a transcription endpoint."""
     from .asr import AsrError, TranscriptionEndpoint, missing_clips, read_sidecar
 
     spec = asr or os.environ.get(ASR_ENV)
     if not spec:
-        raise AsrError("text-only tasks need ASR input: a sidecar JSONL (metadata 'asr' or $ODU_ASR=PATH) or "
-                       "an endpoint ($ODU_ASR=openai:MODEL with metadata 'asr_base_url' / $ODU_ASR_BASE_URL)")
+        raise AsrError(
+            "text-only tasks need ASR input: a sidecar JSONL (metadata 'asr' or $ODU_ASR=PATH) or "
+            "an endpoint ($ODU_ASR=openai:MODEL with metadata 'asr_base_url' / $ODU_ASR_BASE_URL)"
+        )
     wanted = [(r["scene_id"], c["id"]) for r in records for c in r["clips"]]
     if spec.startswith("openai:"):
         from ..data.media import LazyClip
 
-        endpoint = TranscriptionEndpoint(spec.removeprefix("openai:"),
-                                         base_url=asr_options.get("asr_base_url") or os.environ.get("ODU_ASR_BASE_URL"),
-                                         **{k: v for k, v in asr_options.items() if k != "asr_base_url"})
+        endpoint = TranscriptionEndpoint(
+            spec.removeprefix("openai:"),
+            base_url=asr_options.get("asr_base_url") or os.environ.get("ODU_ASR_BASE_URL"),
+            **{k: v for k, v in asr_options.items() if k != "asr_base_url"},
+        )
 
         def clips() -> Iterator[tuple[str, str, str, LazyClip]]:
             for i in range(len(ds)):
@@ -143,9 +177,15 @@ def _asr_table(records: Sequence[Mapping[str, Any]], ds: Any, asr: str | None, a
     return table
 
 
-def load_docs(config: str = "av", dataset: str | None = None, dataset_revision: str | None = None,
-              text_only: bool = False, asr: str | None = None, asr_base_url: str | None = None,
-              **_harness: Any) -> Any:
+def load_docs(
+    config: str = "av",
+    dataset: str | None = None,
+    dataset_revision: str | None = None,
+    text_only: bool = False,
+    asr: str | None = None,
+    asr_base_url: str | None = None,
+    **_harness: Any,
+) -> Any:
     """``custom_dataset`` hook: ``{"test": Dataset}`` of light docs for dataset config ``config``.
 
     ``dataset`` / ``dataset_revision`` / ``asr`` / ``asr_base_url`` come from the task's ``metadata``
@@ -167,28 +207,52 @@ def load_docs(config: str = "av", dataset: str | None = None, dataset_revision: 
         record = row_to_record(row)
         scene = scene_from_dict(record)
         users = [t for t in row["turns"] if t["role"] == "user"]
-        clips = [{"id": c.id, "sha256": t["sha256"], "duration_ms": int(round(c.duration * 1000)), "replies": list(c.replies)}
-                 for c, t in zip(scene.clips, users)]
+        clips = [
+            {
+                "id": c.id,
+                "sha256": t["sha256"],
+                "duration_ms": int(round(c.duration * 1000)),
+                "replies": list(c.replies),
+            }
+            for c, t in zip(scene.clips, users)
+        ]
         text = json.dumps(record, ensure_ascii=False, sort_keys=True)
         digest.update(text.encode("utf-8"))
         digest.update("".join(c["sha256"] for c in clips).encode("ascii"))
-        docs.append({
-            "scene_id": scene.scene_id, "modality": scene.modality, "language": scene.language,
-            "label": scene.label, "source": scene.source, "has_demand": scene.is_positive,
-            "record": text, "clips": clips, "media": locator(source, config, i, dataset_revision), "asr": "",
-        })
+        docs.append(
+            {
+                "scene_id": scene.scene_id,
+                "modality": scene.modality,
+                "language": scene.language,
+                "label": scene.label,
+                "source": scene.source,
+                "has_demand": scene.is_positive,
+                "record": text,
+                "clips": clips,
+                "media": locator(source, config, i, dataset_revision),
+                "asr": "",
+            }
+        )
     key = f"{config}{'_text' if text_only else ''}"
     if text_only:
         table = _asr_table(docs, ds, asr, {"asr_base_url": asr_base_url} if asr_base_url else {}, key)
         for doc in docs:
-            doc["asr"] = json.dumps([[asdict(s) for s in table[(doc["scene_id"], c["id"])]] for c in doc["clips"]],
-                                    ensure_ascii=False)
+            doc["asr"] = json.dumps(
+                [[asdict(s) for s in table[(doc["scene_id"], c["id"])]] for c in doc["clips"]], ensure_ascii=False
+            )
     manifest = Path(source) / "media_manifest.json"
-    RECORDER.record("datasets", key, {
-        "source": source, "config": config, "revision": dataset_revision, "n_scenes": len(docs),
-        "content_sha256": digest.hexdigest(),
-        "manifest_sha256": hashlib.sha256(manifest.read_bytes()).hexdigest() if manifest.is_file() else None,
-    })
+    RECORDER.record(
+        "datasets",
+        key,
+        {
+            "source": source,
+            "config": config,
+            "revision": dataset_revision,
+            "n_scenes": len(docs),
+            "content_sha256": digest.hexdigest(),
+            "manifest_sha256": hashlib.sha256(manifest.read_bytes()).hexdigest() if manifest.is_file() else None,
+        },
+    )
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
 
 
@@ -196,8 +260,11 @@ def scene_request(doc: Mapping[str, Any]) -> SceneRequest:
     """The request of one doc (App D.1 input; App D.2 when the doc carries ASR)."""
     asr = json.loads(doc["asr"]) if doc.get("asr") else None
     turns = tuple(
-        Turn(ClipRef(i, c["id"], c["sha256"], int(c["duration_ms"])), tuple(c["replies"] or ()),
-             None if asr is None else tuple(AsrSentence(**s) for s in asr[i]))
+        Turn(
+            ClipRef(i, c["id"], c["sha256"], int(c["duration_ms"])),
+            tuple(c["replies"] or ()),
+            None if asr is None else tuple(AsrSentence(**s) for s in asr[i]),
+        )
         for i, c in enumerate(doc["clips"])
     )
     return SceneRequest(doc["scene_id"], doc["modality"], turns, text_only=asr is not None)
@@ -265,14 +332,16 @@ def score_responses(resps: Sequence[Sequence[str]], docs: Sequence[Mapping[str, 
     out = []
     for i, (scene, raw, generation, row) in enumerate(zip(scenes, raws, generations, run.scenes)):
         prediction = predictions[scene.scene_id]
-        out.append({
-            "raw_output": raw if generation.error is None else None,
-            "inference_error": generation.error,
-            "prediction": asdict(prediction) if prediction is not None else None,
-            "scene": row,
-            "judge": info if i == 0 else None,  # the batch's accounting, once
-            "annotation_language": language,
-        })
+        out.append(
+            {
+                "raw_output": raw if generation.error is None else None,
+                "inference_error": generation.error,
+                "prediction": asdict(prediction) if prediction is not None else None,
+                "scene": row,
+                "judge": info if i == 0 else None,  # the batch's accounting, once
+                "annotation_language": language,
+            }
+        )
     return out
 
 
@@ -283,7 +352,9 @@ def process_results(doc: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
     item = {k: row[k] for k in _ROW_KEYS}
     item["key_points"] = [{"judge_error": k["judge_error"]} for k in row["key_points"] if k["judge_error"] is not None]
     item["inference_error"] = scored["inference_error"] is not None
-    item["judge"] = {k: (scored["judge"] or {}).get(v, 0) for k, v in _JUDGE_COUNTS.items()} if scored["judge"] else None
+    item["judge"] = (
+        {k: (scored["judge"] or {}).get(v, 0) for k, v in _JUDGE_COUNTS.items()} if scored["judge"] else None
+    )
     return dict.fromkeys(METRICS, item)
 
 
@@ -292,7 +363,9 @@ def summarize_items(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     plus the task's judge counts)."""
     modalities = {i["modality"] for i in items}
     if len(modalities) > 1:
-        raise ValueError(f"an ODU-Bench task must hold one modality (Table 3 reports them apart), got {sorted(modalities)}")
+        raise ValueError(
+            f"an ODU-Bench task must hold one modality (Table 3 reports them apart), got {sorted(modalities)}"
+        )
     summary: dict[str, Any] = dict(summarize(items))
     for name in _JUDGE_COUNTS:
         summary[name] = sum((i["judge"] or {}).get(name, 0) for i in items)

@@ -63,13 +63,17 @@ def reference_candidate(scene: Scene, segment: int, language: str = "scene") -> 
     """The reference segment's own intent + context descriptions, formatted like a candidate."""
     ref = scene.annotation(language).segments[segment]
     as_prediction = PredictedSegment(
-        None, None, structured_intent=ref.structured_intent,
+        None,
+        None,
+        structured_intent=ref.structured_intent,
         required_context=tuple(PredictedContext(c.type, c.description) for c in ref.required_context),
     )
     return candidate_text(as_prediction)
 
 
-def recoverability_requests(scenes: Iterable[Scene], scene_ids: set[str] | None, language: str = "scene") -> list[JudgeRequest]:
+def recoverability_requests(
+    scenes: Iterable[Scene], scene_ids: set[str] | None, language: str = "scene"
+) -> list[JudgeRequest]:
     """Panel A requests: every reference segment of the demand scenes judged against its own text."""
     requests = []
     for scene in scenes:
@@ -82,7 +86,9 @@ def recoverability_requests(scenes: Iterable[Scene], scene_ids: set[str] | None,
     return requests
 
 
-def _point_verdicts(items: Sequence[_Item], verdicts: Sequence[JudgeVerdict]) -> dict[tuple[str, str, int, str], bool | None]:
+def _point_verdicts(
+    items: Sequence[_Item], verdicts: Sequence[JudgeVerdict]
+) -> dict[tuple[str, str, int, str], bool | None]:
     """(group, scene, segment, qid) -> hit, or None for a judge error."""
     out: dict[tuple[str, str, int, str], bool | None] = {}
     if len(verdicts) != len(items):  # a short answer must not silently shrink the population
@@ -116,7 +122,9 @@ def audit(
     if scenes is not None:
         chosen = [s for s in scenes if modality is None or s.modality == modality]
         items += [_Item("panel_a", r) for r in recoverability_requests(chosen, population, language)]
-    points_by_judge = {label: _point_verdicts(items, judge.judge([i.request for i in items])) for label, judge in judges.items()}
+    points_by_judge = {
+        label: _point_verdicts(items, judge.judge([i.request for i in items])) for label, judge in judges.items()
+    }
     labels = list(judges)
     all_keys = list(next(iter(points_by_judge.values()))) if points_by_judge else []
     common = [key for key in all_keys if all(points_by_judge[j][key] is not None for j in labels)]
@@ -132,8 +140,11 @@ def audit(
         return sorted(runs, key=lambda s: (-(coverage[s][judge] or 0.0), s))
 
     result: dict[str, Any] = {
-        "population": {"modality": modality or "all", "scenes": len(population) if population is not None else None,
-                       "systems": list(runs)},
+        "population": {
+            "modality": modality or "all",
+            "scenes": len(population) if population is not None else None,
+            "systems": list(runs),
+        },
         "judges": {label: judge.info() for label, judge in judges.items()},
         "judge_error_points": errors,
     }
@@ -154,8 +165,12 @@ def audit(
             "retained_points": retained,
             "range": spread,
             "orderings": orderings,
-            "ordering_agreement": {"judges_agreeing": agreeing, "judges": len(labels), "modal_ordering": list(modal),
-                                   "identical": agreeing == len(labels)},
+            "ordering_agreement": {
+                "judges_agreeing": agreeing,
+                "judges": len(labels),
+                "modal_ordering": list(modal),
+                "identical": agreeing == len(labels),
+            },
         }
     if scenes is not None:
         recoverability, common_points, retained_points = rates("panel_a")
@@ -179,16 +194,30 @@ def audit_table(result: Mapping[str, Any]) -> str:
 
     if "panel_a" in result:
         a = result["panel_a"]
-        rows.append(["A", "Recoverability", *(fmt(a["recoverability"][j]) for j in labels), f"{a['common_points']} key points"])
+        rows.append(
+            ["A", "Recoverability", *(fmt(a["recoverability"][j]) for j in labels), f"{a['common_points']} key points"]
+        )
         rows.append(["A", "Orphan rate", *(fmt(a["orphan_rate"][j]) for j in labels), "ceiling loss"])
     if "panel_b" in result:
         b = result["panel_b"]
         for system in result["population"]["systems"]:
-            rows.append(["B", f"{system} coverage", *(fmt(b["coverage"][system][j]) for j in labels),
-                         f"range {fmt(b['range'][system])} ({b['common_points'][system]} points)"])
+            rows.append(
+                [
+                    "B",
+                    f"{system} coverage",
+                    *(fmt(b["coverage"][system][j]) for j in labels),
+                    f"range {fmt(b['range'][system])} ({b['common_points'][system]} points)",
+                ]
+            )
         agree = b["ordering_agreement"]
-        rows.append(["B", "Model ordering", *(" > ".join(b["orderings"][j]) for j in labels),
-                     f"identical for {agree['judges_agreeing']} of {agree['judges']} judges"])
+        rows.append(
+            [
+                "B",
+                "Model ordering",
+                *(" > ".join(b["orderings"][j]) for j in labels),
+                f"identical for {agree['judges_agreeing']} of {agree['judges']} judges",
+            ]
+        )
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))

@@ -47,7 +47,11 @@ def default_cache_path() -> Path:
 
 
 def cache_key(
-    model: str, prompt_version: str, candidate: str, key_points: Sequence[KeyPoint], settings: Mapping[str, Any] | None = None
+    model: str,
+    prompt_version: str,
+    candidate: str,
+    key_points: Sequence[KeyPoint],
+    settings: Mapping[str, Any] | None = None,
 ) -> str:
     """Hex SHA-256 identifying one judge decision.
 
@@ -101,7 +105,9 @@ class VerdictCache:
                     found[key] = (json.loads(hits), json.loads(reasons))
         return found
 
-    def put(self, key: str, model: str, prompt_version: str, hits: Mapping[str, bool], reasons: Mapping[str, str]) -> None:
+    def put(
+        self, key: str, model: str, prompt_version: str, hits: Mapping[str, bool], reasons: Mapping[str, str]
+    ) -> None:
         """Store one verdict and commit at once (the first stored verdict for a key wins)."""
         row = (
             key,

@@ -71,8 +71,17 @@ class JudgeStats(CallStats):
     reasks: int = 0
 
     #: Order of the counters in summary.json's ``"judge"`` block.
-    ORDER = ("segments", "requests", "cache_hits", "retries", "reasks", "errors", "prompt_tokens",
-             "completion_tokens", "wall_time_s")
+    ORDER = (
+        "segments",
+        "requests",
+        "cache_hits",
+        "retries",
+        "reasks",
+        "errors",
+        "prompt_tokens",
+        "completion_tokens",
+        "wall_time_s",
+    )
 
 
 def _reply(data: Any) -> tuple[str | None, dict[str, Any]]:
@@ -127,9 +136,18 @@ class OpenAIJudge(Judge):
         if concurrency < 1 or retries < 0 or reasks < 0 or timeout <= 0 or max_tokens < 0:
             raise ValueError("judge concurrency must be >= 1, retries/reasks/max tokens >= 0, timeout > 0")
         self._stats = JudgeStats()
-        self.client = OpenAIClient("judge", model, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
-                                   retries=retries, backoff=backoff, stats=self._stats, url_option="--judge-base-url",
-                                   unavailable=JudgeUnavailableError)
+        self.client = OpenAIClient(
+            "judge",
+            model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            stats=self._stats,
+            url_option="--judge-base-url",
+            unavailable=JudgeUnavailableError,
+        )
         self.model = model
         self.concurrency = concurrency
         self.max_tokens = max_tokens
@@ -191,8 +209,11 @@ class OpenAIJudge(Judge):
             else:
                 pending.setdefault(key, []).append(i)
         bar = tqdm(
-            total=len(requests), initial=len(requests) - sum(map(len, pending.values())),
-            desc=f"judge {self.model}", unit="seg", disable=not self.progress,
+            total=len(requests),
+            initial=len(requests) - sum(map(len, pending.values())),
+            desc=f"judge {self.model}",
+            unit="seg",
+            disable=not self.progress,
         )
         bar.set_postfix(cached=self._stats.cache_hits, errors=self._stats.errors)
         if not pending:

@@ -46,32 +46,60 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def add_judge_arguments(parser: argparse.ArgumentParser, *, multiple: bool = False, default: str | None = "lexical") -> None:
+def add_judge_arguments(
+    parser: argparse.ArgumentParser, *, multiple: bool = False, default: str | None = "lexical"
+) -> None:
     """Add ``--judge`` and the ``--judge-*`` options to ``parser``."""
     many: dict[str, Any] = {"action": "append"} if multiple else {}
     group = parser.add_argument_group("judge (M2 key-point coverage; README 'Judges')")
     group.add_argument(
-        "--judge", **many, default=None if multiple else default, required=multiple and default is None,
+        "--judge",
+        **many,
+        default=None if multiple else default,
+        required=multiple and default is None,
         help="lexical (offline, approximate) | verdicts:PATH | openai:MODEL (App F.4 judge on an OpenAI-compatible server)"
         + ("; repeat for several judges" if multiple else ""),
     )
-    group.add_argument("--judge-base-url", **many, metavar="URL", help="OpenAI-compatible server, e.g. http://localhost:8000/v1")
     group.add_argument(
-        "--judge-api-key-env", **many, metavar="VAR",
+        "--judge-base-url", **many, metavar="URL", help="OpenAI-compatible server, e.g. http://localhost:8000/v1"
+    )
+    group.add_argument(
+        "--judge-api-key-env",
+        **many,
+        metavar="VAR",
         help=f"environment variable holding the API key (default {API_KEY_ENV}; the key is never written)",
     )
     group.add_argument(
-        "--judge-extra-body", **many, type=json_object_arg, metavar="JSON",
+        "--judge-extra-body",
+        **many,
+        type=json_object_arg,
+        metavar="JSON",
         help='extra request fields, e.g. \'{"chat_template_kwargs": {"enable_thinking": true}}\' (App D.3)',
     )
-    group.add_argument("--judge-concurrency", type=_positive_int, metavar="N", help=f"calls in flight (default {JUDGE_CONCURRENCY})")
-    group.add_argument("--judge-max-tokens", type=int, metavar="N", help=f"output-token limit per call, 0 = none (default {JUDGE_MAX_TOKENS})")
-    group.add_argument("--judge-timeout", type=float, metavar="SECONDS", help=f"per-request timeout (default {JUDGE_TIMEOUT_S:g})")
-    group.add_argument("--judge-retries", type=int, metavar="N", help=f"retries per call on 429/5xx/timeouts (default {RETRIES})")
-    group.add_argument("--judge-cache", metavar="PATH", help="verdict cache file (default $ODU_CACHE_DIR/judge.sqlite or ~/.cache/odu-bench/judge.sqlite)")
+    group.add_argument(
+        "--judge-concurrency", type=_positive_int, metavar="N", help=f"calls in flight (default {JUDGE_CONCURRENCY})"
+    )
+    group.add_argument(
+        "--judge-max-tokens",
+        type=int,
+        metavar="N",
+        help=f"output-token limit per call, 0 = none (default {JUDGE_MAX_TOKENS})",
+    )
+    group.add_argument(
+        "--judge-timeout", type=float, metavar="SECONDS", help=f"per-request timeout (default {JUDGE_TIMEOUT_S:g})"
+    )
+    group.add_argument(
+        "--judge-retries", type=int, metavar="N", help=f"retries per call on 429/5xx/timeouts (default {RETRIES})"
+    )
+    group.add_argument(
+        "--judge-cache",
+        metavar="PATH",
+        help="verdict cache file (default $ODU_CACHE_DIR/judge.sqlite or ~/.cache/odu-bench/judge.sqlite)",
+    )
     group.add_argument("--no-cache", action="store_true", help="neither read nor write the verdict cache")
     group.add_argument(
-        "--allow-judge-errors", action="store_true",
+        "--allow-judge-errors",
+        action="store_true",
         help="exit 0 even when some segments could not be judged (they are reported, never counted as misses)",
     )
 
@@ -91,7 +119,9 @@ def _options(args: argparse.Namespace, index: int, count: int) -> dict[str, Any]
         value = getattr(args, name)
         if isinstance(value, list):  # multiple=True
             if len(value) not in (1, count):
-                raise ValueError(f"--{name.replace('_', '-')} given {len(value)} times for {count} judges (give 1 or {count})")
+                raise ValueError(
+                    f"--{name.replace('_', '-')} given {len(value)} times for {count} judges (give 1 or {count})"
+                )
             value = value[0] if len(value) == 1 else value[index]
         options[name.removeprefix("judge_")] = value
     return options

@@ -38,9 +38,11 @@ MODEL_MIN_SAFE_MAX_TOKENS = 1024
 MODEL_FRAMES_FPS = 2.0
 
 
-_NOT_A_REQUEST = ("the odu-* models answer the odu_* tasks, whose prompt is a scene reference; they build "
-                  "the instruction themselves, so run them without --system_instruction, --apply_chat_template "
-                  "or few-shot examples")
+_NOT_A_REQUEST = (
+    "the odu-* models answer the odu_* tasks, whose prompt is a scene reference; they build "
+    "the instruction themselves, so run them without --system_instruction, --apply_chat_template "
+    "or few-shot examples"
+)
 
 
 class RequestError(ValueError):
@@ -69,14 +71,25 @@ class SceneRequest:
         """Compact, key-sorted JSON: the lm-eval prompt string and cache key of this request."""
         clips = []
         for t in self.turns:
-            clip: dict[str, Any] = {"id": t.clip.id, "sha256": t.clip.sha256, "duration_ms": t.clip.duration_ms,
-                                    "replies": list(t.replies)}
+            clip: dict[str, Any] = {
+                "id": t.clip.id,
+                "sha256": t.clip.sha256,
+                "duration_ms": t.clip.duration_ms,
+                "replies": list(t.replies),
+            }
             if t.asr is not None:
-                clip["asr"] = [{"start_ms": s.start_ms, "end_ms": s.end_ms, "text": s.text, "speaker": s.speaker}
-                               for s in t.asr]
+                clip["asr"] = [
+                    {"start_ms": s.start_ms, "end_ms": s.end_ms, "text": s.text, "speaker": s.speaker} for s in t.asr
+                ]
             clips.append(clip)
-        body = {"kind": REQUEST_KIND, "prompt_version": self.prompt_version, "scene_id": self.scene_id,
-                "modality": self.modality, "text_only": self.text_only, "clips": clips}
+        body = {
+            "kind": REQUEST_KIND,
+            "prompt_version": self.prompt_version,
+            "scene_id": self.scene_id,
+            "modality": self.modality,
+            "text_only": self.text_only,
+            "clips": clips,
+        }
         return json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
     @classmethod
@@ -98,8 +111,13 @@ class SceneRequest:
                 f"this toolkit sends {PROMPT_VERSION!r}"
             )
         try:
-            return cls(str(body["scene_id"]), str(body["modality"]), turns_from_records(body["clips"]),
-                       bool(body.get("text_only")), PROMPT_VERSION)
+            return cls(
+                str(body["scene_id"]),
+                str(body["modality"]),
+                turns_from_records(body["clips"]),
+                bool(body.get("text_only")),
+                PROMPT_VERSION,
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise RequestError(f"scene {body.get('scene_id')}: malformed request ({exc})") from None
 
@@ -132,7 +150,7 @@ def encode_output(generation: Generation) -> str:
 def decode_output(text: str | None) -> Generation:
     """Inverse of :func:`encode_output`."""
     if text is not None and text.startswith(INFERENCE_ERROR_MARK):
-        return Generation.failed(text[len(INFERENCE_ERROR_MARK):] or "inference error")
+        return Generation.failed(text[len(INFERENCE_ERROR_MARK) :] or "inference error")
     return Generation(text)
 
 
@@ -153,8 +171,13 @@ class Backend:
     #: Short name recorded in run cards ("openai", "replay", "never", ...).
     name: str = "backend"
 
-    def generate(self, requests: Sequence[SceneRequest], load_clip: ClipLoader | None = None,
-                 gen_kwargs: Mapping[str, Any] | None = None, on_done: OnDone | None = None) -> list[Generation]:
+    def generate(
+        self,
+        requests: Sequence[SceneRequest],
+        load_clip: ClipLoader | None = None,
+        gen_kwargs: Mapping[str, Any] | None = None,
+        on_done: OnDone | None = None,
+    ) -> list[Generation]:
         """One generation per request, in order.
 
         ``load_clip`` fetches media when it is needed; ``gen_kwargs`` are the task's generation

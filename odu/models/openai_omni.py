@@ -87,8 +87,16 @@ class ModelStats(CallStats):
     media_bytes: int = 0
 
     #: Order of the counters in the run card's ``stats``.
-    ORDER = ("scenes", "requests", "retries", "errors", "prompt_tokens", "completion_tokens", "media_bytes",
-             "wall_time_s")
+    ORDER = (
+        "scenes",
+        "requests",
+        "retries",
+        "errors",
+        "prompt_tokens",
+        "completion_tokens",
+        "media_bytes",
+        "wall_time_s",
+    )
 
 
 def _b64(data: bytes) -> str:
@@ -150,18 +158,32 @@ class OpenAIOmni(Backend):
         if not model:
             raise ValueError("the OpenAI-compatible backend needs a model name (model=...)")
         audio_in_video = audio_in_video or ("native" if video_mode == "video" else "separate")
-        for value, allowed, what in ((media_url, MEDIA_URLS, "media_url"), (video_mode, VIDEO_MODES, "video_mode"),
-                                     (audio_in_video, AUDIO_IN_VIDEO, "audio_in_video"),
-                                     (history, HISTORY_LAYOUTS, "history")):
+        for value, allowed, what in (
+            (media_url, MEDIA_URLS, "media_url"),
+            (video_mode, VIDEO_MODES, "video_mode"),
+            (audio_in_video, AUDIO_IN_VIDEO, "audio_in_video"),
+            (history, HISTORY_LAYOUTS, "history"),
+        ):
             if value not in allowed:
                 raise ValueError(f"{what} must be one of {allowed}, got {value!r}")
         if video_mode == "frames" and audio_in_video == "native":
-            raise ValueError("video_mode=frames sends images, which carry no audio: use audio_in_video=separate or none")
+            raise ValueError(
+                "video_mode=frames sends images, which carry no audio: use audio_in_video=separate or none"
+            )
         if concurrency < 1 or retries < 0 or timeout <= 0 or max_tokens < 1 or fps <= 0 or max_frames < 1:
             raise ValueError("concurrency, max_tokens, max_frames >= 1; retries >= 0; timeout, fps > 0")
         self._stats = ModelStats()
-        self.client = OpenAIClient("model", model, base_url=base_url, api_key_env=api_key_env, timeout=timeout,
-                                   retries=retries, backoff=backoff, stats=self._stats, unavailable=ModelUnavailableError)
+        self.client = OpenAIClient(
+            "model",
+            model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            stats=self._stats,
+            unavailable=ModelUnavailableError,
+        )
         self.model = model
         self.concurrency = concurrency
         self.max_tokens = max_tokens
@@ -180,8 +202,13 @@ class OpenAIOmni(Backend):
 
     # --- public interface -------------------------------------------------------------------------
 
-    def generate(self, requests: Sequence[SceneRequest], load_clip: ClipLoader | None = None,
-                 gen_kwargs: Mapping[str, Any] | None = None, on_done: OnDone | None = None) -> list[Generation]:
+    def generate(
+        self,
+        requests: Sequence[SceneRequest],
+        load_clip: ClipLoader | None = None,
+        gen_kwargs: Mapping[str, Any] | None = None,
+        on_done: OnDone | None = None,
+    ) -> list[Generation]:
         requests = list(requests)
         if not requests:
             return []
@@ -218,8 +245,10 @@ class OpenAIOmni(Backend):
         out = []
         gen = self._generation
         if gen.get("temperature", 0.0) > 0 or gen.get("top_p", 1.0) < 1:
-            out.append(f"sampling on (temperature={gen.get('temperature')}, top_p={gen.get('top_p', 1.0)}): "
-                       "outputs are not greedy, reruns differ")
+            out.append(
+                f"sampling on (temperature={gen.get('temperature')}, top_p={gen.get('top_p', 1.0)}): "
+                "outputs are not greedy, reruns differ"
+            )
         if gen.get("stop"):
             out.append(f"stop sequences {gen['stop']!r} may cut the JSON answer")
         if gen.get("max_tokens", self.max_tokens) < MODEL_MIN_SAFE_MAX_TOKENS:
@@ -228,9 +257,11 @@ class OpenAIOmni(Backend):
             if self.audio_in_video == "none":
                 out.append("audio of audio-visual clips not sent (audio_in_video=none): the model sees video only")
             elif self.audio_in_video == "native" and "use_audio_in_video" not in repr(self.extra_body):
-                out.append("audio inside the video is left to the server, and servers may drop it silently "
-                           "(vLLM/SGLang Qwen-Omni need mm_processor_kwargs.use_audio_in_video=true in "
-                           "extra_body); use audio_in_video=separate when unsure")
+                out.append(
+                    "audio inside the video is left to the server, and servers may drop it silently "
+                    "(vLLM/SGLang Qwen-Omni need mm_processor_kwargs.use_audio_in_video=true in "
+                    "extra_body); use audio_in_video=separate when unsure"
+                )
         return out
 
     # --- internals --------------------------------------------------------------------------------
@@ -254,8 +285,13 @@ class OpenAIOmni(Backend):
             options["extra_body"] = self.extra_body
         return options
 
-    async def _generate_all(self, requests: list[SceneRequest], load_clip: ClipLoader | None,
-                            options: dict[str, Any], on_done: OnDone | None) -> list[Generation]:
+    async def _generate_all(
+        self,
+        requests: list[SceneRequest],
+        load_clip: ClipLoader | None,
+        options: dict[str, Any],
+        on_done: OnDone | None,
+    ) -> list[Generation]:
         client = self.client.async_sdk()
         gate = asyncio.Semaphore(self.concurrency)
         bar = tqdm(total=len(requests), desc=f"model {self.model}", unit="scene", disable=not self.progress)
@@ -276,8 +312,9 @@ class OpenAIOmni(Backend):
             bar.close()
             await client.close()
 
-    async def _generate_one(self, client: Any, request: SceneRequest, load_clip: ClipLoader | None,
-                            options: dict[str, Any]) -> Generation:
+    async def _generate_one(
+        self, client: Any, request: SceneRequest, load_clip: ClipLoader | None, options: dict[str, Any]
+    ) -> Generation:
         self._stats.scenes += 1
         try:
             messages = await asyncio.to_thread(self.messages, request, load_clip)
@@ -365,5 +402,13 @@ class OpenAIOmni(Backend):
         return "".join(pieces)
 
 
-__all__ = ["AUDIO_IN_VIDEO", "MEDIA_URLS", "VIDEO_MODES", "ModelStats", "ModelUnavailableError", "OpenAIOmni",
-           "jpeg_bytes", "wav_bytes"]
+__all__ = [
+    "AUDIO_IN_VIDEO",
+    "MEDIA_URLS",
+    "VIDEO_MODES",
+    "ModelStats",
+    "ModelUnavailableError",
+    "OpenAIOmni",
+    "jpeg_bytes",
+    "wav_bytes",
+]

@@ -64,12 +64,14 @@ class QwenOmniLocal(Backend):
             import torch  # noqa: F401
             import transformers
         except ImportError as exc:
-            raise ImportError("the local Qwen-Omni backend needs torch and transformers: "
-                              "pip install 'odu-bench[torch]'") from exc
+            raise ImportError(
+                "the local Qwen-Omni backend needs torch and transformers: pip install 'odu-bench[torch]'"
+            ) from exc
         config = transformers.AutoConfig.from_pretrained(pretrained, revision=revision)
         if config.model_type not in THINKERS:
-            raise ValueError(f"{pretrained}: model_type {config.model_type!r} is not a Qwen-Omni model "
-                             f"({', '.join(THINKERS)})")
+            raise ValueError(
+                f"{pretrained}: model_type {config.model_type!r} is not a Qwen-Omni model ({', '.join(THINKERS)})"
+            )
         model_cls, processor_cls = (getattr(transformers, n) for n in THINKERS[config.model_type])
         load: dict[str, Any] = {"revision": revision, "dtype": dtype, "device_map": device_map}
         if attn_implementation:
@@ -81,14 +83,20 @@ class QwenOmniLocal(Backend):
         self.max_tokens, self.history, self.progress = max_tokens, history, progress
         self._generation: dict[str, Any] = {}
 
-    def generate(self, requests: Sequence[SceneRequest], load_clip: ClipLoader | None = None,
-                 gen_kwargs: Mapping[str, Any] | None = None, on_done: OnDone | None = None) -> list[Generation]:
+    def generate(
+        self,
+        requests: Sequence[SceneRequest],
+        load_clip: ClipLoader | None = None,
+        gen_kwargs: Mapping[str, Any] | None = None,
+        on_done: OnDone | None = None,
+    ) -> list[Generation]:
         gen_kwargs = gen_kwargs or {}
         max_new = int(gen_kwargs.get("max_gen_toks", self.max_tokens))
         self._generation = {"do_sample": False, "max_new_tokens": max_new}
         out = []
-        for i, request in enumerate(tqdm(requests, desc=f"model {self.pretrained}", unit="scene",
-                                         disable=not self.progress)):
+        for i, request in enumerate(
+            tqdm(requests, desc=f"model {self.pretrained}", unit="scene", disable=not self.progress)
+        ):
             out.append(self._generate_one(request, load_clip, max_new))
             if on_done is not None:
                 on_done(i, out[-1])
@@ -111,9 +119,10 @@ class QwenOmniLocal(Backend):
                 use_audio_in_video=self.use_audio_in_video,
             ).to(self.model.device)
             with torch.inference_mode():
-                ids = self.model.generate(**inputs, use_audio_in_video=self.use_audio_in_video,
-                                          do_sample=False, max_new_tokens=max_new)
-            new = ids[:, inputs["input_ids"].shape[1]:]
+                ids = self.model.generate(
+                    **inputs, use_audio_in_video=self.use_audio_in_video, do_sample=False, max_new_tokens=max_new
+                )
+            new = ids[:, inputs["input_ids"].shape[1] :]
             text = self.processor.batch_decode(new, skip_special_tokens=True, clean_up_tokenization_spaces=False)[0]
             return Generation(text)
         except MediaError as exc:
@@ -135,8 +144,13 @@ class QwenOmniLocal(Backend):
             return [{"type": kind, "path": path}]
 
         messages = chat_messages(request.chat(), media, self.history)
-        return [{"role": m["role"], "content": m["content"] if isinstance(m["content"], list)
-                 else [{"type": "text", "text": m["content"]}]} for m in messages]
+        return [
+            {
+                "role": m["role"],
+                "content": m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}],
+            }
+            for m in messages
+        ]
 
     def info(self) -> dict[str, Any]:
         return {
@@ -146,9 +160,11 @@ class QwenOmniLocal(Backend):
             "model_type": self.model_type,
             "thinker_only": True,
             "dtype": self.dtype,
-            "media": {"fps": self.fps, "use_audio_in_video": self.use_audio_in_video,
-                      "audio_sample_rate": getattr(getattr(self.processor, "feature_extractor", None),
-                                                   "sampling_rate", None)},
+            "media": {
+                "fps": self.fps,
+                "use_audio_in_video": self.use_audio_in_video,
+                "audio_sample_rate": getattr(getattr(self.processor, "feature_extractor", None), "sampling_rate", None),
+            },
             "history": self.history,
             "generation": self._generation or {"do_sample": False, "max_new_tokens": self.max_tokens},
         }

@@ -37,8 +37,13 @@ def build_report(
     return {
         "settings": {"resamples": resamples, "seed": seed, "percentiles": list(BOOTSTRAP_PERCENTILES)},
         "systems": [
-            {"name": s.name, "approximate": s.approximate, "judge": dict(s.summary.get("judge", {})),
-             "n_scenes": len(s.rows), "annotation_language": s.summary.get("annotation_language")}
+            {
+                "name": s.name,
+                "approximate": s.approximate,
+                "judge": dict(s.summary.get("judge", {})),
+                "n_scenes": len(s.rows),
+                "annotation_language": s.summary.get("annotation_language"),
+            }
             for s in systems
         ],
         "notes": comparability_notes(systems),
@@ -57,17 +62,22 @@ def comparability_notes(systems: Sequence[System]) -> list[str]:
     notes = []
     languages = {str(s.summary.get("annotation_language")) for s in systems}
     if len(languages) > 1:
-        notes.append(f"runs were scored against different reference languages ({', '.join(sorted(languages))}): "
-                     "M2 and M4 are not comparable across them")
-    judges = {(j.get("name"), j.get("model"), j.get("prompt_version"))
-              for j in (s.summary.get("judge", {}) for s in systems)}
+        notes.append(
+            f"runs were scored against different reference languages ({', '.join(sorted(languages))}): "
+            "M2 and M4 are not comparable across them"
+        )
+    judges = {
+        (j.get("name"), j.get("model"), j.get("prompt_version")) for j in (s.summary.get("judge", {}) for s in systems)
+    }
     if len(judges) > 1:
         notes.append("runs were judged by different judges: M2 differences mix model and judge (App E.2)")
     approximate = [s.name for s in systems if s.approximate]
     if approximate:
         notes.append(f"approximate judge ({', '.join(approximate)}): M2 and Avg are not comparable with the paper")
-    for key, what in (("judge_errors", "judge errors remain (segments left out of M2; rerun the judge)"),
-                      ("inference_errors", "inference errors (scenes scored as no output; rerun the model)")):
+    for key, what in (
+        ("judge_errors", "judge errors remain (segments left out of M2; rerun the judge)"),
+        ("inference_errors", "inference errors (scenes scored as no output; rerun the model)"),
+    ):
         counts = [f"{s.name}: {s.summary[key]}" for s in systems if s.summary.get(key)]
         if counts:
             notes.append(f"{what}: {', '.join(counts)}")

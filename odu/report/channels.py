@@ -85,13 +85,16 @@ def scene_counts(row: Row) -> tuple[np.ndarray, int]:
     return counts, errors
 
 
-def channel_report(
-    systems: Sequence[System], modality: str, resamples: int, seed: int
-) -> dict[str, Any]:
+def channel_report(systems: Sequence[System], modality: str, resamples: int, seed: int) -> dict[str, Any]:
     """Table 6 for one modality: coverage per system and channel, gaps and bootstrap intervals."""
     ids, by_system = common_rows(systems, modality, lambda r: r["label"] == "positive")
-    out: dict[str, Any] = {"modality": modality, "n_scenes": len(ids), "resamples": resamples, "seed": seed,
-                           "systems": []}
+    out: dict[str, Any] = {
+        "modality": modality,
+        "n_scenes": len(ids),
+        "resamples": resamples,
+        "seed": seed,
+        "systems": [],
+    }
     if not ids:
         return out
     # columns: per system, per channel, (hits, points) -> (n_scenes, systems * channels * 2)
@@ -113,27 +116,38 @@ def channel_report(
         rows_out = []
         for c, channel in enumerate(CHANNELS):
             gap = channel in _GAP_CHANNELS and full[j, c, 1] > 0 and full[j, request, 1] > 0
-            rows_out.append({
-                "channel": channel,
-                "points": int(full[j, c, 1]),
-                "hits": int(full[j, c, 0]),
-                "coverage": optional(coverage[j, c]),
-                "gap": optional(coverage[j, request] - coverage[j, c]) if gap else None,
-                "gap_ci": [optional(intervals[0, j, c]), optional(intervals[1, j, c])] if gap else None,
-            })
-        out["systems"].append({"system": system.name, "approximate": system.approximate,
-                               "judge_error_points": int(errors[j]), "channels": rows_out})
+            rows_out.append(
+                {
+                    "channel": channel,
+                    "points": int(full[j, c, 1]),
+                    "hits": int(full[j, c, 0]),
+                    "coverage": optional(coverage[j, c]),
+                    "gap": optional(coverage[j, request] - coverage[j, c]) if gap else None,
+                    "gap_ci": [optional(intervals[0, j, c]), optional(intervals[1, j, c])] if gap else None,
+                }
+            )
+        out["systems"].append(
+            {
+                "system": system.name,
+                "approximate": system.approximate,
+                "judge_error_points": int(errors[j]),
+                "channels": rows_out,
+            }
+        )
     return out
 
 
 def channel_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Flat rows (one per system and channel) for CSV and Markdown."""
     return [
-        {"modality": report["modality"], "system": s["system"],
-         **{k: v for k, v in c.items() if k != "gap_ci"},
-         "gap_ci_low": c["gap_ci"][0] if c["gap_ci"] else None,
-         "gap_ci_high": c["gap_ci"][1] if c["gap_ci"] else None,
-         "judge_error_points": s["judge_error_points"]}
+        {
+            "modality": report["modality"],
+            "system": s["system"],
+            **{k: v for k, v in c.items() if k != "gap_ci"},
+            "gap_ci_low": c["gap_ci"][0] if c["gap_ci"] else None,
+            "gap_ci_high": c["gap_ci"][1] if c["gap_ci"] else None,
+            "judge_error_points": s["judge_error_points"],
+        }
         for s in report["systems"]
         for c in s["channels"]
     ]

@@ -48,7 +48,7 @@ def _metrics_from_sums(columns: dict[str, np.ndarray], sums: np.ndarray) -> dict
     """Split the ``(R, k)`` sums of the stacked ``columns`` back per metric and finish each one."""
     parts, start = {}, 0
     for name, cols in columns.items():
-        parts[name] = sums[:, start:start + cols.shape[1]]
+        parts[name] = sums[:, start : start + cols.shape[1]]
         start += cols.shape[1]
     out = {"m1": macro_f1_from_sums(parts["m1"])}
     out |= {m: mean_defined_from_sums(parts[m]) for m in ("m2", "m3", "m4", "m5")}
@@ -83,15 +83,19 @@ def headline(systems: Sequence[System], resamples: int, seed: int) -> dict[str, 
             rows = sorted(rows, key=lambda r: r["scene_id"])  # bootstrap order: same draws per scene set
             boot = SceneBootstrap(len(rows), resamples, seed, population=f"headline/{modality}")
             interval = percentile_interval(np.column_stack(list(bootstrap_metrics(rows, boot).values())))
-            entries.append({
-                "system": system.name,
-                "approximate": system.approximate,
-                "n_scenes": point["n_scenes"], "n_positive": point["n_positive"], "n_negative": point["n_negative"],
-                "metrics": {
-                    m: {"value": point[m], "ci": [optional(interval[0, i]), optional(interval[1, i])]}
-                    for i, m in enumerate(TABLE3_COLUMNS)
-                },
-            })
+            entries.append(
+                {
+                    "system": system.name,
+                    "approximate": system.approximate,
+                    "n_scenes": point["n_scenes"],
+                    "n_positive": point["n_positive"],
+                    "n_negative": point["n_negative"],
+                    "metrics": {
+                        m: {"value": point[m], "ci": [optional(interval[0, i]), optional(interval[1, i])]}
+                        for i, m in enumerate(TABLE3_COLUMNS)
+                    },
+                }
+            )
         if entries:
             out[modality] = entries
     return out
@@ -105,17 +109,24 @@ def source_deltas(systems: Sequence[System]) -> list[dict[str, Any]]:
         for modality in MODALITIES:
             rows = system.rows_of(modality)
             for language in sorted({r["language"] for r in rows}):
-                by_source = {s: [r for r in rows if r["language"] == language and r["source"] == s]
-                             for s in (GENERATED, RECORDED)}
+                by_source = {
+                    s: [r for r in rows if r["language"] == language and r["source"] == s]
+                    for s in (GENERATED, RECORDED)
+                }
                 if not all(by_source.values()):
                     continue
                 gen, rec = summarize(by_source[GENERATED]), summarize(by_source[RECORDED])
-                out.append({
-                    "system": system.name, "modality": modality, "language": language,
-                    "n_generated": gen["n_scenes"], "n_recorded": rec["n_scenes"],
-                    "metrics": {m: {GENERATED: gen[m], RECORDED: rec[m], "delta": difference(rec[m], gen[m])}
-                                for m in TABLE3_COLUMNS},
-                })
+                out.append(
+                    {
+                        "system": system.name,
+                        "modality": modality,
+                        "language": language,
+                        "n_generated": gen["n_scenes"],
+                        "n_recorded": rec["n_scenes"],
+                        "metrics": {
+                            m: {GENERATED: gen[m], RECORDED: rec[m], "delta": difference(rec[m], gen[m])}
+                            for m in TABLE3_COLUMNS
+                        },
+                    }
+                )
     return out
-
-

@@ -41,8 +41,16 @@ def _pp(x: float | None) -> float:
     return math.nan if x is None else 100 * x
 
 
-def _draw(ax: Any, rows: Sequence[str], cols: Sequence[str], values: Sequence[Sequence[float]],
-          cmap: str, vmin: float, vmax: float, fmt: str) -> Any:
+def _draw(
+    ax: Any,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    values: Sequence[Sequence[float]],
+    cmap: str,
+    vmin: float,
+    vmax: float,
+    fmt: str,
+) -> Any:
     import numpy as np
 
     data = np.ma.masked_invalid(np.array(values, dtype=float))
@@ -55,8 +63,15 @@ def _draw(ax: Any, rows: Sequence[str], cols: Sequence[str], values: Sequence[Se
             if not math.isnan(v):
                 frac = (v - vmin) / span  # diverging maps are dark at both ends, viridis at the low end
                 dark = abs(frac - 0.5) > 0.3 if cmap.startswith("RdBu") else frac < 0.55
-                ax.text(j, i, format(unsigned_zero(v), fmt), ha="center", va="center", fontsize=7,
-                        color="white" if dark else "black")
+                ax.text(
+                    j,
+                    i,
+                    format(unsigned_zero(v), fmt),
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if dark else "black",
+                )
     if len(rows) > 1 and rows[-1] == "panel mean":
         ax.axhline(len(rows) - 1.5, color="black", linewidth=1)
     return image
@@ -101,7 +116,9 @@ def write_plots(report: Mapping[str, Any], out: Path) -> list[Path]:
         fig, (ax,) = _figure(len(rows), len(cols))
         image = _draw(ax, rows, cols, values, "RdBu", -limit, limit, "+.1f")
         fig.colorbar(image, ax=ax, label="Δ M2 (pp)")
-        ax.set_title(f"M2 by category minus the system's mean M2, {modality} ({table['n_scenes']} common scenes)", fontsize=10)
+        ax.set_title(
+            f"M2 by category minus the system's mean M2, {modality} ({table['n_scenes']} common scenes)", fontsize=10
+        )
         written.append(_save(fig, out / f"taxonomy_m2_{_SHORT[modality]}.png"))
     for modality, ftr in report["taxonomy"]["ftr"].items():
         tables = [ftr[d] for d in ("signal", "reason") if ftr[d]["columns"]]
@@ -114,17 +131,23 @@ def write_plots(report: Mapping[str, Any], out: Path) -> list[Path]:
             image = _draw(ax, rows, cols, values, "RdBu_r", -limit, limit, "+.1f")
             ax.set_title(f"FTR by {title}", fontsize=10)
         fig.colorbar(image, ax=list(axes), label="Δ FTR (pp)")
-        fig.suptitle(f"Subtype FTR minus the system's FTR, {modality} ({ftr['n_scenes']} labelled negatives)", fontsize=10)
+        fig.suptitle(
+            f"Subtype FTR minus the system's FTR, {modality} ({ftr['n_scenes']} labelled negatives)", fontsize=10
+        )
         written.append(_save(fig, out / f"ftr_{_SHORT[modality]}.png"))
     for modality, ch in report["channels"].items():
         if not ch["systems"]:
             continue
-        names = [c["channel"] for c in ch["systems"][0]["channels"]
-                 if c["channel"] != ALL_POINTS and any(s_c["points"] for s in ch["systems"] for s_c in s["channels"]
-                                                       if s_c["channel"] == c["channel"])]
+        names = [
+            c["channel"]
+            for c in ch["systems"][0]["channels"]
+            if c["channel"] != ALL_POINTS
+            and any(s_c["points"] for s in ch["systems"] for s_c in s["channels"] if s_c["channel"] == c["channel"])
+        ]
         rows = [s["system"] for s in ch["systems"]]
-        values = [[_pp(next(c["coverage"] for c in s["channels"] if c["channel"] == n)) for n in names]
-                  for s in ch["systems"]]
+        values = [
+            [_pp(next(c["coverage"] for c in s["channels"] if c["channel"] == n)) for n in names] for s in ch["systems"]
+        ]
         fig, (ax,) = _figure(len(rows), len(names))
         image = _draw(ax, rows, names, values, "viridis", 0, 100, ".1f")
         fig.colorbar(image, ax=ax, label="coverage (%)")

@@ -82,10 +82,15 @@ def _headline_md(report: Mapping[str, Any]) -> list[str]:
         for e in report["headline"][m]
     ]
     return [
-        "## Main results (Table 3 layout)", "", table, "",
+        "## Main results (Table 3 layout)",
+        "",
+        table,
+        "",
         f"Scene-bootstrap 95% intervals ({report['settings']['resamples']} resamples, seed "
-        f"{report['settings']['seed']}; scenes resampled within modality, M1 recomputed per resample):", "",
-        render(ci_header, ci_rows), "",
+        f"{report['settings']['seed']}; scenes resampled within modality, M1 recomputed per resample):",
+        "",
+        render(ci_header, ci_rows),
+        "",
     ]
 
 
@@ -101,9 +106,16 @@ def _sources_md(report: Mapping[str, Any]) -> list[str]:
         for e in entries:
             header += [f"{e['system']} Syn. (n={e['n_generated']})", f"Rec. (n={e['n_recorded']})", "Δ"]
         rows = [
-            [_NAMES[m]] + [v for e in entries for v in (percent(e["metrics"][m]["generated"]),
-                                                        percent(e["metrics"][m]["human-recorded"]),
-                                                        points(e["metrics"][m]["delta"]))]
+            [_NAMES[m]]
+            + [
+                v
+                for e in entries
+                for v in (
+                    percent(e["metrics"][m]["generated"]),
+                    percent(e["metrics"][m]["human-recorded"]),
+                    points(e["metrics"][m]["delta"]),
+                )
+            ]
             for m in TABLE3_COLUMNS
         ]
         lines += [f"### {modality}, {language}", "", render(header, rows), ""]
@@ -125,13 +137,25 @@ def _channels_md(report: Mapping[str, Any]) -> list[str]:
                     continue
                 gap = "–" if c["gap"] is None else f"{unsigned_zero(100 * c['gap']):.1f}"
                 ci = "–" if c["gap_ci"] is None else interval(c["gap_ci"])
-                rows.append([_mark(s["system"], s["approximate"]), c["channel"], str(c["points"]),
-                             percent(c["coverage"]), gap, ci])
+                rows.append(
+                    [
+                        _mark(s["system"], s["approximate"]),
+                        c["channel"],
+                        str(c["points"]),
+                        percent(c["coverage"]),
+                        gap,
+                        ci,
+                    ]
+                )
         errors = ", ".join(f"{s['system']}: {s['judge_error_points']}" for s in ch["systems"])
-        lines += [render(header, rows), "",
-                  f"Gap = spoken-request coverage − channel coverage (full sample). Points of unmatched "
-                  f"segments are misses; points with a judge error are left out (per system: {errors}). "
-                  f"\"all points\" also holds points with no assigned channel.", ""]
+        lines += [
+            render(header, rows),
+            "",
+            f"Gap = spoken-request coverage − channel coverage (full sample). Points of unmatched "
+            f"segments are misses; points with a judge error are left out (per system: {errors}). "
+            f'"all points" also holds points with no assigned channel.',
+            "",
+        ]
     return lines
 
 
@@ -152,7 +176,9 @@ def _taxonomy_md(report: Mapping[str, Any]) -> list[str]:
     lines = ["## Positive challenge profiles: M2 by category (App E.3, Figs. 9/10)", ""]
     for modality, t in report["taxonomy"]["m2"].items():
         lines += _profile_md(
-            f"{modality}: {t['n_scenes']} common positive scenes", t, "system M2 (%)",
+            f"{modality}: {t['n_scenes']} common positive scenes",
+            t,
+            "system M2 (%)",
             "Cells: category mean M2 − the system's mean M2 on these scenes, percentage points "
             "(negative = harder than the system's average). Last row: the system mean itself (%).",
         )
@@ -160,7 +186,9 @@ def _taxonomy_md(report: Mapping[str, Any]) -> list[str]:
     for modality, t in report["taxonomy"]["ftr"].items():
         for dimension, label in (("signal", "signal type"), ("reason", "invalidation reason")):
             lines += _profile_md(
-                f"{modality}: FTR by {label} ({t['n_scenes']} common labelled negatives)", t[dimension], "system FTR (%)",
+                f"{modality}: FTR by {label} ({t['n_scenes']} common labelled negatives)",
+                t[dimension],
+                "system FTR (%)",
                 "Cells: subtype FTR − the system's FTR on these negatives, percentage points "
                 "(positive = more false triggers). Last row: the system FTR itself (%).",
             )
@@ -172,8 +200,10 @@ def markdown(report: Mapping[str, Any]) -> str:
     lines = ["# ODU-Bench report", ""]
     for s in report["systems"]:
         judge = s["judge"]
-        lines.append(f"- **{_mark(s['name'], s['approximate'])}**: {s['n_scenes']} scenes, judge "
-                     f"{judge.get('name')} ({judge.get('model')})")
+        lines.append(
+            f"- **{_mark(s['name'], s['approximate'])}**: {s['n_scenes']} scenes, judge "
+            f"{judge.get('name')} ({judge.get('model')})"
+        )
     if any(s["approximate"] for s in report["systems"]):
         lines += ["", "† M2 (and Avg) from an APPROXIMATE judge: not comparable with the paper's Table 3."]
     other = [n for n in report["notes"] if not n.startswith("approximate judge")]
@@ -199,20 +229,39 @@ def _write_csv(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
 def write_csvs(report: Mapping[str, Any], out: Path) -> list[Path]:
     """``table3.csv`` (the paper's columns, %), and fractions in the other tables."""
     headline = [
-        {"system": e["system"], "modality": m, "metric": c, "value": e["metrics"][c]["value"],
-         "ci_low": e["metrics"][c]["ci"][0], "ci_high": e["metrics"][c]["ci"][1], "n_scenes": e["n_scenes"]}
-        for m, entries in report["headline"].items() for e in entries for c in TABLE3_COLUMNS
+        {
+            "system": e["system"],
+            "modality": m,
+            "metric": c,
+            "value": e["metrics"][c]["value"],
+            "ci_low": e["metrics"][c]["ci"][0],
+            "ci_high": e["metrics"][c]["ci"][1],
+            "n_scenes": e["n_scenes"],
+        }
+        for m, entries in report["headline"].items()
+        for e in entries
+        for c in TABLE3_COLUMNS
     ]
     sources = [
-        {"system": s["system"], "modality": s["modality"], "language": s["language"], "metric": m,
-         "generated": v["generated"], "human_recorded": v["human-recorded"], "delta": v["delta"],
-         "n_generated": s["n_generated"], "n_recorded": s["n_recorded"]}
-        for s in report["sources"] for m, v in s["metrics"].items()
+        {
+            "system": s["system"],
+            "modality": s["modality"],
+            "language": s["language"],
+            "metric": m,
+            "generated": v["generated"],
+            "human_recorded": v["human-recorded"],
+            "delta": v["delta"],
+            "n_generated": s["n_generated"],
+            "n_recorded": s["n_recorded"],
+        }
+        for s in report["sources"]
+        for m, v in s["metrics"].items()
     ]
     channels = [row for ch in report["channels"].values() for row in channel_rows(ch)]
     m2 = [r for m, t in report["taxonomy"]["m2"].items() for r in profile_rows(t, m, "m2")]
-    ftr = [r for m, t in report["taxonomy"]["ftr"].items() for d in ("signal", "reason")
-           for r in profile_rows(t[d], m, d)]
+    ftr = [
+        r for m, t in report["taxonomy"]["ftr"].items() for d in ("signal", "reason") for r in profile_rows(t[d], m, d)
+    ]
     return [
         _write_csv(out / "table3.csv", table3_rows(report)),
         _write_csv(out / "headline_ci.csv", headline),

@@ -17,8 +17,19 @@ from ..run import RUN_CARD_NAME, SCENES_FILE, SUMMARY_FILE, read_run
 
 #: scenes.jsonl fields the report reads.
 ROW_FIELDS: tuple[str, ...] = (
-    "scene_id", "modality", "language", "source", "label", "axes", "has_demand", "predicted_has_demand",
-    "s2", "s3", "s4", "s5", "key_points",
+    "scene_id",
+    "modality",
+    "language",
+    "source",
+    "label",
+    "axes",
+    "has_demand",
+    "predicted_has_demand",
+    "s2",
+    "s3",
+    "s4",
+    "s5",
+    "key_points",
 )
 
 Row = Mapping[str, Any]

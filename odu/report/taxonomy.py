@@ -26,16 +26,31 @@ CHALLENGE_AXES: tuple[str, ...] = ("axis1", "axis2", "axis3", "axis4")
 #: Category names of the challenge axes (App B.2). Axis 1 is modality-specific: audio-only scenes
 #: use 1.1 language-channel and 1.2 acoustic-event dependence.
 CHALLENGE_CATEGORIES: dict[str, dict[str, str]] = {
-    AUDIO_VISUAL: {"1.1": "Language-channel", "1.2": "Vision-grounded", "1.3": "Audio-grounded",
-                   "1.4": "Vision-Audio Joint"},
+    AUDIO_VISUAL: {
+        "1.1": "Language-channel",
+        "1.2": "Vision-grounded",
+        "1.3": "Audio-grounded",
+        "1.4": "Vision-Audio Joint",
+    },
     AUDIO_ONLY: {"1.1": "Language-channel", "1.2": "Acoustic-event dependence"},
-    "": {"2.1": "Self-contained Current Context", "2.2": "Temporal Event Dependency",
-         "2.3": "Dialogue History Dependency", "2.4": "Speaker Identity Dependency",
-         "2.5": "Affective State Dependency", "3.1": "Direct Instruction", "3.2": "Direct Question",
-         "3.3": "Indirect or Descriptive Request", "3.4": "Hesitation or Self-correction",
-         "3.5": "Interrupted or Incomplete Request", "3.6": "Compound or Multi-intent Request",
-         "4.1": "Clean Near-field Speech", "4.2": "Background Noise", "4.3": "Competing Speech",
-         "4.4": "Low-volume or Whispered Speech", "4.5": "Media Playback Interference"},
+    "": {
+        "2.1": "Self-contained Current Context",
+        "2.2": "Temporal Event Dependency",
+        "2.3": "Dialogue History Dependency",
+        "2.4": "Speaker Identity Dependency",
+        "2.5": "Affective State Dependency",
+        "3.1": "Direct Instruction",
+        "3.2": "Direct Question",
+        "3.3": "Indirect or Descriptive Request",
+        "3.4": "Hesitation or Self-correction",
+        "3.5": "Interrupted or Incomplete Request",
+        "3.6": "Compound or Multi-intent Request",
+        "4.1": "Clean Near-field Speech",
+        "4.2": "Background Noise",
+        "4.3": "Competing Speech",
+        "4.4": "Low-volume or Whispered Speech",
+        "4.5": "Media Playback Interference",
+    },
 }
 #: No-demand dimensions (App B.3): release value of ``negative_signal`` -> (code, short name).
 NEGATIVE_SIGNALS: dict[str, tuple[str, str]] = {
@@ -100,8 +115,13 @@ def m2_profile(systems: Sequence[System], modality: str) -> dict[str, Any]:
             value = mean_defined(rows[sid]["s2"] for sid in categories[col])
             cells[col] = {"n": len(categories[col]), "value": value, "delta": difference(value, base)}
         table.append({"system": system.name, "base": base, "cells": cells})
-    return {"modality": modality, "metric": "m2", "n_scenes": len(ids), "columns": columns,
-            "rows": _panel(table, systems, columns)}
+    return {
+        "modality": modality,
+        "metric": "m2",
+        "n_scenes": len(ids),
+        "columns": columns,
+        "rows": _panel(table, systems, columns),
+    }
 
 
 def _labelled(row: Row) -> bool:
@@ -146,9 +166,16 @@ def _ftr(rows: Mapping[str, Row], ids: Sequence[str]) -> float | None:
 def profile_rows(table: Mapping[str, Any], modality: str, dimension: str) -> list[dict[str, Any]]:
     """Flat rows (system x category) of one profile table for CSV."""
     return [
-        {"modality": modality, "dimension": dimension, "system": row["system"], "category": col,
-         "n": row["cells"][col]["n"], "value": row["cells"][col]["value"], "system_mean": row["base"],
-         "delta": row["cells"][col]["delta"]}
+        {
+            "modality": modality,
+            "dimension": dimension,
+            "system": row["system"],
+            "category": col,
+            "n": row["cells"][col]["n"],
+            "value": row["cells"][col]["value"],
+            "system_mean": row["base"],
+            "delta": row["cells"][col]["delta"],
+        }
         for row in table["rows"]
         for col in table["columns"]
     ]

@@ -58,8 +58,9 @@ def test_score_names_scenes_without_a_prediction_row(tmp_path: Path, capsys: pyt
 
 
 def test_prediction_row_without_output_is_refused(tmp_path: Path) -> None:
-    path = _write_jsonl(tmp_path / "preds.jsonl", [{"scene_id": "a", "output": None},
-                                                    {"scene_id": "b", "prediction": "{}"}])
+    path = _write_jsonl(
+        tmp_path / "preds.jsonl", [{"scene_id": "a", "output": None}, {"scene_id": "b", "prediction": "{}"}]
+    )
     with pytest.raises(SchemaError, match=r"row 2 \(scene b\): missing 'output'"):
         read_predictions(path)
 
@@ -67,15 +68,19 @@ def test_prediction_row_without_output_is_refused(tmp_path: Path) -> None:
 def test_missing_stored_verdicts_say_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     record = _sample_records()[0]
     segment = record["annotations"][record["language"]]["evaluation_targets"]["segments"][0]
-    output = {"has_demand": True, "segments": [{k: segment[k] for k in ("start_ms", "end_ms", "transcript",
-                                                                       "structured_intent")}]}
+    output = {
+        "has_demand": True,
+        "segments": [{k: segment[k] for k in ("start_ms", "end_ms", "transcript", "structured_intent")}],
+    }
     scenes = _write_jsonl(tmp_path / "scenes.jsonl", [record])
     preds = _write_jsonl(tmp_path / "preds.jsonl", [{"scene_id": record["scene_id"], "output": json.dumps(output)}])
     first = segment["key_points"][0]["qid"]
-    verdicts = _write_jsonl(tmp_path / "verdicts.jsonl",
-                            [{"scene_id": record["scene_id"], "segment": 0, "qid": first, "hit": True}])
-    args = argv("score", scenes=scenes, predictions=preds, out=tmp_path / "run", judge=f"verdicts:{verdicts}",
-                no_progress=True)
+    verdicts = _write_jsonl(
+        tmp_path / "verdicts.jsonl", [{"scene_id": record["scene_id"], "segment": 0, "qid": first, "hit": True}]
+    )
+    args = argv(
+        "score", scenes=scenes, predictions=preds, out=tmp_path / "run", judge=f"verdicts:{verdicts}", no_progress=True
+    )
     assert main(args) == 1
     err = capsys.readouterr().err
     assert "add their rows to the verdicts file" in err and "Rerun" not in err
@@ -100,15 +105,22 @@ def test_eval_names_a_dataset_that_is_not_one(tmp_path: Path, capsys: pytest.Cap
     assert "not a prepared ODU-Bench dataset directory" in capsys.readouterr().err
 
 
-def test_eval_reports_inference_errors_and_exits_1(tmp_path: Path, sample_dataset: Path, hf_cache: str,
-                                                  monkeypatch: pytest.MonkeyPatch,
-                                                  capsys: pytest.CaptureFixture) -> None:
+def test_eval_reports_inference_errors_and_exits_1(
+    tmp_path: Path, sample_dataset: Path, hf_cache: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     import datasets
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
     monkeypatch.setenv("OPENAI_API_KEY", "EMPTY")
-    args = argv("eval", dataset=sample_dataset, model="openai", tasks="odu_ao", limit=1,
-                model_args="model=omni,base_url=http://127.0.0.1:9/v1,retries=0", out=tmp_path / "out")
+    args = argv(
+        "eval",
+        dataset=sample_dataset,
+        model="openai",
+        tasks="odu_ao",
+        limit=1,
+        model_args="model=omni,base_url=http://127.0.0.1:9/v1,retries=0",
+        out=tmp_path / "out",
+    )
     assert main(args) == 1
     err = capsys.readouterr().err
     assert "inference error (1 scene(s)): model call failed: APIConnectionError" in err
@@ -117,8 +129,9 @@ def test_eval_reports_inference_errors_and_exits_1(tmp_path: Path, sample_datase
 
 
 def test_eval_default_verbosity_keeps_lm_eval_quiet(tmp_path: Path) -> None:
-    proc = run_odu(argv("eval", sample=True, model="never", tasks="odu_ao"), fresh_env(tmp_path, HF_HUB_OFFLINE="1"),
-                   cwd=tmp_path)
+    proc = run_odu(
+        argv("eval", sample=True, model="never", tasks="odu_ao"), fresh_env(tmp_path, HF_HUB_OFFLINE="1"), cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "floor: never-trigger" in proc.stdout
     assert "Custom kwargs" not in proc.stderr and "WARNING" not in proc.stderr
@@ -129,7 +142,10 @@ def test_eval_default_verbosity_keeps_lm_eval_quiet(tmp_path: Path) -> None:
 
 def test_hub_transfer_failures_are_messages(tmp_path: Path, demo_dataset: Path) -> None:
     env = fresh_env(tmp_path, HF_ENDPOINT="http://127.0.0.1:9", HF_TOKEN="hf_test_token")
-    for command in (argv("download", "ORG/odu-bench", out=tmp_path / "dl"), argv("upload", demo_dataset, "ORG/odu-bench")):
+    for command in (
+        argv("download", "ORG/odu-bench", out=tmp_path / "dl"),
+        argv("upload", demo_dataset, "ORG/odu-bench"),
+    ):
         proc = run_odu(command, env, timeout=300)
         assert proc.returncode == 2, proc.stderr[-3000:]
         assert proc.stderr.startswith(f"odu-bench {command[0]}: error: ORG/odu-bench: {command[0]} failed:")
@@ -160,8 +176,10 @@ def test_release_problems_name_the_file_once_and_missing_key_points(tmp_path: Pa
 
 def test_report_notes_runs_with_judge_or_inference_errors() -> None:
     judge = {"name": "verdicts", "model": "v.jsonl", "approximate": False}
-    systems = [System("clean", {"judge": judge, "judge_errors": 0}, []),
-               System("partial", {"judge": judge, "judge_errors": 3, "inference_errors": 2}, [])]
+    systems = [
+        System("clean", {"judge": judge, "judge_errors": 0}, []),
+        System("partial", {"judge": judge, "judge_errors": 3, "inference_errors": 2}, []),
+    ]
     notes = comparability_notes(systems)
     assert any(n.startswith("judge errors remain") and n.endswith("partial: 3") for n in notes)
     assert any(n.startswith("inference errors") and n.endswith("partial: 2") for n in notes)

@@ -58,7 +58,13 @@ def fake_media(record: dict[str, Any]) -> list[bytes]:
 def test_config_table() -> None:
     assert CONFIG_NAMES[0] == DEFAULT_CONFIG == "all"
     assert set(CONFIG_NAMES) == {
-        "all", "av", "ao", "av_en", "av_zh", "ao_en", "ao_zh",
+        "all",
+        "av",
+        "ao",
+        "av_en",
+        "av_zh",
+        "ao_en",
+        "ao_zh",
         *(f"{base}_{label}" for base in ("av", "ao", "av_en", "av_zh", "ao_en", "ao_zh") for label in ("pos", "neg")),
     }
     assert len(CONFIG_NAMES) == 19
@@ -74,8 +80,10 @@ def test_config_order_groups_by_leaf_in_release_order() -> None:
     scenes = [scene_from_dict(r) for r in demo_records()]
     ordered = in_config_order("all", scenes, lambda s: s)
     assert sorted(s.scene_id for s in ordered) == sorted(RECORDS)
-    leaves = [f"{'av' if s.modality == 'audio-visual' else 'ao'}_{s.language}_{'pos' if s.is_positive else 'neg'}"
-              for s in ordered]
+    leaves = [
+        f"{'av' if s.modality == 'audio-visual' else 'ao'}_{s.language}_{'pos' if s.is_positive else 'neg'}"
+        for s in ordered
+    ]
     assert leaves == sorted(leaves, key=[c.name for c in LEAF_CONFIGS].index)
     av_en = in_config_order("av_en", scenes, lambda s: s)
     assert [s.scene_id for s in av_en] == [
@@ -85,8 +93,20 @@ def test_config_order_groups_by_leaf_in_release_order() -> None:
 
 def test_features_columns() -> None:
     feats = features()
-    assert list(feats) == ["scene_id", "language", "modality", "source", "label", "axes", "taxonomy_axes",
-                           "negative_reason", "negative_signal", "turns", "annotations", "extra_json"]
+    assert list(feats) == [
+        "scene_id",
+        "language",
+        "modality",
+        "source",
+        "label",
+        "axes",
+        "taxonomy_axes",
+        "negative_reason",
+        "negative_signal",
+        "turns",
+        "annotations",
+        "extra_json",
+    ]
     turn = feats["turns"].feature
     assert set(turn) == {"role", "clip_id", "media", "duration", "sha256", "text", "extra_json"}
     assert set(turn["media"]) == {"bytes", "path"}
@@ -116,7 +136,9 @@ def test_row_turns_interleave_clips_and_replies() -> None:
     assert [t["clip_id"] for t in users] == ["v1", "v2", "v3", "v4"]
     assert [t["duration"] for t in users] == [c["duration"] for c in record["clips"]]
     assert users[0]["sha256"] == hashlib.sha256(b"avp_hr_000149/v1").hexdigest()
-    assert [t["text"] for t in row["turns"] if t["role"] == "assistant"] == [c["replies"][0] for c in record["clips"][:3]]
+    assert [t["text"] for t in row["turns"] if t["role"] == "assistant"] == [
+        c["replies"][0] for c in record["clips"][:3]
+    ]
 
 
 def test_audio_only_segments_have_null_user_in_frame() -> None:
@@ -209,8 +231,14 @@ print(json.dumps({"rows": len(ds), "frames": len(clip.frames(fps=1)), "samples":
                   "heavy": sorted(m for m in ("torch", "torchcodec", "torchaudio", "tensorflow", "jax") if m in sys.modules)}))
 """
     env = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "cache")], cwd=demo_dataset.parent,
-                          env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "cache")],
+        cwd=demo_dataset.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["rows"] == expected_rows(demo_records())["av_en"]
@@ -233,9 +261,17 @@ def test_card_configs_and_dataset_info(demo_dataset: Path) -> None:
     names = [c["config_name"] for c in meta["configs"]]
     assert names == [n for n in CONFIG_NAMES if expected.get(n)]
     assert meta["configs"][0] == {
-        "config_name": "all", "default": True,
-        "data_files": [{"split": "test", "path": [f"data/{leaf}/test-*.parquet" for leaf in
-                                                  ("av_en_pos", "av_en_neg", "av_zh_pos", "av_zh_neg", "ao_en_pos")]}],
+        "config_name": "all",
+        "default": True,
+        "data_files": [
+            {
+                "split": "test",
+                "path": [
+                    f"data/{leaf}/test-*.parquet"
+                    for leaf in ("av_en_pos", "av_en_neg", "av_zh_pos", "av_zh_neg", "ao_en_pos")
+                ],
+            }
+        ],
     }
     assert not any(c.get("default") for c in meta["configs"][1:])
     infos = {i["config_name"]: i for i in meta["dataset_info"]}
@@ -256,10 +292,16 @@ def test_manifest_lists_media_and_shards(demo_dataset: Path, demo_release: Path)
     for (sid, cid), entry in media.items():
         clip = next(c for c in RECORDS[sid]["clips"] if c["id"] == cid)
         data = (demo_release / clip["src"]).read_bytes()
-        assert entry == {"scene_id": sid, "clip_id": cid, "path": clip["src"],
-                         "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-    assert sorted(manifest["shards"]) == sorted(p.relative_to(demo_dataset).as_posix()
-                                                for p in demo_dataset.glob("data/*/*.parquet"))
+        assert entry == {
+            "scene_id": sid,
+            "clip_id": cid,
+            "path": clip["src"],
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "bytes": len(data),
+        }
+    assert sorted(manifest["shards"]) == sorted(
+        p.relative_to(demo_dataset).as_posix() for p in demo_dataset.glob("data/*/*.parquet")
+    )
     assert verify_dataset_dir(demo_dataset) == []
     lines = (demo_dataset / "scenes.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line) for line in lines] == demo_records()
@@ -297,8 +339,10 @@ def test_shards_and_row_groups_are_bounded(demo_release: Path, tmp_path: Path, h
     for shard in out.glob("data/*/*.parquet"):
         meta = pq.ParquetFile(shard).metadata
         assert meta.num_rows == 1 or shard.stat().st_size - meta.serialized_size <= limit * 1.05, shard
-        assert all(meta.row_group(i).num_rows == 1 or meta.row_group(i).total_byte_size <= limit // 3 * 1.2
-                   for i in range(meta.num_row_groups))
+        assert all(
+            meta.row_group(i).num_rows == 1 or meta.row_group(i).total_byte_size <= limit // 3 * 1.2
+            for i in range(meta.num_row_groups)
+        )
     scenes = [scene_from_dict(r) for r in demo_records()]
     ds = load(out, "av_zh", hf_cache)
     assert ds["scene_id"] == [s.scene_id for s in in_config_order("av_zh", scenes, lambda s: s)]
@@ -345,8 +389,13 @@ def test_cast_media_relabels_the_media_struct(demo_dataset: Path, hf_cache: str)
 
 
 def test_media_features_at_load_time(demo_dataset: Path, hf_cache: str) -> None:
-    ds = load_dataset(str(demo_dataset), "ao_en", split="test", cache_dir=hf_cache,
-                      features=media_features("audio", sampling_rate=16_000, decode=False))
+    ds = load_dataset(
+        str(demo_dataset),
+        "ao_en",
+        split="test",
+        cache_dir=hf_cache,
+        features=media_features("audio", sampling_rate=16_000, decode=False),
+    )
     media = ds.features["turns"].feature["media"]
     assert isinstance(media, Audio) and media.sampling_rate == 16_000
     assert ds[0]["turns"][0]["media"]["path"] == RECORDS[ds[0]["scene_id"]]["clips"][0]["src"]
@@ -358,8 +407,9 @@ def test_datasets_decoding_with_torchcodec(demo_dataset: Path, hf_cache: str) ->
     decoded = row["turns"][0]["media"].get_all_samples()
     assert decoded.sample_rate == 16_000
     assert decoded.data.shape[-1] == pytest.approx(row["turns"][0]["duration"] * 16_000, abs=16_000 * 0.1)
-    video = load_dataset(str(demo_dataset), "av_en_neg", split="test", cache_dir=hf_cache,
-                         features=media_features("video"))[0]["turns"][0]["media"]
+    video = load_dataset(
+        str(demo_dataset), "av_en_neg", split="test", cache_dir=hf_cache, features=media_features("video")
+    )[0]["turns"][0]["media"]
     assert video.metadata.num_frames > 0
 
 
@@ -374,8 +424,9 @@ def builder_cls(monkeypatch: pytest.MonkeyPatch) -> type:
     return OduBench
 
 
-def test_builder_usable_directly(builder_cls: type, demo_release: Path, demo_dataset: Path, tmp_path: Path,
-                                 hf_cache: str) -> None:
+def test_builder_usable_directly(
+    builder_cls: type, demo_release: Path, demo_dataset: Path, tmp_path: Path, hf_cache: str
+) -> None:
     builder = builder_cls(config_name="av_zh", data_dir=str(demo_release), cache_dir=str(tmp_path))
     builder.download_and_prepare()
     built = builder.as_dataset(split="test")

@@ -69,7 +69,10 @@ def api(monkeypatch: pytest.MonkeyPatch) -> type[FakeApi]:
 def test_allow_patterns_per_config() -> None:
     assert allow_patterns(["av_en"]) == [*METADATA, "data/av_en_pos/test-*.parquet", "data/av_en_neg/test-*.parquet"]
     assert allow_patterns(["av_en_pos", "av_pos"]) == [
-        *METADATA, "data/av_en_pos/test-*.parquet", "data/av_zh_pos/test-*.parquet"]
+        *METADATA,
+        "data/av_en_pos/test-*.parquet",
+        "data/av_zh_pos/test-*.parquet",
+    ]
     every = allow_patterns(None)
     assert len(every) == len(METADATA) + 8 and every == allow_patterns(["all"])
     with pytest.raises(KeyError, match="unknown ODU-Bench config"):
@@ -80,10 +83,18 @@ def test_download_one_config_then_load_it(hub: FakeHub, tmp_path: Path) -> None:
     out = tmp_path / "odu-bench"
     assert download("org/odu-bench", ["av_en"], out, revision="v1") == out
     (call,) = hub.calls
-    assert call == {"repo_id": "org/odu-bench", "repo_type": "dataset", "revision": "v1",
-                    "allow_patterns": allow_patterns(["av_en"]), "local_dir": str(out), "token": None}
+    assert call == {
+        "repo_id": "org/odu-bench",
+        "repo_type": "dataset",
+        "revision": "v1",
+        "allow_patterns": allow_patterns(["av_en"]),
+        "local_dir": str(out),
+        "token": None,
+    }
     assert sorted(p.relative_to(out).as_posix() for p in out.glob("data/*/*")) == [
-        "data/av_en_neg/test-00000-of-00001.parquet", "data/av_en_pos/test-00000-of-00001.parquet"]
+        "data/av_en_neg/test-00000-of-00001.parquet",
+        "data/av_en_pos/test-00000-of-00001.parquet",
+    ]
     cache = str(tmp_path / "cache")
     ds = load_dataset(str(out), "av_en", split="test", cache_dir=cache)
     assert len(ds) == expected_rows(demo_records())["av_en"]
@@ -126,8 +137,9 @@ def test_upload_refuses_an_unsound_folder(api: type[FakeApi], demo_dataset: Path
     assert api.calls == []
 
 
-def test_cli_download_and_upload(hub: FakeHub, api: type[FakeApi], demo_dataset: Path, tmp_path: Path,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_download_and_upload(
+    hub: FakeHub, api: type[FakeApi], demo_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "got"
     assert main(["download", "org/odu-bench", "--config", "av_zh", "--config", "ao", "--out", str(out)]) == 0
     assert hub.calls[0]["allow_patterns"] == allow_patterns(["av_zh", "ao"])

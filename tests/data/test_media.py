@@ -49,19 +49,28 @@ def _tone(seconds: float, rate: int = SR, channels: int = 1) -> np.ndarray:
 @pytest.fixture(scope="module")
 def clips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("media")
-    exact = VideoSettings(width=FAST_VIDEO.width, height=FAST_VIDEO.height, fps=FPS, crf=10, preset="ultrafast", gop=250,
-                          aac_coder="fast")
-    dense = VideoSettings(width=FAST_VIDEO.width, height=FAST_VIDEO.height, fps=FPS, crf=10, preset="ultrafast", gop=2,
-                          aac_coder="fast")
-    b_frames = VideoSettings(width=FAST_VIDEO.width, height=FAST_VIDEO.height, fps=FPS, crf=10, preset="medium", gop=16,
-                             b_frames=3)
+    exact = VideoSettings(
+        width=FAST_VIDEO.width, height=FAST_VIDEO.height, fps=FPS, crf=10, preset="ultrafast", gop=250, aac_coder="fast"
+    )
+    dense = VideoSettings(
+        width=FAST_VIDEO.width, height=FAST_VIDEO.height, fps=FPS, crf=10, preset="ultrafast", gop=2, aac_coder="fast"
+    )
+    b_frames = VideoSettings(
+        width=FAST_VIDEO.width, height=FAST_VIDEO.height, fps=FPS, crf=10, preset="medium", gop=16, b_frames=3
+    )
     return {
         "mp4": encode_mp4(root / "clip.mp4", _index_frames(), _tone(DURATION), DURATION, settings=exact),
         "mp4_bframes": encode_mp4(root / "bframes.mp4", _index_frames(), None, DURATION, settings=b_frames),
         "mp4_dense": encode_mp4(root / "dense.mp4", _index_frames(), _tone(DURATION), DURATION, settings=dense),
         "mp4_silent": encode_mp4(root / "silent.mp4", _index_frames(), None, 2.0, settings=exact),
-        "m4a": encode_mp4(root / "speech.m4a", None, _tone(3.0, 44_100, 2), 3.0, sample_rate=44_100,
-                          settings=VideoSettings(audio_bitrate=128_000)),
+        "m4a": encode_mp4(
+            root / "speech.m4a",
+            None,
+            _tone(3.0, 44_100, 2),
+            3.0,
+            sample_rate=44_100,
+            settings=VideoSettings(audio_bitrate=128_000),
+        ),
         "wav": write_audio_file(root / "speech.wav", _tone(2.5)),
         "flac": write_audio_file(root / "speech.flac", _tone(2.5)),
         "wav_44k": write_audio_file(root / "speech44.wav", _tone(2.0, 44_100), 44_100),
@@ -221,7 +230,9 @@ def test_sample_times_rule() -> None:
 # --- audio -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, seconds", [("wav", 2.5), ("flac", 2.5), ("mp4", DURATION), ("m4a", 3.0), ("wav_44k", 2.0)])
+@pytest.mark.parametrize(
+    "name, seconds", [("wav", 2.5), ("flac", 2.5), ("mp4", DURATION), ("m4a", 3.0), ("wav_44k", 2.0)]
+)
 @pytest.mark.parametrize("rate", [16_000, 24_000])
 def test_audio_sample_counts(clips: dict[str, Path], name: str, seconds: float, rate: int) -> None:
     audio = decode_audio(clips[name], sample_rate=rate)

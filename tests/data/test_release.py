@@ -111,7 +111,9 @@ def test_audio_visual_clip_without_video_is_reported(release: Path) -> None:
 def test_segment_past_final_clip_is_reported(release: Path) -> None:
     records = records_of(release)
     final = records[0]["clips"][-1]
-    records[0]["annotations"]["zh"]["evaluation_targets"]["segments"][0]["end_ms"] = round(final["duration"] * 1000) + 500
+    records[0]["annotations"]["zh"]["evaluation_targets"]["segments"][0]["end_ms"] = (
+        round(final["duration"] * 1000) + 500
+    )
     write_records(release, records)
     message = only_problem(release)
     assert message.startswith("scene avp_gen_000003, clip v3: annotations.zh.segments[0] ends at")
@@ -134,7 +136,8 @@ def test_scene_id_must_agree_with_the_record(release: Path) -> None:
     records[2]["source"] = "human-recorded"  # avn_gen_000010
     write_records(release, records)
     assert only_problem(release) == (
-        "scene avn_gen_000010: the scene id says source 'generated' but the record has 'human-recorded'")
+        "scene avn_gen_000010: the scene id says source 'generated' but the record has 'human-recorded'"
+    )
     records[2]["scene_id"] = "custom-scene-1"  # ids of another shape are not checked
     write_records(release, records)
     assert len(read_release(release)) == 3
@@ -158,7 +161,10 @@ def test_all_problems_are_collected_and_skip_invalid_keeps_the_rest(release: Pat
     clip_file(release, "avn_gen_000010", "v1").write_bytes(b"not media")
     with pytest.raises(ReleaseError) as info:
         read_release(release)
-    assert [(p.scene_id, p.clip_id) for p in info.value.problems] == [("avp_gen_000003", "v1"), ("avn_gen_000010", "v1")]
+    assert [(p.scene_id, p.clip_id) for p in info.value.problems] == [
+        ("avp_gen_000003", "v1"),
+        ("avn_gen_000010", "v1"),
+    ]
     assert "2 problem(s)" in str(info.value)
     kept = read_release(release, skip_invalid=True)
     assert [s.scene.scene_id for s in kept] == ["aop_gen_000050"]
@@ -202,7 +208,9 @@ def test_fingerprint_follows_records_and_media(release: Path) -> None:
     assert fingerprint(release) != second
 
 
-def test_prepare_cli_reports_problems_and_skips(release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_prepare_cli_reports_problems_and_skips(
+    release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     clip_file(release, "avn_gen_000010", "v1").unlink()
     out = tmp_path / "odu-bench"
     assert main(["prepare", str(release), "--out", str(out), "--no-progress"]) == 2
@@ -214,4 +222,6 @@ def test_prepare_cli_reports_problems_and_skips(release: Path, tmp_path: Path, c
     assert "skipped: scene avn_gen_000010, clip v1: media file not found" in captured.err
     assert captured.out.startswith("2 scenes, 4 clips")
     assert [json.loads(line)["scene_id"] for line in (out / "scenes.jsonl").read_text().splitlines()] == [
-        "avp_gen_000003", "aop_gen_000050"]
+        "avp_gen_000003",
+        "aop_gen_000050",
+    ]

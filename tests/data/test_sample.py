@@ -95,22 +95,39 @@ def test_sample_covers_the_required_variety(scenes: list[Scene]) -> None:
         mine = [s for s in scenes if s.modality == modality]
         assert any(len(s.clips) > 1 and all(c.replies for c in s.clips[:-1]) for s in mine), modality
         assert any(len(s.annotation().segments) > 1 for s in mine), modality
-        assert {Path(c.src).suffix for s in mine for c in s.clips} <= ({".mp4"} if modality == AUDIO_VISUAL else {".wav", ".flac"})
+        assert {Path(c.src).suffix for s in mine for c in s.clips} <= (
+            {".mp4"} if modality == AUDIO_VISUAL else {".wav", ".flac"}
+        )
     assert any(len(s.clips) >= 3 for s in scenes)
     points = [k for s in scenes for g in s.annotation().segments for k in g.key_points]
     assert {k.source for k in points} >= {
-        "intent", "required_context.visual", "required_context.audio", "required_context.dialogue_history",
-        "required_context.user_emotion", "required_context.user_activity", "required_context.scene_condition",
+        "intent",
+        "required_context.visual",
+        "required_context.audio",
+        "required_context.dialogue_history",
+        "required_context.user_emotion",
+        "required_context.user_activity",
+        "required_context.scene_condition",
     }
     assert {k.tiers for k in points} == {("T1",), ("T1", "T2")}
     assert {g.user_gender for s in scenes for g in s.annotation().segments} == {"male", "female", "unknown"}
-    assert {g.user_in_frame for s in scenes for g in s.annotation().segments if s.modality == AUDIO_VISUAL} == {True, False}
+    assert {g.user_in_frame for s in scenes for g in s.annotation().segments if s.modality == AUDIO_VISUAL} == {
+        True,
+        False,
+    }
     for s in scenes:
         assert set(s.annotations) == {"en", "zh"}
         assert [a.axis for a in s.axes] == [f"axis{i}" for i in range(1, 7)]
         if s.is_positive:
-            assert all(a.code for a in s.axes) and [a.axis for a in s.taxonomy_axes] == ["axis1", "axis2", "axis3", "axis4"]
-            assert all(g.required_context or all(k.source == "intent" for k in g.key_points) for g in s.annotation().segments)
+            assert all(a.code for a in s.axes) and [a.axis for a in s.taxonomy_axes] == [
+                "axis1",
+                "axis2",
+                "axis3",
+                "axis4",
+            ]
+            assert all(
+                g.required_context or all(k.source == "intent" for k in g.key_points) for g in s.annotation().segments
+            )
         else:
             assert s.taxonomy_axes == () and s.axis_code("axis4") and s.axis_code("axis6")
     assert {s.axis_code("axis1") for s in scenes if s.modality == AUDIO_ONLY and s.is_positive} == {"1.1", "1.2"}
@@ -155,16 +172,29 @@ def test_synthesized_media_for_the_demo_records(demo_release: Path) -> None:
 
 
 def test_synthesize_media_is_deterministic_and_safe(tmp_path: Path) -> None:
-    record = {"scene_id": "avp_gen_999999", "modality": AUDIO_VISUAL, "language": "en",
-              "clips": [{"id": "v1", "src": "media/a.mp4", "duration": 1.234}, {"id": "v2", "src": "media/b.m4a", "duration": 0.8},
-                        {"id": "v3", "src": "media/c.flac", "duration": 2.0}],
-              "annotations": {"en": {"evaluation_targets": {"has_demand": True, "segments": [{"start_ms": 200, "end_ms": 1500}]}}}}
+    record = {
+        "scene_id": "avp_gen_999999",
+        "modality": AUDIO_VISUAL,
+        "language": "en",
+        "clips": [
+            {"id": "v1", "src": "media/a.mp4", "duration": 1.234},
+            {"id": "v2", "src": "media/b.m4a", "duration": 0.8},
+            {"id": "v3", "src": "media/c.flac", "duration": 2.0},
+        ],
+        "annotations": {
+            "en": {"evaluation_targets": {"has_demand": True, "segments": [{"start_ms": 200, "end_ms": 1500}]}}
+        },
+    }
     first = synthesize_media([record], tmp_path / "one")
     second = synthesize_media([record], tmp_path / "two")
     assert [p.read_bytes() for p in first.values()] == [p.read_bytes() for p in second.values()]
     assert [round(probe(p).duration_s, 3) for p in first.values()] == [1.234, 0.8, 2.0]
     assert not probe(first[("avp_gen_999999", "v2")]).has_video
-    for src, message in (("../escape.mp4", "leaves the output folder"), ("media/x.avi", "suffix '.avi'"), ("", "no 'src'")):
+    for src, message in (
+        ("../escape.mp4", "leaves the output folder"),
+        ("media/x.avi", "suffix '.avi'"),
+        ("", "no 'src'"),
+    ):
         bad = {**record, "clips": [{"id": "v1", "src": src, "duration": 1.0}]}
         with pytest.raises(ValueError, match=message):
             synthesize_media([bad], tmp_path / "bad")

@@ -35,14 +35,28 @@ def _outputs(seed: int = 0) -> list[dict]:
         if rng.random() < 0.25:
             out.append({"has_demand": not ann["has_demand"], "segments": []})
             continue
-        out.append({"has_demand": ann["has_demand"], "segments": [
-            {"start_ms": g["start_ms"] + 120, "end_ms": g["end_ms"], "transcript": g["transcript"],
-             "structured_intent": g["structured_intent"],
-             "required_context": [{"type": c["type"], "description": c["description"]}
-                                  for c in g["required_context"] if rng.random() < 0.5],
-             "user_in_frame": g.get("user_in_frame", True), "user_gender": g["user_gender"],
-             "user_age_group": "adult"}
-            for g in ann["segments"]]})
+        out.append(
+            {
+                "has_demand": ann["has_demand"],
+                "segments": [
+                    {
+                        "start_ms": g["start_ms"] + 120,
+                        "end_ms": g["end_ms"],
+                        "transcript": g["transcript"],
+                        "structured_intent": g["structured_intent"],
+                        "required_context": [
+                            {"type": c["type"], "description": c["description"]}
+                            for c in g["required_context"]
+                            if rng.random() < 0.5
+                        ],
+                        "user_in_frame": g.get("user_in_frame", True),
+                        "user_gender": g["user_gender"],
+                        "user_age_group": "adult",
+                    }
+                    for g in ann["segments"]
+                ],
+            }
+        )
     return out
 
 
@@ -78,7 +92,7 @@ def test_add_and_add_batch_in_a_loop_give_the_one_shot_result(metric):
     outputs = _outputs(seed=1)
     expected = _core_summary(outputs)
     for i in range(0, len(RECORDS), 5):  # batches of dicts
-        metric.add_batch(predictions=outputs[i:i + 5], references=RECORDS[i:i + 5])
+        metric.add_batch(predictions=outputs[i : i + 5], references=RECORDS[i : i + 5])
     assert metric.compute() == expected
     for out, ref in zip(outputs, RECORDS):  # one at a time, as JSON text
         metric.add(prediction=json.dumps(out, ensure_ascii=False), reference=json.dumps(ref, ensure_ascii=False))
@@ -101,12 +115,17 @@ def test_stored_verdicts_judge_and_annotation_language(metric, tmp_path):
     lexical = _core_summary(outputs)
     scenes = load_scenes(RECORDS)
     verdicts = tmp_path / "verdicts.jsonl"
-    verdicts.write_text("".join(
-        json.dumps({"scene_id": s.scene_id, "segment": i, "qid": k.qid, "hit": True}) + "\n"
-        for s in scenes for i, g in enumerate(s.annotation("en").segments) for k in g.key_points
-    ))
-    result = metric.compute(predictions=outputs, references=RECORDS, judge=f"verdicts:{verdicts}",
-                            annotation_language="en")
+    verdicts.write_text(
+        "".join(
+            json.dumps({"scene_id": s.scene_id, "segment": i, "qid": k.qid, "hit": True}) + "\n"
+            for s in scenes
+            for i, g in enumerate(s.annotation("en").segments)
+            for k in g.key_points
+        )
+    )
+    result = metric.compute(
+        predictions=outputs, references=RECORDS, judge=f"verdicts:{verdicts}", annotation_language="en"
+    )
     assert result == _core_summary(outputs, f"verdicts:{verdicts}", "en")
     assert result["annotation_language"] == "en"
     assert result["judge"]["name"] == "verdicts" and result["judge"]["approximate"] is False
@@ -117,11 +136,17 @@ def test_openai_judge_with_options_on_a_loopback_server(metric, openai_server, t
     secret = "sk-metric-test-0c9b8a"
     monkeypatch.setenv("METRIC_JUDGE_KEY", secret)
     openai_server.responder = judge_responder()
-    options = {"base_url": openai_server.base_url, "api_key_env": "METRIC_JUDGE_KEY", "concurrency": 4,
-               "cache_path": str(tmp_path / "verdicts.sqlite"), "progress": False}
+    options = {
+        "base_url": openai_server.base_url,
+        "api_key_env": "METRIC_JUDGE_KEY",
+        "concurrency": 4,
+        "cache_path": str(tmp_path / "verdicts.sqlite"),
+        "progress": False,
+    }
     outputs = _outputs(seed=4)
-    result = metric.compute(predictions=outputs, references=RECORDS, judge="openai:loopback-judge",
-                            judge_options=options)
+    result = metric.compute(
+        predictions=outputs, references=RECORDS, judge="openai:loopback-judge", judge_options=options
+    )
     assert result["judge"]["model"] == "loopback-judge" and result["judge"]["approximate"] is False
     assert result["judge_errors"] == 0 and openai_server.count() > 0
     assert all(r.headers["authorization"] == f"Bearer {secret}" for r in openai_server.requests)
@@ -170,10 +195,15 @@ def test_two_processes_share_one_result(tmp_path):
     for pid, shard in enumerate(shards):
         data = tmp_path / f"shard{pid}.json"
         data.write_text(json.dumps(shard, ensure_ascii=False), encoding="utf-8")
-        procs.append(subprocess.Popen(
-            [sys.executable, "-c", _WORKER, str(METRIC_DIR), str(tmp_path / "cache"), str(data), str(pid)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-        ))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", _WORKER, str(METRIC_DIR), str(tmp_path / "cache"), str(data), str(pid)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                cwd=tmp_path,
+            )
+        )
     results = []
     for p in procs:
         out, err = p.communicate(timeout=240)

@@ -32,8 +32,11 @@ def test_readme_command_one_runs_the_sample_end_to_end(tmp_path: Path) -> None:
     lines = proc.stdout.splitlines()
     header = next(line for line in lines if line.startswith("| System"))
     assert "AV Avg" in header and "AO FTR" in header
-    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]] for line in lines
-            if line.startswith("| floor")}
+    rows = {
+        line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+        for line in lines
+        if line.startswith("| floor")
+    }
     assert set(rows) == {"floor: always-trigger", "floor: never-trigger"}
     assert rows["floor: always-trigger"][6] == "100.0" and rows["floor: never-trigger"][6] == "0.0"  # AV FTR
     assert rows["floor: never-trigger"][2] == "0.0"  # AV M2
@@ -41,8 +44,15 @@ def test_readme_command_one_runs_the_sample_end_to_end(tmp_path: Path) -> None:
     [run_dir] = (tmp_path / "runs").iterdir()
     for model in ("always", "never"):
         folder = run_dir / model
-        for name in ("results.json", "summary.json", "scenes.jsonl", "predictions.jsonl", "run_card.json",
-                     "samples_odu_av.jsonl", "samples_odu_ao.jsonl"):
+        for name in (
+            "results.json",
+            "summary.json",
+            "scenes.jsonl",
+            "predictions.jsonl",
+            "run_card.json",
+            "samples_odu_av.jsonl",
+            "samples_odu_ao.jsonl",
+        ):
             assert (folder / name).is_file(), name
         card = json.loads((folder / "run_card.json").read_text(encoding="utf-8"))
         assert card["model"]["name"] == f"odu-{model}" and card["prompt"]["version"]
@@ -53,17 +63,28 @@ def test_readme_command_one_runs_the_sample_end_to_end(tmp_path: Path) -> None:
         assert any("approximate lexical judge" in p for p in card["pitfalls"])
 
 
-def test_eval_with_an_openai_backend_and_judge(tmp_path: Path, sample_dataset: Path, hf_cache: str,
-                                               monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+def test_eval_with_an_openai_backend_and_judge(
+    tmp_path: Path, sample_dataset: Path, hf_cache: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     import datasets
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with OpenAIServer(FakeOmni(sample_dataset)) as server:
         model_args = {"model": "omni-test", "base_url": server.base_url, "audio_in_video": "separate"}
-        code = odu_main(argv("eval", dataset=sample_dataset, model="openai", tasks="odu_ao", model_args=json.dumps(model_args),
-                             judge="openai:judge-test", judge_base_url=server.base_url,
-                             judge_cache=tmp_path / "judge.sqlite", out=tmp_path / "out"))
+        code = odu_main(
+            argv(
+                "eval",
+                dataset=sample_dataset,
+                model="openai",
+                tasks="odu_ao",
+                model_args=json.dumps(model_args),
+                judge="openai:judge-test",
+                judge_base_url=server.base_url,
+                judge_cache=tmp_path / "judge.sqlite",
+                out=tmp_path / "out",
+            )
+        )
     out = capsys.readouterr().out
     assert code == 0
     assert "| omni-test" in out and "APPROXIMATE" not in out
@@ -88,7 +109,13 @@ def test_eval_rejects_unknown_models_and_tasks(capsys: pytest.CaptureFixture) ->
 
 
 def test_lm_eval_forwarding_adds_the_task_path() -> None:
-    assert forwarded_args(["validate", "--tasks", "odu"], "/t") == ["validate", "--include_path", "/t", "--tasks", "odu"]
+    assert forwarded_args(["validate", "--tasks", "odu"], "/t") == [
+        "validate",
+        "--include_path",
+        "/t",
+        "--tasks",
+        "odu",
+    ]
     assert forwarded_args(["--model", "odu-never"], "/t") == ["--model", "odu-never", "--include_path", "/t"]
     assert forwarded_args(["run", "--include_path", "/mine"], "/t") == ["run", "--include_path", "/mine"]
 
@@ -100,8 +127,22 @@ def test_lm_eval_cli_validates_and_runs_with_a_run_card(tmp_path: Path) -> None:
     validate = run_odu(["lm-eval", "validate", "--tasks", tasks], env)
     assert validate.returncode == 0 and "All tasks found and valid" in validate.stdout, validate.stderr[-2000:]
     out = tmp_path / "lm-eval-out"
-    run = run_odu(["lm-eval", "run", "--model", "odu-never", "--tasks", "odu_ao", "--limit", "3", "--log_samples",
-                   "--output_path", str(out)], env)
+    run = run_odu(
+        [
+            "lm-eval",
+            "run",
+            "--model",
+            "odu-never",
+            "--tasks",
+            "odu_ao",
+            "--limit",
+            "3",
+            "--log_samples",
+            "--output_path",
+            str(out),
+        ],
+        env,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     [results] = out.rglob("results_*.json")
     [card_path] = out.rglob("run_card_*.json")
@@ -118,10 +159,19 @@ def test_run_card_keeps_no_credentials_and_flags_foreign_models() -> None:
 
     recorder = RunRecorder()
     recorder.record("judges", "audio-visual", {"name": "openai", "model": "j", "approximate": False, "errors": 2})
-    card = build_run_card({"config": {"model": "odu-openai", "limit": None,
-                                      "model_args": {"model": "m", "base_url": "https://user:pw@host:8443/v1?key=abc"},
-                                      "odu_backend": {"backend": "openai"}, "odu_pitfalls": ["sampling on"]},
-                           "date": 0}, recorder)
+    card = build_run_card(
+        {
+            "config": {
+                "model": "odu-openai",
+                "limit": None,
+                "model_args": {"model": "m", "base_url": "https://user:pw@host:8443/v1?key=abc"},
+                "odu_backend": {"backend": "openai"},
+                "odu_pitfalls": ["sampling on"],
+            },
+            "date": 0,
+        },
+        recorder,
+    )
     assert card["model"]["model_args"] == {"model": "m", "base_url": "https://host:8443/v1"}
     assert card["date"] == "1970-01-01T00:00:00+00:00"
     assert card["pitfalls"][0] == "sampling on" and "2 judge error(s)" in card["pitfalls"][1]

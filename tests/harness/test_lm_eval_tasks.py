@@ -41,16 +41,29 @@ def _env(sample_dataset: Path, hf_cache: str, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.delenv("ODU_ASR", raising=False)
 
 
-def run(tasks: list[str], model: str = "odu-openai", model_args: dict[str, Any] | None = None,
-        metadata: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
+def run(
+    tasks: list[str],
+    model: str = "odu-openai",
+    model_args: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+    **options: Any,
+) -> dict[str, Any]:
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
 
     import odu.harness.models  # noqa: F401
 
     manager = TaskManager(include_path=str(task_dir()), include_defaults=False, metadata=metadata)
-    return simple_evaluate(model=model, model_args=model_args or {}, tasks=tasks, task_manager=manager,
-                           log_samples=True, bootstrap_iters=0, verbosity="ERROR", **options)
+    return simple_evaluate(
+        model=model,
+        model_args=model_args or {},
+        tasks=tasks,
+        task_manager=manager,
+        log_samples=True,
+        bootstrap_iters=0,
+        verbosity="ERROR",
+        **options,
+    )
 
 
 def metric(results: dict[str, Any], task: str, name: str) -> Any:
@@ -69,8 +82,19 @@ def test_tasks_groups_and_settings() -> None:
     from lm_eval.tasks import TaskManager, get_task_dict
 
     manager = TaskManager(include_path=str(task_dir()), include_defaults=False)
-    assert {"odu", "odu_lang", "odu_text", "odu_av", "odu_ao", "odu_av_en", "odu_av_zh", "odu_ao_en", "odu_ao_zh",
-            "odu_av_text", "odu_ao_text"} <= set(manager.all_tasks)
+    assert {
+        "odu",
+        "odu_lang",
+        "odu_text",
+        "odu_av",
+        "odu_ao",
+        "odu_av_en",
+        "odu_av_zh",
+        "odu_ao_en",
+        "odu_ao_zh",
+        "odu_av_text",
+        "odu_ao_text",
+    } <= set(manager.all_tasks)
     tasks = get_task_dict(["odu"], manager)
     [(group, members)] = tasks.items()
     assert sorted(t for t in members) == ["odu_ao", "odu_av"]
@@ -82,8 +106,9 @@ def test_tasks_groups_and_settings() -> None:
     assert {d["modality"] for d in members["odu_ao"].eval_docs} == {"audio-only"}
 
 
-def test_omni_model_end_to_end(openai_server: OpenAIServer, sample_dataset: Path, tmp_path: Path,
-                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_omni_model_end_to_end(
+    openai_server: OpenAIServer, sample_dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake = FakeOmni(sample_dataset)
     av = [s for s, r in fake.records.items() if r["modality"] == "audio-visual"]
     multi = next(s for s in av if len(fake.records[s]["clips"]) > 2 and fake.records[s]["label"] == "positive")
@@ -116,8 +141,10 @@ def test_omni_model_end_to_end(openai_server: OpenAIServer, sample_dataset: Path
     order = [p["type"] if p["type"] != "text" else p["text"] for p in content]
     media_at = [i for i, o in enumerate(order) if o == "video_url"]
     for k, clip in enumerate(fake.records[multi]["clips"][:-1]):
-        between = order[media_at[k] + 1:media_at[k + 1]]
-        assert [f"[Turn {k + 1} · agent reply] {r}" for r in clip["replies"]] == [t for t in between if "agent reply" in t]
+        between = order[media_at[k] + 1 : media_at[k + 1]]
+        assert [f"[Turn {k + 1} · agent reply] {r}" for r in clip["replies"]] == [
+            t for t in between if "agent reply" in t
+        ]
     assert order[media_at[-1] - 1].endswith("(final turn, annotate this)]") and order[-1].startswith("Annotate only")
 
     # --- counted, not crashed: a malformed answer, a server that keeps failing ---
@@ -143,8 +170,21 @@ def test_omni_model_end_to_end(openai_server: OpenAIServer, sample_dataset: Path
                 scored = s["filtered_resps"][0]
                 fh.write(json.dumps({"scene_id": scored["scene"]["scene_id"], "output": scored["raw_output"]}) + "\n")
     scored_dir = tmp_path / "scored"
-    odu_main(["score", "--scenes", str(sample_dataset / "scenes.jsonl"), "--predictions", str(predictions),
-              "--out", str(scored_dir), "--no-progress", *judge.split()[1:], "--judge", judge.split()[0]])
+    odu_main(
+        [
+            "score",
+            "--scenes",
+            str(sample_dataset / "scenes.jsonl"),
+            "--predictions",
+            str(predictions),
+            "--out",
+            str(scored_dir),
+            "--no-progress",
+            *judge.split()[1:],
+            "--judge",
+            judge.split()[0],
+        ]
+    )
     summary = json.loads((scored_dir / "summary.json").read_text(encoding="utf-8"))
     for task, modality in (("odu_av", "audio-visual"), ("odu_ao", "audio-only")):
         for name in (*TABLE3, "parse_errors", "no_output", "m2_errors_as_misses"):
@@ -182,8 +222,10 @@ def test_text_only_task_reads_sidecar_asr(openai_server: OpenAIServer, sample_da
             scene = scene_from_dict(record)
             for i, clip in enumerate(scene.clips):
                 final = i == len(scene.clips) - 1
-                spoken = [{"start_ms": g.start_ms, "end_ms": g.end_ms, "text": f"({sid}) {g.transcript}"}
-                          for g in (scene.annotation().segments if final else ())]
+                spoken = [
+                    {"start_ms": g.start_ms, "end_ms": g.end_ms, "text": f"({sid}) {g.transcript}"}
+                    for g in (scene.annotation().segments if final else ())
+                ]
                 spoken = spoken or [{"start_ms": 0, "end_ms": 500, "text": f"({sid}) hm", "speaker": "1"}]
                 fh.write(json.dumps({"scene_id": sid, "clip": clip.id, "sentences": spoken}) + "\n")
     results = run(["odu_ao_text"], model_args=omni_args(openai_server), metadata={"asr": str(sidecar)})
@@ -204,8 +246,14 @@ def test_text_only_asr_from_a_transcription_endpoint(openai_server: OpenAIServer
 
     def transcribe(req) -> Reply:
         calls.append(req.body)
-        return Reply(body={"text": "turn it down", "language": "en", "duration": 1.0,
-                           "segments": [{"id": 0, "start": 0.25, "end": 1.1, "text": " turn it down"}]})
+        return Reply(
+            body={
+                "text": "turn it down",
+                "language": "en",
+                "duration": 1.0,
+                "segments": [{"id": 0, "start": 0.25, "end": 1.1, "text": " turn it down"}],
+            }
+        )
 
     openai_server.route("POST", "/v1/audio/transcriptions", transcribe)
     docs = load_docs("ao", text_only=True, asr="openai:whisper-test", asr_base_url=openai_server.base_url)["test"]
@@ -213,7 +261,8 @@ def test_text_only_asr_from_a_transcription_endpoint(openai_server: OpenAIServer
     assert len(calls) == n_clips and b"whisper-test" in calls[0] and b"RIFF" in calls[0]
     request = json.loads(doc_to_text(docs[0]))
     assert request["text_only"] and request["clips"][0]["asr"] == [
-        {"start_ms": 250, "end_ms": 1100, "text": "turn it down", "speaker": None}]
+        {"start_ms": 250, "end_ms": 1100, "text": "turn it down", "speaker": None}
+    ]
     load_docs("ao", text_only=True, asr="openai:whisper-test", asr_base_url=openai_server.base_url)
     assert len(calls) == n_clips  # cached per clip hash
 

@@ -21,10 +21,18 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "demo_scenes.json"
 
 def _output(scene, with_context: bool) -> str:
     segments = [
-        {"start_ms": g.start_ms, "end_ms": g.end_ms, "transcript": g.transcript,
-         "structured_intent": g.structured_intent,
-         "required_context": [{"type": c.type, "description": c.description} for c in g.required_context] if with_context else [],
-         "user_in_frame": bool(g.user_in_frame), "user_gender": g.user_gender, "user_age_group": g.user_age_group}
+        {
+            "start_ms": g.start_ms,
+            "end_ms": g.end_ms,
+            "transcript": g.transcript,
+            "structured_intent": g.structured_intent,
+            "required_context": [{"type": c.type, "description": c.description} for c in g.required_context]
+            if with_context
+            else [],
+            "user_in_frame": bool(g.user_in_frame),
+            "user_gender": g.user_gender,
+            "user_age_group": g.user_age_group,
+        }
         for g in scene.annotation().segments
     ]
     return json.dumps({"has_demand": bool(segments), "segments": segments})
@@ -64,13 +72,30 @@ def _expected(run_dir: Path, hit) -> float:
 
 def test_table7_panels(runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with OpenAIServer(judge_responder()) as lenient, OpenAIServer(strict_responder) as strict:
-        code = main([
-            "judge-audit", "--run", f"full={runs['full']}", "--run", f"intent-only={runs['intent-only']}",
-            "--scenes", str(FIXTURE), "--out", str(tmp_path / "audit.json"), "--no-progress",
-            "--judge", "openai:lenient", "--judge-base-url", lenient.base_url,
-            "--judge", "openai:strict", "--judge-base-url", strict.base_url,
-            "--judge-cache", str(tmp_path / "cache.sqlite"),
-        ])
+        code = main(
+            [
+                "judge-audit",
+                "--run",
+                f"full={runs['full']}",
+                "--run",
+                f"intent-only={runs['intent-only']}",
+                "--scenes",
+                str(FIXTURE),
+                "--out",
+                str(tmp_path / "audit.json"),
+                "--no-progress",
+                "--judge",
+                "openai:lenient",
+                "--judge-base-url",
+                lenient.base_url,
+                "--judge",
+                "openai:strict",
+                "--judge-base-url",
+                strict.base_url,
+                "--judge-cache",
+                str(tmp_path / "cache.sqlite"),
+            ]
+        )
         assert code == 0
         assert lenient.count() == strict.count() > 0
     result = json.loads((tmp_path / "audit.json").read_text())
@@ -88,7 +113,12 @@ def test_table7_panels(runs: dict[str, Path], tmp_path: Path, capsys: pytest.Cap
     assert b["ordering_agreement"]["identical"] is True
 
     scenes = [s for s in load_scenes(FIXTURE) if s.is_positive]
-    texts_points = [(reference_candidate(s, i), k.point) for s in scenes for i, g in enumerate(s.annotation().segments) for k in g.key_points]
+    texts_points = [
+        (reference_candidate(s, i), k.point)
+        for s in scenes
+        for i, g in enumerate(s.annotation().segments)
+        for k in g.key_points
+    ]
     a = result["panel_a"]
     assert a["common_points"] == len(texts_points)
     expected = sum(lenient_rule(t, p) for t, p in texts_points) / len(texts_points)
@@ -100,9 +130,21 @@ def test_judge_errors_shrink_the_common_set_and_fail_the_exit_code(runs: dict[st
     with OpenAIServer(judge_responder()) as good, OpenAIServer(judge_responder()) as flaky:
         flaky.fault_plan = lambda req: Fault(400, {"error": {"message": "no"}}) if req.index % 4 == 0 else None
         argv = [
-            "judge-audit", "--run", str(runs["full"]), "--out", str(tmp_path / "audit.json"), "--no-progress",
-            "--judge", "openai:a", "--judge", "openai:b", "--judge-base-url", good.base_url,
-            "--judge-base-url", flaky.base_url, "--no-cache",
+            "judge-audit",
+            "--run",
+            str(runs["full"]),
+            "--out",
+            str(tmp_path / "audit.json"),
+            "--no-progress",
+            "--judge",
+            "openai:a",
+            "--judge",
+            "openai:b",
+            "--judge-base-url",
+            good.base_url,
+            "--judge-base-url",
+            flaky.base_url,
+            "--no-cache",
         ]
         assert main(argv) == 1
         result = json.loads((tmp_path / "audit.json").read_text())
@@ -115,6 +157,21 @@ def test_judge_errors_shrink_the_common_set_and_fail_the_exit_code(runs: dict[st
 
 
 def test_mismatched_per_judge_options_are_refused(runs: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["judge-audit", "--run", str(runs["full"]), "--judge", "openai:a", "--judge", "openai:b",
-                 "--judge", "openai:c", "--judge-base-url", "http://x/v1", "--judge-base-url", "http://y/v1"])
+    code = main(
+        [
+            "judge-audit",
+            "--run",
+            str(runs["full"]),
+            "--judge",
+            "openai:a",
+            "--judge",
+            "openai:b",
+            "--judge",
+            "openai:c",
+            "--judge-base-url",
+            "http://x/v1",
+            "--judge-base-url",
+            "http://y/v1",
+        ]
+    )
     assert code == 2 and "given 2 times for 3 judges" in capsys.readouterr().err

@@ -48,8 +48,13 @@ def test_request_shape(openai_server: OpenAIServer, tmp_path: Path, monkeypatch:
     monkeypatch.setenv("MY_JUDGE_KEY", "another-key-123")
     openai_server.responder = judge_responder()
     judge = make_judge(
-        "openai:qwen3-judge", base_url=openai_server.base_url, api_key_env="MY_JUDGE_KEY", max_tokens=512,
-        extra_body={"chat_template_kwargs": {"enable_thinking": True}}, cache_path=tmp_path / "c.sqlite", progress=False,
+        "openai:qwen3-judge",
+        base_url=openai_server.base_url,
+        api_key_env="MY_JUDGE_KEY",
+        max_tokens=512,
+        extra_body={"chat_template_kwargs": {"enable_thinking": True}},
+        cache_path=tmp_path / "c.sqlite",
+        progress=False,
     )
     (request,) = make_requests(1)
     (verdict,) = judge.judge([request])
@@ -85,8 +90,14 @@ def test_transient_failures_give_the_clean_verdicts(openai_server: OpenAIServer,
 
     openai_server.reset()
     faults = [
-        Fault.server_error(500), Fault.server_error(502), Fault.rate_limit(0.05), Fault.rate_limit(0.05, "retry-after-ms"),
-        Fault.slow(2.0), Fault.not_json(), Fault.dropped(), Fault.server_error(503),
+        Fault.server_error(500),
+        Fault.server_error(502),
+        Fault.rate_limit(0.05),
+        Fault.rate_limit(0.05, "retry-after-ms"),
+        Fault.slow(2.0),
+        Fault.not_json(),
+        Fault.dropped(),
+        Fault.server_error(503),
         Fault(200, {"object": "error", "message": "overloaded"}),  # JSON, but no chat completion
     ]
     openai_server.inject(*faults)
@@ -157,7 +168,9 @@ def test_warm_cache_sends_nothing(openai_server: OpenAIServer, tmp_path: Path) -
     assert openai_server.count() == 0
     assert (again.accounting()["cache_hits"], again.accounting()["requests"]) == (45, 0)
     # Another model, or another extra body (e.g. thinking on), is another judge: not served from cache.
-    judge_for(openai_server, tmp_path, extra_body={"chat_template_kwargs": {"enable_thinking": True}}).judge(requests[:2])
+    judge_for(openai_server, tmp_path, extra_body={"chat_template_kwargs": {"enable_thinking": True}}).judge(
+        requests[:2]
+    )
     assert openai_server.count() == 2
 
 

@@ -25,7 +25,9 @@ PINNED = ("odu-f4-en-1", "e58cb70e43ea99e32264503967e7b8f71dcc30ef91aab7fc021231
 
 
 def test_prompt_version_pins_the_texts() -> None:
-    digest = hashlib.sha256((prompt.JUDGE_INSTRUCTION + prompt.USER_TEMPLATE + prompt.REASK_TEMPLATE).encode()).hexdigest()
+    digest = hashlib.sha256(
+        (prompt.JUDGE_INSTRUCTION + prompt.USER_TEMPLATE + prompt.REASK_TEMPLATE).encode()
+    ).hexdigest()
     assert (prompt.JUDGE_PROMPT_VERSION, digest) == PINNED
 
 
@@ -100,7 +102,10 @@ def test_parse_accepts_wrapped_arrays(reply: str) -> None:
         ("kp01 is a hit, kp02 is a miss", "not a JSON array"),
         ('{"qid": "kp01", "hit": true}', "not an array"),
         ('[{"qid": "kp01", "hit": true, "reason": "a"}]', "no verdict for kp02"),
-        ('[{"qid": "kp01", "hit": true}, {"qid": "kp02", "hit": false}, {"qid": "kp03", "hit": true}]', "unknown qid 'kp03'"),
+        (
+            '[{"qid": "kp01", "hit": true}, {"qid": "kp02", "hit": false}, {"qid": "kp03", "hit": true}]',
+            "unknown qid 'kp03'",
+        ),
         ('[{"qid": "kp01", "hit": true}, {"qid": "kp01", "hit": false}, {"qid": "kp02", "hit": true}]', "judged twice"),
         ('[{"qid": "kp01", "hit": "true"}, {"qid": "kp02", "hit": false}]', "must be true or false"),
         ('[{"qid": "kp01", "hit": 1}, {"qid": "kp02", "hit": 0}]', "must be true or false"),

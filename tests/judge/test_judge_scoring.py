@@ -31,13 +31,18 @@ def _prediction(ref_segments: list[dict], copy_index: int) -> str:
     segments = []
     for g in ref_segments:
         context = g["required_context"][: 1 + copy_index % 2]
-        segments.append({
-            "start_ms": g["start_ms"], "end_ms": g["end_ms"], "transcript": g["transcript"],
-            "structured_intent": f"{g['structured_intent']} (take {copy_index})",
-            "required_context": [{"type": c["type"], "description": c["description"]} for c in context],
-            "user_in_frame": g.get("user_in_frame", True), "user_gender": g["user_gender"],
-            "user_age_group": g["user_age_group"],
-        })
+        segments.append(
+            {
+                "start_ms": g["start_ms"],
+                "end_ms": g["end_ms"],
+                "transcript": g["transcript"],
+                "structured_intent": f"{g['structured_intent']} (take {copy_index})",
+                "required_context": [{"type": c["type"], "description": c["description"]} for c in context],
+                "user_in_frame": g.get("user_in_frame", True),
+                "user_gender": g["user_gender"],
+                "user_age_group": g["user_age_group"],
+            }
+        )
     return json.dumps({"has_demand": bool(segments), "segments": segments}, ensure_ascii=False)
 
 
@@ -56,16 +61,36 @@ def write_dataset(directory: Path, copies: int) -> tuple[Path, Path, int]:
             predictions.append({"scene_id": rec["scene_id"], "output": _prediction(refs, c)})
     scenes_path, predictions_path = directory / "scenes.json", directory / "predictions.jsonl"
     scenes_path.write_text(json.dumps(scenes, ensure_ascii=False), encoding="utf-8")
-    predictions_path.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in predictions), encoding="utf-8")
+    predictions_path.write_text(
+        "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in predictions), encoding="utf-8"
+    )
     return scenes_path, predictions_path, segments
 
 
-def score_command(server: OpenAIServer, data: tuple[Path, Path, int], out: Path, cache: Path | None, *extra: str) -> list[str]:
+def score_command(
+    server: OpenAIServer, data: tuple[Path, Path, int], out: Path, cache: Path | None, *extra: str
+) -> list[str]:
     scenes, predictions, _ = data
     command = [
-        sys.executable, "-m", "odu", "score", "--scenes", str(scenes), "--predictions", str(predictions),
-        "--out", str(out), "--judge", "openai:fake-judge", "--judge-base-url", server.base_url,
-        "--judge-api-key-env", KEY_ENV, "--judge-timeout", "10", *extra,
+        sys.executable,
+        "-m",
+        "odu",
+        "score",
+        "--scenes",
+        str(scenes),
+        "--predictions",
+        str(predictions),
+        "--out",
+        str(out),
+        "--judge",
+        "openai:fake-judge",
+        "--judge-base-url",
+        server.base_url,
+        "--judge-api-key-env",
+        KEY_ENV,
+        "--judge-timeout",
+        "10",
+        *extra,
     ]
     return command + (["--judge-cache", str(cache)] if cache else ["--no-cache"])
 
@@ -130,7 +155,9 @@ def test_sigkill_mid_run_then_rerun_gives_the_clean_result(server: OpenAIServer,
     env = {**os.environ, KEY_ENV: SECRET}
     victim = subprocess.Popen(
         score_command(server, data, tmp_path / "killed", cache, "--judge-concurrency", "2"),
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 120
     while server.count() < total // 3 and time.monotonic() < deadline and victim.poll() is None:
@@ -156,8 +183,13 @@ def test_two_processes_share_one_cache(server: OpenAIServer, data, tmp_path: Pat
     cache = tmp_path / "shared.sqlite"
     env = {**os.environ, KEY_ENV: SECRET}
     procs = [
-        subprocess.Popen(score_command(server, data, tmp_path / f"p{i}", cache), env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            score_command(server, data, tmp_path / f"p{i}", cache),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for i in range(2)
     ]
     outputs = [p.communicate(timeout=300) for p in procs]

@@ -46,8 +46,13 @@ def media(tmp_path_factory: pytest.TempPathFactory) -> dict[str, LazyClip]:
     }
 
 
-def request(media: dict[str, LazyClip], ids: list[str], modality: str = "audio-visual", scene: str = "s1",
-            replies: tuple[str, ...] = ("First reply.",)) -> SceneRequest:
+def request(
+    media: dict[str, LazyClip],
+    ids: list[str],
+    modality: str = "audio-visual",
+    scene: str = "s1",
+    replies: tuple[str, ...] = ("First reply.",),
+) -> SceneRequest:
     turns = tuple(
         Turn(ClipRef(i, cid, media[cid].sha256, round(media[cid].duration * 1000)), replies if i < len(ids) - 1 else ())
         for i, cid in enumerate(ids)
@@ -97,9 +102,15 @@ def test_av_request_carries_instruction_clips_in_order_and_replies_between(opena
     assert body["messages"][0] == {"role": "system", "content": AV_INSTRUCTION}
     [user] = body["messages"][1:]
     content = user["content"]
-    expected = ["You will receive multiple video clips", "[Turn 1 · user video]", "video_url",
-                "[Turn 1 · agent reply] First reply.", "[Turn 2 · user video (final turn, annotate this)]",
-                "video_url", "Annotate only the user’s demand in the final video clip"]
+    expected = [
+        "You will receive multiple video clips",
+        "[Turn 1 · user video]",
+        "video_url",
+        "[Turn 1 · agent reply] First reply.",
+        "[Turn 2 · user video (final turn, annotate this)]",
+        "video_url",
+        "Annotate only the user’s demand in the final video clip",
+    ]
     assert len(content) == len(expected)
     assert all((p["type"] == e) if p["type"] != "text" else p["text"].startswith(e) for p, e in zip(content, expected))
     assert [data_of(p) for p in media_parts(body)] == [media["v1"].bytes, media["v2"].bytes]  # final clip last
@@ -124,8 +135,14 @@ def test_separate_audio_track_and_frames_mode(openai_server, media) -> None:
     assert per_clip == [3, 3]
     assert [p["type"] for p in parts] == ["image_url"] * 3 + ["input_audio"] + ["image_url"] * 3 + ["input_audio"]
     assert data_of(parts[0])[:3] == b"\xff\xd8\xff"  # JPEG
-    assert model.info()["media"] == {"media_url": "data", "video_mode": "frames", "audio_in_video": "separate",
-                                     "fps": 2.0, "max_frames": 3, "audio_sample_rate": 16_000}
+    assert model.info()["media"] == {
+        "media_url": "data",
+        "video_mode": "frames",
+        "audio_in_video": "separate",
+        "fps": 2.0,
+        "max_frames": 3,
+        "audio_sample_rate": 16_000,
+    }
     with pytest.raises(ValueError, match="carry no audio"):
         backend(openai_server, video_mode="frames", audio_in_video="native")
 
@@ -154,8 +171,10 @@ def test_file_urls_point_at_content_addressed_copies(openai_server, media, tmp_p
 def test_roles_layout_puts_replies_in_assistant_messages(openai_server, media) -> None:
     openai_server.responder = lambda body: ANSWER
     backend(openai_server, history="roles").generate([request(media, ["v1", "v2"])], loader(media), GREEDY)
-    roles = [(m["role"], m["content"] if isinstance(m["content"], str) else len(m["content"]))
-             for m in openai_server.requests[-1].json["messages"]]
+    roles = [
+        (m["role"], m["content"] if isinstance(m["content"], str) else len(m["content"]))
+        for m in openai_server.requests[-1].json["messages"]
+    ]
     assert roles == [("system", AV_INSTRUCTION), ("user", 3), ("assistant", "First reply."), ("user", 3)]
 
 
@@ -200,8 +219,11 @@ def test_generation_settings_and_their_pitfalls(openai_server, media) -> None:
     openai_server.responder = lambda body: ANSWER
     model = backend(openai_server)
     assert any("audio inside the video is left to the server" in p for p in model.pitfalls())
-    model.generate([request(media, ["v1"])], loader(media),
-                   {"until": ["\n\n"], "max_gen_toks": 256, "do_sample": True, "temperature": 0.7})
+    model.generate(
+        [request(media, ["v1"])],
+        loader(media),
+        {"until": ["\n\n"], "max_gen_toks": 256, "do_sample": True, "temperature": 0.7},
+    )
     body = openai_server.requests[-1].json
     assert body["temperature"] == 0.7 and body["stop"] == ["\n\n"] and body["max_tokens"] == 256
     joined = " ".join(model.pitfalls())
@@ -216,11 +238,26 @@ def test_generation_settings_and_their_pitfalls(openai_server, media) -> None:
 def test_streaming_servers_are_read_chunk_by_chunk(openai_server, media) -> None:
     def sse(req) -> Reply:
         assert req.json["stream"] is True
-        chunks = [{"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
-                   "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
-                  for piece in ('{"has_demand": ', "false, ", '"segments": []}')]
-        chunks.append({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [],
-                       "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}})
+        chunks = [
+            {
+                "id": "c",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "m",
+                "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
+            }
+            for piece in ('{"has_demand": ', "false, ", '"segments": []}')
+        ]
+        chunks.append(
+            {
+                "id": "c",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "m",
+                "choices": [],
+                "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
+            }
+        )
         body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
         return Reply(body=body, content_type="text/event-stream")
 
@@ -277,8 +314,13 @@ def test_floor_baselines(media) -> None:
 
 def test_replay_reads_outputs_and_reports_missing_scenes(media, tmp_path: Path) -> None:
     path = tmp_path / "preds.jsonl"
-    path.write_text(json.dumps({"scene_id": "s1", "output": ANSWER}) + "\n"
-                    + json.dumps({"scene_id": "other-task", "output": "x"}) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"scene_id": "s1", "output": ANSWER})
+        + "\n"
+        + json.dumps({"scene_id": "other-task", "output": "x"})
+        + "\n",
+        encoding="utf-8",
+    )
     replay = make_backend("replay", predictions=str(path))
     assert isinstance(replay, Replay)
     hit, miss = replay.generate([request(media, ["v1"]), request(media, ["v1"], scene="s2")])

@@ -38,8 +38,11 @@ def test_local_servers_get_the_placeholder_key_which_is_no_secret(monkeypatch: p
 
 def test_judge_model_and_asr_share_the_client(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-shared-0123456789")
-    users = [OpenAIJudge("j", base_url=URL, no_cache=True), OpenAIOmni("m", base_url=URL),
-             TranscriptionEndpoint("a", base_url=URL, cache_dir=tmp_path)]
+    users = [
+        OpenAIJudge("j", base_url=URL, no_cache=True),
+        OpenAIOmni("m", base_url=URL),
+        TranscriptionEndpoint("a", base_url=URL, cache_dir=tmp_path),
+    ]
     for user in users:
         assert isinstance(user.client, OpenAIClient)
         assert user.client.scrub(f"{URL} sk-shared-0123456789") == "https://***@llm.example.com:8443/v1?*** ***"
@@ -56,7 +59,9 @@ def test_refusal_names_server_model_and_what_to_check(openai_server: OpenAIServe
     async def batch() -> None:
         sdk = client.async_sdk()
         try:
-            await client.call(lambda: sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}]))
+            await client.call(
+                lambda: sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+            )
         finally:
             await sdk.close()
 

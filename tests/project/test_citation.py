@@ -32,8 +32,11 @@ def test_citation_cff_and_the_bibtex_agree() -> None:
 
 def test_every_card_quotes_the_one_bibtex() -> None:
     tracked = subprocess.run(["git", "ls-files", "*.md"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    blocks = {path: re.findall(r"```bibtex\n(.*?)```", (ROOT / path).read_text(encoding="utf-8"), re.DOTALL)
-              for path in tracked.split() if (ROOT / path).is_file()}
+    blocks = {
+        path: re.findall(r"```bibtex\n(.*?)```", (ROOT / path).read_text(encoding="utf-8"), re.DOTALL)
+        for path in tracked.split()
+        if (ROOT / path).is_file()
+    }
     quoted = {path: found for path, found in blocks.items() if found}
     assert {"odu_metric/README.md", "lm_eval_tasks/odu/README.md"} <= set(quoted)
     assert all(block == BIBTEX for found in quoted.values() for block in found), quoted

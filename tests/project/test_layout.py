@@ -48,7 +48,11 @@ def test_the_scoring_core_imports_no_heavy_dependency(package: str) -> None:
 
 
 def test_no_door_imports_another_door() -> None:
-    doors = {"odu_bench.py": "odu_bench", "odu_metric/odu_metric.py": "odu_metric", "lm_eval_tasks/odu/utils.py": "utils"}
+    doors = {
+        "odu_bench.py": "odu_bench",
+        "odu_metric/odu_metric.py": "odu_metric",
+        "lm_eval_tasks/odu/utils.py": "utils",
+    }
     for path, _ in doors.items():
         found = imports(ROOT / path)
         assert not found & {name for other, name in doors.items() if other != path}, path

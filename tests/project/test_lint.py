@@ -1,5 +1,6 @@
-"""Lint and types, as part of the test run: ``ruff check`` over the tree and ``mypy`` over ``odu/``
-(settings in pyproject.toml; both tools come with the ``test`` extra)."""
+"""Lint, format and types, as part of the test run: ``ruff check`` and ``ruff format --check`` over
+the tree and ``mypy`` over ``odu/`` (settings in pyproject.toml; both tools come with the ``test``
+extra). After a merge, ``ruff check --fix . && ruff format .`` puts the tree back in shape."""
 
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ def run_tool(*args: str) -> subprocess.CompletedProcess[str]:
 def test_ruff_lint_is_clean() -> None:
     pytest.importorskip("ruff")
     proc = run_tool("ruff", "check", "--no-fix", ".")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_ruff_format_is_applied() -> None:
+    pytest.importorskip("ruff")
+    proc = run_tool("ruff", "format", "--check", ".")
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

@@ -25,22 +25,56 @@ AV = "audio-visual"
 
 
 def kp(source: str, hit: bool | None, matched: bool = True, error: str | None = None, segment: int = 0) -> dict:
-    return {"segment": segment, "qid": f"kp{random.random()}", "point": "p", "source": source, "tiers": ["T1"],
-            "matched": matched, "hit": hit, "judge_error": error}
+    return {
+        "segment": segment,
+        "qid": f"kp{random.random()}",
+        "point": "p",
+        "source": source,
+        "tiers": ["T1"],
+        "matched": matched,
+        "hit": hit,
+        "judge_error": error,
+    }
 
 
-def row(sid: str, *, label: str = "positive", pred: bool | None = None, s: tuple = (None,) * 4,
-        key_points=(), axes=None, modality: str = AV, language: str = "en", source: str = "generated",
-        reason: str = "", signal: str = "") -> dict:
+def row(
+    sid: str,
+    *,
+    label: str = "positive",
+    pred: bool | None = None,
+    s: tuple = (None,) * 4,
+    key_points=(),
+    axes=None,
+    modality: str = AV,
+    language: str = "en",
+    source: str = "generated",
+    reason: str = "",
+    signal: str = "",
+) -> dict:
     positive = label == "positive"
     s2, s3, s4, s5 = s
     return {
-        "scene_id": sid, "modality": modality, "language": language, "source": source, "label": label,
-        "axes": axes or {}, "negative_reason": reason, "negative_signal": signal,
-        "has_demand": positive, "predicted_has_demand": positive if pred is None else pred,
-        "parse_error": False, "no_output": False, "issues": [],
-        "s2": s2, "s2_errors_as_misses": s2, "s3": s3, "s4": s4, "s5": s5,
-        "matches": [], "key_points": list(key_points), "candidates": [],
+        "scene_id": sid,
+        "modality": modality,
+        "language": language,
+        "source": source,
+        "label": label,
+        "axes": axes or {},
+        "negative_reason": reason,
+        "negative_signal": signal,
+        "has_demand": positive,
+        "predicted_has_demand": positive if pred is None else pred,
+        "parse_error": False,
+        "no_output": False,
+        "issues": [],
+        "s2": s2,
+        "s2_errors_as_misses": s2,
+        "s3": s3,
+        "s4": s4,
+        "s5": s5,
+        "matches": [],
+        "key_points": list(key_points),
+        "candidates": [],
     }
 
 
@@ -57,19 +91,37 @@ def _channel(report: dict, system_index: int, channel: str) -> dict:
 
 def test_channel_coverage_counts_unmatched_as_misses_and_excludes_judge_errors():
     rows = [
-        row("a", key_points=[kp("intent", True), kp("required_context.visual", False),
-                             kp("required_context.audio", True), kp("required_context.user_emotion", True),
-                             kp("required_context.visual", None, error="timeout"), kp("", True)]),
-        row("b", key_points=[kp("intent", False, matched=False), kp("required_context.dialogue_history", False,
-                                                                    matched=False)]),
+        row(
+            "a",
+            key_points=[
+                kp("intent", True),
+                kp("required_context.visual", False),
+                kp("required_context.audio", True),
+                kp("required_context.user_emotion", True),
+                kp("required_context.visual", None, error="timeout"),
+                kp("", True),
+            ],
+        ),
+        row(
+            "b",
+            key_points=[
+                kp("intent", False, matched=False),
+                kp("required_context.dialogue_history", False, matched=False),
+            ],
+        ),
         row("n", label="negative"),  # negatives carry no key points and are not in the population
     ]
     report = channel_report([system("S", rows)], AV, resamples=200, seed=1)
     assert report["n_scenes"] == 2
     assert report["systems"][0]["judge_error_points"] == 1
     expect = {  # channel: (hits, points)
-        "spoken request": (1, 2), "visual": (0, 1), "audio": (1, 1), "dialogue history": (0, 1),
-        "other context": (1, 1), "all context": (2, 4), "all points": (4, 7),
+        "spoken request": (1, 2),
+        "visual": (0, 1),
+        "audio": (1, 1),
+        "dialogue history": (0, 1),
+        "other context": (1, 1),
+        "all context": (2, 4),
+        "all points": (4, 7),
     }
     for channel, (hits, points) in expect.items():
         c = _channel(report, 0, channel)
@@ -83,9 +135,15 @@ def test_channel_coverage_counts_unmatched_as_misses_and_excludes_judge_errors()
 def _random_channel_rows(n: int, seed: int) -> list[dict]:
     rng = random.Random(seed)
     return [
-        row(f"s{i:04d}", key_points=[kp("intent", rng.random() < 0.8), kp("intent", rng.random() < 0.8),
-                                     kp("required_context.visual", rng.random() < 0.5),
-                                     kp("required_context.audio", rng.random() < 0.5)])
+        row(
+            f"s{i:04d}",
+            key_points=[
+                kp("intent", rng.random() < 0.8),
+                kp("intent", rng.random() < 0.8),
+                kp("required_context.visual", rng.random() < 0.5),
+                kp("required_context.audio", rng.random() < 0.5),
+            ],
+        )
         for i in range(n)
     ]
 
@@ -130,11 +188,16 @@ def test_m2_profile_is_category_mean_minus_system_mean():
             row("p4", s=(scores[3], 1, 1, 1), axes={"axis1": "1.3", "axis3": "3.3", "axis5": "5.1"}),
             row("p5", s=(None, None, None, None), axes={"axis3": "3.3"}),  # undefined for A: not in cohort
         ]
+
     a, b = system("A", rows([1.0, 0.5, 0.5, 0.0])), system("B", rows([1.0, 1.0, 1.0, 0.0]))
     profile = m2_profile([a, b], AV)
     assert profile["n_scenes"] == 4
-    assert profile["columns"] == ["1.2 Vision-grounded", "1.3 Audio-grounded", "3.2 Direct Question",
-                                  "3.3 Indirect or Descriptive Request"]
+    assert profile["columns"] == [
+        "1.2 Vision-grounded",
+        "1.3 Audio-grounded",
+        "3.2 Direct Question",
+        "3.3 Indirect or Descriptive Request",
+    ]
     cells = {r["system"]: r["cells"] for r in profile["rows"]}
     assert cells["A"]["3.3 Indirect or Descriptive Request"]["delta"] == pytest.approx(0.25 - 0.5)
     assert cells["B"]["3.3 Indirect or Descriptive Request"]["delta"] == pytest.approx(0.5 - 0.75)
@@ -177,11 +240,25 @@ def _mixed_rows(n: int, seed: int) -> list[dict]:
     for i in range(n):
         if rng.random() < 0.75:
             score = lambda: None if rng.random() < 0.05 else rng.random()  # noqa: E731
-            out.append(row(f"p{i:04d}", pred=rng.random() < 0.9, s=(score(), score(), score(), score()),
-                           source="human-recorded" if i % 4 == 0 else "generated", language="zh"))
+            out.append(
+                row(
+                    f"p{i:04d}",
+                    pred=rng.random() < 0.9,
+                    s=(score(), score(), score(), score()),
+                    source="human-recorded" if i % 4 == 0 else "generated",
+                    language="zh",
+                )
+            )
         else:
-            out.append(row(f"n{i:04d}", label="negative", pred=rng.random() < 0.4, language="zh",
-                           source="human-recorded" if i % 4 == 0 else "generated"))
+            out.append(
+                row(
+                    f"n{i:04d}",
+                    label="negative",
+                    pred=rng.random() < 0.4,
+                    language="zh",
+                    source="human-recorded" if i % 4 == 0 else "generated",
+                )
+            )
     return out
 
 
@@ -241,14 +318,26 @@ def _outputs(scenes: list[dict], flip: float, drop_context: float, seed: int) ->
         if rng.random() < flip:
             out = {"has_demand": not ann["has_demand"], "segments": []}
         else:
-            out = {"has_demand": ann["has_demand"], "segments": [
-                {"start_ms": g["start_ms"], "end_ms": g["end_ms"], "transcript": g["transcript"],
-                 "structured_intent": g["structured_intent"],
-                 "required_context": [{"type": c["type"], "description": c["description"]}
-                                      for c in g["required_context"] if rng.random() >= drop_context],
-                 "user_in_frame": g.get("user_in_frame", False), "user_gender": g["user_gender"],
-                 "user_age_group": g["user_age_group"]}
-                for g in ann["segments"]]}
+            out = {
+                "has_demand": ann["has_demand"],
+                "segments": [
+                    {
+                        "start_ms": g["start_ms"],
+                        "end_ms": g["end_ms"],
+                        "transcript": g["transcript"],
+                        "structured_intent": g["structured_intent"],
+                        "required_context": [
+                            {"type": c["type"], "description": c["description"]}
+                            for c in g["required_context"]
+                            if rng.random() >= drop_context
+                        ],
+                        "user_in_frame": g.get("user_in_frame", False),
+                        "user_gender": g["user_gender"],
+                        "user_age_group": g["user_age_group"],
+                    }
+                    for g in ann["segments"]
+                ],
+            }
         outputs[s["scene_id"]] = json.dumps(out, ensure_ascii=False)
     return outputs
 
@@ -280,12 +369,17 @@ def test_report_on_the_bundled_sample(tmp_path, capsys):
     for modality, n in positives.items():
         assert report["channels"][modality]["n_scenes"] == n
         by_name = {s["system"]: s for s in report["channels"][modality]["systems"]}
-        points = sum(len(g.key_points) for s in scenes if s.modality == modality and s.is_positive
-                     for g in s.annotation().segments)
+        points = sum(
+            len(g.key_points)
+            for s in scenes
+            if s.modality == modality and s.is_positive
+            for g in s.annotation().segments
+        )
         assert _channel({"systems": [by_name["damaged"]]}, 0, "all points")["points"] == points
     # every modality/language holding both sources gets a Table 4 comparison
-    both = {(s.modality, s.language) for s in scenes if s.source == "generated"} & \
-           {(s.modality, s.language) for s in scenes if s.source == "human-recorded"}
+    both = {(s.modality, s.language) for s in scenes if s.source == "generated"} & {
+        (s.modality, s.language) for s in scenes if s.source == "human-recorded"
+    }
     assert {(e["modality"], e["language"]) for e in report["sources"] if e["system"] == "damaged"} == both
     labelled = sum(1 for s in scenes if s.modality == "audio-visual" and not s.is_positive and s.negative_signal)
     assert report["taxonomy"]["ftr"]["audio-visual"]["n_scenes"] == labelled
@@ -299,8 +393,16 @@ def test_cli_report_writes_every_output(scored_runs, tmp_path, capsys):
     assert code == 0
     printed = capsys.readouterr().out
     assert "strong" in printed and "approximate judge" in printed
-    for name in ("report.json", "report.md", "table3.csv", "headline_ci.csv", "sources.csv", "channels.csv",
-                 "taxonomy_m2.csv", "taxonomy_ftr.csv"):
+    for name in (
+        "report.json",
+        "report.md",
+        "table3.csv",
+        "headline_ci.csv",
+        "sources.csv",
+        "channels.csv",
+        "taxonomy_m2.csv",
+        "taxonomy_ftr.csv",
+    ):
         assert (out / name).is_file(), name
     report = json.loads((out / "report.json").read_text())
     assert [s["name"] for s in report["systems"]] == ["strong", "weak"]

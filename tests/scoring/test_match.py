@@ -16,10 +16,16 @@ from odu.scoring import score_scenes
 
 
 def pred(start, end, transcript, **kw) -> dict:
-    return {"start_ms": start, "end_ms": end, "transcript": transcript,
-            "structured_intent": kw.get("intent", "The user wants help"), "required_context": [],
-            "user_in_frame": kw.get("in_frame", True), "user_gender": kw.get("gender", "female"),
-            "user_age_group": kw.get("age", "adult")}
+    return {
+        "start_ms": start,
+        "end_ms": end,
+        "transcript": transcript,
+        "structured_intent": kw.get("intent", "The user wants help"),
+        "required_context": [],
+        "user_in_frame": kw.get("in_frame", True),
+        "user_gender": kw.get("gender", "female"),
+        "user_age_group": kw.get("age", "adult"),
+    }
 
 
 def ref(start: int, end: int, transcript: str, **kw) -> dict:
@@ -30,10 +36,17 @@ def ref(start: int, end: int, transcript: str, **kw) -> dict:
 
 def scene(*segments: dict, modality: str = "audio-visual", language: str = "en", sid: str = "avp_gen_000001"):
     ann = {"evaluation_targets": {"has_demand": bool(segments), "segments": list(segments)}}
-    return scene_from_dict({
-        "scene_id": sid, "language": language, "modality": modality, "source": "generated",
-        "label": "positive" if segments else "negative", "annotations": {"en": ann, "zh": ann},
-        "clips": [{"id": "v1", "src": "x.mp4", "duration": 20.0, "replies": []}]})
+    return scene_from_dict(
+        {
+            "scene_id": sid,
+            "language": language,
+            "modality": modality,
+            "source": "generated",
+            "label": "positive" if segments else "negative",
+            "annotations": {"en": ann, "zh": ann},
+            "clips": [{"id": "v1", "src": "x.mp4", "duration": 20.0, "replies": []}],
+        }
+    )
 
 
 def row(sc, *segments: dict) -> dict:
@@ -77,8 +90,11 @@ def test_thresholds_are_what_the_readme_says() -> None:
 
 def test_split_prediction_fragments_are_merged() -> None:
     sc = scene(ref(1000, 5000, "can you find a recipe and then order the ingredients"))
-    r = row(sc, pred(3000, 5000, "and then order the ingredients", intent="order ingredients"),
-            pred(1000, 2900, "can you find a recipe", intent="find a recipe"))
+    r = row(
+        sc,
+        pred(3000, 5000, "and then order the ingredients", intent="order ingredients"),
+        pred(1000, 2900, "can you find a recipe", intent="find a recipe"),
+    )
     assert r["matches"][0]["predictions"] == [1, 0]  # time order
     assert r["s4"] == 1.0
     assert r["s3"] == 1.0
@@ -94,10 +110,18 @@ def test_one_prediction_covers_two_references_without_double_charging_m4() -> No
 
 
 def test_result_does_not_depend_on_segment_order() -> None:
-    refs = [ref(1000, 2500, "open the window"), ref(4000, 5200, "close the curtains too"),
-            ref(8000, 9000, "and dim the lamp")]
-    preds = [pred(1100, 2400, "open window"), pred(4000, 5000, "close the curtain"), pred(4900, 5300, "too"),
-             pred(7800, 9100, "dim the lamp", gender="male"), pred(12000, 13000, "unrelated words here")]
+    refs = [
+        ref(1000, 2500, "open the window"),
+        ref(4000, 5200, "close the curtains too"),
+        ref(8000, 9000, "and dim the lamp"),
+    ]
+    preds = [
+        pred(1100, 2400, "open window"),
+        pred(4000, 5000, "close the curtain"),
+        pred(4900, 5300, "too"),
+        pred(7800, 9100, "dim the lamp", gender="male"),
+        pred(12000, 13000, "unrelated words here"),
+    ]
     rng = random.Random(7)
     seen = set()
     for _ in range(20):
@@ -165,7 +189,10 @@ def test_negative_scene_only_feeds_m1_and_ftr() -> None:
 
 @pytest.mark.parametrize("n_refs,n_preds", list(itertools.product(range(4), range(4))))
 def test_every_reference_gets_exactly_one_match_record(n_refs: int, n_preds: int) -> None:
-    refs = [ReferenceSegment(i * 2000, i * 2000 + 1000, f"words {i}", "", (), True, "male", "adult", ()) for i in range(n_refs)]
+    refs = [
+        ReferenceSegment(i * 2000, i * 2000 + 1000, f"words {i}", "", (), True, "male", "adult", ())
+        for i in range(n_refs)
+    ]
     preds = [PredictedSegment(j * 2100, j * 2100 + 900, f"words {j}") for j in range(n_preds)]
     matches = match_segments(refs, preds)
     assert [m.reference for m in matches] == list(range(n_refs))

@@ -91,14 +91,18 @@ def test_false_trigger_rate():
     assert false_trigger_rate([False, False, True, False], [True, False, True, True]) == pytest.approx(2 / 3)
     assert false_trigger_rate([True, True], [True, False]) is None  # no negatives
     assert false_trigger_rate([], []) is None
-    rates = false_trigger_rate_weighted([False, False, True], [True, False, False], np.array([[1, 1, 1], [2, 1, 5], [0, 0, 1]]))
+    rates = false_trigger_rate_weighted(
+        [False, False, True], [True, False, False], np.array([[1, 1, 1], [2, 1, 5], [0, 0, 1]])
+    )
     assert rates[:2] == pytest.approx([1 / 2, 2 / 3]) and np.isnan(rates[2])
 
 
 # --- M4 = jiwer pooled WER / CER ----------------------------------------------------------------
 
-_WORDS = ("the a turn off on light lights kitchen please can you set timer for ten minutes what is this one "
-          "that sound mute agent hey remind me to buy milk tomorrow don't I'm it's rock n roll").split()
+_WORDS = (
+    "the a turn off on light lights kitchen please can you set timer for ten minutes what is this one "
+    "that sound mute agent hey remind me to buy milk tomorrow don't I'm it's rock n roll"
+).split()
 _CJK_CHARS = "把温度调到帮我打开灯这个是什么声音提醒明天买牛奶静音那首歌再放一遍可以吗"
 _PUNCT = ["", "", "", ",", ".", "?", "!", "，", "。", "？", "！", "…", "、", "“", "”", "'", " - "]
 
@@ -154,7 +158,9 @@ def _scene(rng: random.Random, chinese: bool) -> tuple[list[str], list[str]]:
 
 def _jiwer_s4(refs: list[str], hyps: list[str], chars: bool) -> float:
     if chars:  # characters of the normalised text without spaces
-        out = jiwer.process_characters([normalize(r).replace(" ", "") for r in refs], [normalize(h).replace(" ", "") for h in hyps])
+        out = jiwer.process_characters(
+            [normalize(r).replace(" ", "") for r in refs], [normalize(h).replace(" ", "") for h in hyps]
+        )
     else:
         out = jiwer.process_words([normalize(r) for r in refs], [normalize(h) for h in hyps])
     errors = out.substitutions + out.deletions + out.insertions
@@ -175,7 +181,9 @@ def test_m4_equals_jiwer_pooled_wer_english(seed):
 @pytest.mark.parametrize("seed", range(150))
 def test_m4_equals_jiwer_pooled_cer_chinese(seed):
     refs, hyps = _scene(random.Random(1000 + seed), chinese=True)
-    pairs = [(r, h) for r, h in zip(refs, hyps) if is_cjk_dominant(normalize(r))] or [("把温度调到26度", "把温度调到二十六度")]
+    pairs = [(r, h) for r, h in zip(refs, hyps) if is_cjk_dominant(normalize(r))] or [
+        ("把温度调到26度", "把温度调到二十六度")
+    ]
     refs, hyps = [r for r, _ in pairs], [h for _, h in pairs]
     ours = s4(edit_count(r, h) for r, h in zip(refs, hyps))
     assert ours == pytest.approx(_jiwer_s4(refs, hyps, chars=True), abs=1e-12)
@@ -183,8 +191,10 @@ def test_m4_equals_jiwer_pooled_cer_chinese(seed):
 
 def test_m4_pools_edits_not_rates():
     # One long clean segment and one short wrong one: pooling weighs by length (Eq. 4).
-    pairs = [edit_count("one two three four five six seven eight", "one two three four five six seven eight"),
-             edit_count("mute it", "")]
+    pairs = [
+        edit_count("one two three four five six seven eight", "one two three four five six seven eight"),
+        edit_count("mute it", ""),
+    ]
     assert pairs == [(0, 8), (2, 2)]
     assert s4(pairs) == pytest.approx(1 - 2 / 10)
     assert s4(pairs) != pytest.approx((1.0 + 0.0) / 2)

@@ -45,9 +45,16 @@ CASES = _corpus()
 
 
 def _seg(**fields: Any) -> dict[str, Any]:
-    base = {"start_ms": 100, "end_ms": 900, "transcript": "mute that", "structured_intent": "mute the phone",
-            "required_context": [{"type": "audio", "description": "a chime"}], "user_in_frame": True,
-            "user_gender": "male", "user_age_group": "adult"}
+    base = {
+        "start_ms": 100,
+        "end_ms": 900,
+        "transcript": "mute that",
+        "structured_intent": "mute the phone",
+        "required_context": [{"type": "audio", "description": "a chime"}],
+        "user_in_frame": True,
+        "user_gender": "male",
+        "user_age_group": "adult",
+    }
     return {k: v for k, v in {**base, **fields}.items() if v is not ...}
 
 
@@ -167,7 +174,9 @@ def test_non_text_is_a_parse_error(value):
     assert p.issues == (f"output is {type(value).__name__}, not text",)
 
 
-@pytest.mark.parametrize("text", ["", "   \n", "I cannot tell.", "[1, 2]", "{'has_demand': True}", '{"has_demand": true,}'])
+@pytest.mark.parametrize(
+    "text", ["", "   \n", "I cannot tell.", "[1, 2]", "{'has_demand': True}", '{"has_demand": true,}']
+)
 def test_no_usable_object_is_no_demand_and_a_parse_error(text):
     p = parse_output(text, AV)
     assert (p.has_demand, p.segments, p.parse_error) == (False, (), True)
@@ -298,7 +307,7 @@ def test_non_object_segments_are_dropped():
 
 def test_segment_limit_keeps_the_first():
     segs = [_seg(transcript=f"t{i}") for i in range(limits.MAX_SEGMENTS + 1)]
-    assert parse_output(_out(*segs[:limits.MAX_SEGMENTS]), AV).issues == ()
+    assert parse_output(_out(*segs[: limits.MAX_SEGMENTS]), AV).issues == ()
     p = parse_output(_out(*segs), AV)
     assert [s.transcript for s in p.segments] == [f"t{i}" for i in range(limits.MAX_SEGMENTS)]
     assert p.issues == (f"segments: {limits.MAX_SEGMENTS + 1} given, kept the first {limits.MAX_SEGMENTS}",)
@@ -394,7 +403,9 @@ def test_context_item_limit():
     items = [{"type": "audio", "description": f"d{i}"} for i in range(limits.MAX_CONTEXT_ITEMS + 1)]
     seg, issues = _one(_out(_seg(required_context=items)))
     assert [c.description for c in seg.required_context] == [f"d{i}" for i in range(limits.MAX_CONTEXT_ITEMS)]
-    assert issues == (f"segments[0].required_context: {limits.MAX_CONTEXT_ITEMS + 1} items, kept the first {limits.MAX_CONTEXT_ITEMS}",)
+    assert issues == (
+        f"segments[0].required_context: {limits.MAX_CONTEXT_ITEMS + 1} items, kept the first {limits.MAX_CONTEXT_ITEMS}",
+    )
 
 
 def test_audio_only_context_excludes_visual():
@@ -425,7 +436,9 @@ def test_closed_sets(field, value, parsed, flagged):
         assert issues[0].startswith(f"segments[0].{field}: ") and "is not one of" in issues[0]
 
 
-@pytest.mark.parametrize("value, parsed", [(True, True), (False, False), ("true", True), ("yes", None), (1, None), (..., None)])
+@pytest.mark.parametrize(
+    "value, parsed", [(True, True), (False, False), ("true", True), ("yes", None), (1, None), (..., None)]
+)
 def test_user_in_frame_audio_visual(value, parsed):
     seg, issues = _one(_out(_seg(user_in_frame=value)))
     assert seg.user_in_frame is parsed
@@ -464,8 +477,14 @@ def test_extract_json_object_reports_where_it_found_it():
 def test_out_of_set_profile_is_scored_wrong_not_crashed():
     scene = next(s for s in load_scenes(FIXTURES / "demo_scenes.json") if s.scene_id == "avp_gen_000003")
     ref = scene.annotation().segments[0]
-    seg = _seg(start_ms=ref.start_ms, end_ms=ref.end_ms, transcript=ref.transcript, user_in_frame=ref.user_in_frame,
-               user_gender="young man", user_age_group=ref.user_age_group.upper())
+    seg = _seg(
+        start_ms=ref.start_ms,
+        end_ms=ref.end_ms,
+        transcript=ref.transcript,
+        user_in_frame=ref.user_in_frame,
+        user_gender="young man",
+        user_age_group=ref.user_age_group.upper(),
+    )
     row = score_scenes([scene], {scene.scene_id: _out(seg)}, LexicalJudge()).scenes[0]
     assert row["s5"] == pytest.approx(2 / 3) and row["s3"] == 1.0 and row["s4"] == 1.0
     assert any("user_gender: 'young man' is not one of" in i for i in row["issues"])

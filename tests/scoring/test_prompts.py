@@ -47,10 +47,10 @@ def _user_text(turns: list[Turn], modality: str = "audio-visual") -> str:
 @needs_paper
 def test_av_instruction_is_app_f1_word_for_word() -> None:
     line = _paper_line("Audio-Visual Prediction Instruction")
-    paper = line[line.index("You are the user’s AI assistant."):]
+    paper = line[line.index("You are the user’s AI assistant.") :]
     paper = paper.replace("∙\\\\bullet", "").replace("→\\\\rightarrow", "→")
     paper = re.sub(r"\[⬇\]\(data:[^)]*\)", "", paper)  # the listing's embedded copy, printed after it
-    paper = paper.replace('"User’s', '"User\'s')  # the listing itself has a straight quote
+    paper = paper.replace('"User’s', "\"User's")  # the listing itself has a straight quote
     ours = re.sub(r"(?m)^\s*(•|–)\s*", "", AV_INSTRUCTION).replace("| --- | --- |", "").replace("|", "")
     assert _squash(ours) == _squash(paper)
 
@@ -74,8 +74,12 @@ def test_ao_instruction_applies_the_app_f2_differences() -> None:
     assert "video" not in AO_INSTRUCTION.lower() and "visual and audio content" not in AO_INSTRUCTION
     assert "linguistic content and audio cues" in AO_INSTRUCTION
     # everything else is kept: final-turn scope, segmentation, transcript boundaries, JSON-only output
-    for kept in ("Annotate user demands only in the last segment", "Must split (highest priority)",
-                 "transcript boundaries", "Output only JSON, with no comments or code block markers"):
+    for kept in (
+        "Annotate user demands only in the last segment",
+        "Must split (highest priority)",
+        "transcript boundaries",
+        "Output only JSON, with no comments or code block markers",
+    ):
         assert kept in AO_INSTRUCTION
     with pytest.raises(ValueError):
         instruction("video-only")
@@ -87,12 +91,28 @@ def test_prompt_texts_are_pinned_to_their_version() -> None:
 
 @needs_paper
 def test_text_only_single_clip_matches_the_app_d2_examples() -> None:
-    positive = [Turn(ClipRef(0, "v1", "0" * 64, 9055), (), (
-        AsrSentence(5040, 8640, "Set it up, so when he gives the verbal, okay, export this version.", "0"),))]
-    negative = [Turn(ClipRef(0, "v1", "1" * 64, 12051), (), (
-        AsrSentence(4590, 10710, "my data was leaked, can this it insurance immediately activate an emergency "
-                                 "response for me?", "0"),
-        AsrSentence(11070, 11990, "how do i file a claim?", "0")))]
+    positive = [
+        Turn(
+            ClipRef(0, "v1", "0" * 64, 9055),
+            (),
+            (AsrSentence(5040, 8640, "Set it up, so when he gives the verbal, okay, export this version.", "0"),),
+        )
+    ]
+    negative = [
+        Turn(
+            ClipRef(0, "v1", "1" * 64, 12051),
+            (),
+            (
+                AsrSentence(
+                    4590,
+                    10710,
+                    "my data was leaked, can this it insurance immediately activate an emergency response for me?",
+                    "0",
+                ),
+                AsrSentence(11070, 11990, "how do i file a claim?", "0"),
+            ),
+        )
+    ]
     for turns, prefix in ((positive, "Positive example (Demand present)"), (negative, "Negative example (No demand)")):
         paper = _paper_line(prefix).removeprefix(prefix)
         assert _squash(_user_text(turns)) == _squash(paper)
@@ -101,13 +121,21 @@ def test_text_only_single_clip_matches_the_app_d2_examples() -> None:
 @needs_paper
 def test_text_only_history_matches_the_app_d2_template() -> None:
     sentence = AsrSentence(100, 900, "hello there", "0")
-    turns = [Turn(ClipRef(0, "v1", "0" * 64, 4000), ("Sure.",), (sentence,)),
-             Turn(ClipRef(1, "v2", "1" * 64, 5000), (), (sentence,))]
-    template = _paper_line("User-input template with dialogue history").removeprefix("User-input template with dialogue history")
-    expected = (template.replace("{duration_note}", " (clip duration 4000 ms)", 1)
-                .replace("{duration_note}", " (clip duration 5000 ms)", 1)
-                .replace("[{begin_ms}-{end_ms} ms] speaker {speaker_id}: {ASR sentence}…", "[100-900 ms] speaker 0: hello there")
-                .replace("{preceding assistant reply}", "Sure."))
+    turns = [
+        Turn(ClipRef(0, "v1", "0" * 64, 4000), ("Sure.",), (sentence,)),
+        Turn(ClipRef(1, "v2", "1" * 64, 5000), (), (sentence,)),
+    ]
+    template = _paper_line("User-input template with dialogue history").removeprefix(
+        "User-input template with dialogue history"
+    )
+    expected = (
+        template.replace("{duration_note}", " (clip duration 4000 ms)", 1)
+        .replace("{duration_note}", " (clip duration 5000 ms)", 1)
+        .replace(
+            "[{begin_ms}-{end_ms} ms] speaker {speaker_id}: {ASR sentence}…", "[100-900 ms] speaker 0: hello there"
+        )
+        .replace("{preceding assistant reply}", "Sure.")
+    )
     assert _squash(_user_text(turns)) == _squash(expected)
 
 
@@ -123,16 +151,23 @@ def test_no_speech_notice_replaces_the_block_and_audio_only_says_audio() -> None
 
 
 def test_native_layout_orders_clips_replies_and_marks_the_final_clip() -> None:
-    turns = [Turn(ClipRef(i, f"v{i + 1}", str(i) * 64, 1000 * (i + 1)), (f"reply {i + 1}",) if i < 2 else ())
-             for i in range(3)]
+    turns = [
+        Turn(ClipRef(i, f"v{i + 1}", str(i) * 64, 1000 * (i + 1)), (f"reply {i + 1}",) if i < 2 else ())
+        for i in range(3)
+    ]
     chat = build_chat(turns, "audio-visual")
     kinds = [(p.role, p.clip.id if p.clip else p.text) for p in chat.parts]
     assert kinds[0] == ("system", AV_INSTRUCTION)
     assert kinds[1][1].startswith("You will receive multiple video clips")
     assert [k for k in kinds[2:]] == [
-        ("user", "[Turn 1 · user video]"), ("user", "v1"), ("assistant", "reply 1"),
-        ("user", "[Turn 2 · user video]"), ("user", "v2"), ("assistant", "reply 2"),
-        ("user", "[Turn 3 · user video (final turn, annotate this)]"), ("user", "v3"),
+        ("user", "[Turn 1 · user video]"),
+        ("user", "v1"),
+        ("assistant", "reply 1"),
+        ("user", "[Turn 2 · user video]"),
+        ("user", "v2"),
+        ("assistant", "reply 2"),
+        ("user", "[Turn 3 · user video (final turn, annotate this)]"),
+        ("user", "v3"),
         ("user", kinds[-1][1]),
     ]
     assert kinds[-1][1].startswith("Annotate only the user’s demand in the final video clip")
@@ -140,7 +175,9 @@ def test_native_layout_orders_clips_replies_and_marks_the_final_clip() -> None:
     assert chat.clips == tuple(t.clip for t in turns)
     single = build_chat(turns[:1], "audio-visual")
     assert [p.clip.id if p.clip else p.text for p in single.parts[1:]] == [
-        "v1", "Annotate the user’s demand in this video and output the demand-decision JSON."]
+        "v1",
+        "Annotate the user’s demand in this video and output the demand-decision JSON.",
+    ]
 
 
 def test_text_only_input_needs_asr_for_every_clip() -> None:

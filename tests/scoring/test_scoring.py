@@ -31,7 +31,9 @@ def _write_example(tmp_path: Path) -> tuple[Path, Path, Path]:
     scenes = tmp_path / "scenes.json"
     scenes.write_text(json.dumps([EXAMPLE["scene"]]), encoding="utf-8")
     preds = tmp_path / "predictions.jsonl"
-    preds.write_text(json.dumps({"scene_id": "avp_gen_000139", "output": EXAMPLE["model_output"]}) + "\n", encoding="utf-8")
+    preds.write_text(
+        json.dumps({"scene_id": "avp_gen_000139", "output": EXAMPLE["model_output"]}) + "\n", encoding="utf-8"
+    )
     verdicts = tmp_path / "verdicts.jsonl"
     verdicts.write_text("".join(json.dumps(v) + "\n" for v in EXAMPLE["verdicts"]), encoding="utf-8")
     return scenes, preds, verdicts
@@ -40,7 +42,10 @@ def _write_example(tmp_path: Path) -> tuple[Path, Path, Path]:
 def test_worked_example_a5_scene_scores(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scenes, preds, verdicts = _write_example(tmp_path)
     out = tmp_path / "run"
-    assert main(argv("score", scenes=scenes, predictions=preds, out=out, judge=f"verdicts:{verdicts}", no_progress=True)) == 0
+    assert (
+        main(argv("score", scenes=scenes, predictions=preds, out=out, judge=f"verdicts:{verdicts}", no_progress=True))
+        == 0
+    )
     row = json.loads((out / "scenes.jsonl").read_text(encoding="utf-8"))
     assert row["s2"] == pytest.approx(2 / 3)
     assert row["s3"] == pytest.approx(0.8995, abs=5e-5)
@@ -85,12 +90,25 @@ def test_avg_reproduces_every_table3_row() -> None:
 
 def _perfect_output(scene) -> str:
     ann = scene.annotation()
-    return json.dumps({"has_demand": ann.has_demand, "segments": [
-        {"start_ms": g.start_ms, "end_ms": g.end_ms, "transcript": g.transcript,
-         "structured_intent": g.structured_intent,
-         "required_context": [{"type": c.type, "description": c.description} for c in g.required_context],
-         "user_in_frame": g.user_in_frame, "user_gender": g.user_gender, "user_age_group": g.user_age_group}
-        for g in ann.segments]}, ensure_ascii=False)
+    return json.dumps(
+        {
+            "has_demand": ann.has_demand,
+            "segments": [
+                {
+                    "start_ms": g.start_ms,
+                    "end_ms": g.end_ms,
+                    "transcript": g.transcript,
+                    "structured_intent": g.structured_intent,
+                    "required_context": [{"type": c.type, "description": c.description} for c in g.required_context],
+                    "user_in_frame": g.user_in_frame,
+                    "user_gender": g.user_gender,
+                    "user_age_group": g.user_age_group,
+                }
+                for g in ann.segments
+            ],
+        },
+        ensure_ascii=False,
+    )
 
 
 def test_demo_records_load_and_round_trip() -> None:
@@ -98,7 +116,9 @@ def test_demo_records_load_and_round_trip() -> None:
     scenes = load_scenes(raw)
     assert len(scenes) == 27
     assert {s.modality for s in scenes} == {"audio-visual", "audio-only"}
-    assert sum(1 for s in scenes if s.source == "human-recorded" and s.label == "negative" and not s.negative_reason) == 2
+    assert (
+        sum(1 for s in scenes if s.source == "human-recorded" and s.label == "negative" and not s.negative_reason) == 2
+    )
     assert load_scenes([scene_to_dict(s) for s in scenes]) == scenes
 
 
@@ -128,6 +148,7 @@ def test_stored_verdicts_cover_every_demo_key_point(tmp_path: Path) -> None:
                     fh.write(json.dumps({"scene_id": s.scene_id, "segment": i, "qid": k.qid, "hit": n % 2 == 0}) + "\n")
     run = score_scenes(scenes, {s.scene_id: _perfect_output(s) for s in scenes}, StoredVerdictJudge(verdicts))
     assert run.summary["judge_errors"] == 0
+
     def rate(g) -> float:
         return sum(n % 2 == 0 for n in range(len(g.key_points))) / len(g.key_points)
 
@@ -182,7 +203,9 @@ def test_the_audit_refuses_a_judge_answering_fewer_requests() -> None:
 
 
 def test_a_point_the_judge_skipped_is_a_judge_error_not_a_miss_or_a_crash() -> None:
-    run = score_scenes(SCENES, OUTPUTS, _Fixed(lambda reqs: [JudgeVerdict({"kp01": True, "kp02": "yes"}) for _ in reqs]))
+    run = score_scenes(
+        SCENES, OUTPUTS, _Fixed(lambda reqs: [JudgeVerdict({"kp01": True, "kp02": "yes"}) for _ in reqs])
+    )
     points = {k["qid"]: k for k in run.scenes[0]["key_points"]}
     assert points["kp01"]["hit"] is True and points["kp01"]["judge_error"] is None
     assert points["kp02"]["hit"] is None and "kp02" in points["kp02"]["judge_error"]

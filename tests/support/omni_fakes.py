@@ -29,7 +29,9 @@ MEDIA_TYPES = ("video_url", "image_url", "input_audio", "audio_url")
 
 
 def media_parts(body: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [p for m in body["messages"] if isinstance(m["content"], list) for p in m["content"] if p["type"] in MEDIA_TYPES]
+    return [
+        p for m in body["messages"] if isinstance(m["content"], list) for p in m["content"] if p["type"] in MEDIA_TYPES
+    ]
 
 
 def part_bytes(part: Mapping[str, Any]) -> bytes:
@@ -52,9 +54,13 @@ def reference_output(record: Mapping[str, Any]) -> str:
     ann = scene.annotation()
     segments = []
     for g in ann.segments:
-        seg: dict[str, Any] = {"start_ms": g.start_ms, "end_ms": g.end_ms, "transcript": g.transcript,
-                               "structured_intent": g.structured_intent,
-                               "required_context": [{"type": c.type, "description": c.description} for c in g.required_context]}
+        seg: dict[str, Any] = {
+            "start_ms": g.start_ms,
+            "end_ms": g.end_ms,
+            "transcript": g.transcript,
+            "structured_intent": g.structured_intent,
+            "required_context": [{"type": c.type, "description": c.description} for c in g.required_context],
+        }
         if g.user_in_frame is not None:
             seg["user_in_frame"] = g.user_in_frame
         seg |= {"user_gender": g.user_gender, "user_age_group": g.user_age_group}
@@ -78,7 +84,11 @@ class FakeOmni:
             for row in datasets.load_dataset(str(dataset_dir), config, split="test"):
                 sid = row["scene_id"]
                 self.records[sid] = row_to_record(row)
-                sent = [hashlib.sha256(sent_form(t["media"]["bytes"])).hexdigest() for t in row["turns"] if t["role"] == "user"]
+                sent = [
+                    hashlib.sha256(sent_form(t["media"]["bytes"])).hexdigest()
+                    for t in row["turns"]
+                    if t["role"] == "user"
+                ]
                 self.clips[sid] = [t["sha256"] for t in row["turns"] if t["role"] == "user"]
                 self._final[sent[-1]] = sid
         self.model_requests: list[dict[str, Any]] = []

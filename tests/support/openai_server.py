@@ -125,7 +125,9 @@ def chat_completion(body: Any, text: str) -> dict[str, Any]:
 class OpenAIServer:
     """A threaded loopback server; use as a context manager or call :meth:`start` / :meth:`close`."""
 
-    def __init__(self, responder: Responder | None = None, *, latency: float = 0.0, models: tuple[str, ...] = ("loopback",)) -> None:
+    def __init__(
+        self, responder: Responder | None = None, *, latency: float = 0.0, models: tuple[str, ...] = ("loopback",)
+    ) -> None:
         self.responder: Responder = responder or (lambda body: "ok")
         self.latency = latency  # seconds added to every request
         self.fault_plan: Callable[[RecordedRequest], Fault | None] | None = None
@@ -136,7 +138,9 @@ class OpenAIServer:
         self.max_in_flight = 0
         self._routes: dict[tuple[str, str], Handler] = {
             ("POST", "/v1/chat/completions"): self._chat,
-            ("GET", "/v1/models"): lambda req: Reply(body={"object": "list", "data": [{"id": m, "object": "model"} for m in models]}),
+            ("GET", "/v1/models"): lambda req: Reply(
+                body={"object": "list", "data": [{"id": m, "object": "model"} for m in models]}
+            ),
         }
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None

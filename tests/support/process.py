@@ -14,12 +14,22 @@ REPO = Path(__file__).resolve().parents[2]
 
 def fresh_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ODU_", "HF_"))}
-    return env | {"ODU_CACHE_DIR": str(tmp_path / "cache"), "HF_DATASETS_CACHE": str(tmp_path / "hf"),
-                  "HF_HOME": str(tmp_path / "hf-home"), "PYTHONPATH": str(REPO)} | extra
+    return (
+        env
+        | {
+            "ODU_CACHE_DIR": str(tmp_path / "cache"),
+            "HF_DATASETS_CACHE": str(tmp_path / "hf"),
+            "HF_HOME": str(tmp_path / "hf-home"),
+            "PYTHONPATH": str(REPO),
+        }
+        | extra
+    )
 
 
-def run_odu(args: Sequence[str], env: Mapping[str, str], cwd: Path | None = None,
-            timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def run_odu(
+    args: Sequence[str], env: Mapping[str, str], cwd: Path | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
     """``python -m odu ARGS`` to its end, text output captured."""
-    return subprocess.run([sys.executable, "-m", "odu", *args], cwd=cwd, env=dict(env), capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "odu", *args], cwd=cwd, env=dict(env), capture_output=True, text=True, timeout=timeout
+    )
