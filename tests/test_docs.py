@@ -7,6 +7,9 @@
   ``#anchor`` to a heading of it; every page of ``docs/`` is on README's map.
 - Every command shown in a shell code block that starts with ``odu-bench`` parses with the real
   parser (``odu.cli.build_parser()``), and every ``benchmarks/*.py`` named exists.
+- Every repository path (``odu/constants.py``, ``tests/test_match.py``) and module (``odu.media``,
+  ``from odu.dataset import ...``) the docs name exists, found as files without importing anything:
+  when a module moves, this names each page that still points at the old place.
 
 Placeholders in commands (``MODEL``, ``PATH``, ``scenes.jsonl``, ``path/to/release``, ``runs/mymodel``,
 ``ORG/odu-bench``) are parsed as written: argparse checks option names, arity, choices and types
@@ -38,9 +41,10 @@ DOCS = ROOT / "docs"
 SCORING = DOCS / "scoring.md"
 README_MAX_LINES = 250
 
-#: The documentation: the README, docs/, and the cards that link into it.
-DOC_FILES = [README, *sorted(DOCS.glob("*.md")), ROOT / "lm_eval_tasks/odu/README.md",
-             ROOT / "odu_metric/README.md", ROOT / "dataset_card.md"]
+#: The documentation: the README, docs/, the lm-eval task and metric cards, and the dataset card
+#: wherever it lives.
+DOC_FILES = [README, *sorted(DOCS.glob("*.md")), ROOT / "lm_eval_tasks/odu/README.md", ROOT / "odu_metric/README.md",
+             *sorted({*ROOT.glob("dataset_card.md"), *(ROOT / "odu").rglob("dataset_card.md")})]
 
 #: Constants that docs/scoring.md must quote: the scorer's open choices and the parsing limits.
 SCORING_CONSTANT = re.compile(r"^(TRANSCRIPT_|IOU_|CONTAINMENT_|CJK_|MAX_)[A-Z0-9_]+$")
@@ -259,3 +263,47 @@ def test_performance_figures_name_their_scripts() -> None:
     assert sections
     unnamed = [s.splitlines()[0] for s in sections if not re.search(r"benchmarks/bench_\w+\.py", s)]
     assert not unnamed, f"sections without their benchmark script: {unnamed}"
+
+
+# --- paths and modules named -----------------------------------------------------------------------
+
+REPO_PATH = re.compile(r"^(?:odu|odu_metric|lm_eval_tasks|tests|benchmarks|docs)/[\w./-]*$")
+MODULE = re.compile(r"\bodu(?:\.[A-Za-z_]\w*)+")
+
+
+def module_exists(dotted: str) -> bool:
+    """Whether ``odu.x[.y...]`` names a module of the repository: ``odu.x`` must be a module or
+    package; below a package, a name that is no module may be an attribute (``odu.judge.make_judge``)."""
+    parts = dotted.split(".")
+    here = ROOT / parts[0]
+    for depth, part in enumerate(parts[1:], start=1):
+        if (here / f"{part}.py").is_file():
+            return True  # the rest are attributes of that module
+        if (here / part / "__init__.py").is_file():
+            here = here / part
+            continue
+        return depth > 1
+    return True
+
+
+def test_module_exists_looks_at_files() -> None:
+    assert module_exists("odu.constants.MAX_SEGMENTS") and module_exists("odu.cli")
+    assert module_exists("odu.cli.build_parser")  # an attribute of a package
+    assert not module_exists("odu.no_such_module")
+
+
+def named_paths_and_modules(text: str) -> tuple[set[str], set[str]]:
+    """Repository paths in inline code, and ``odu.*`` modules in inline code and Python imports."""
+    spans = re.findall(r"`([^`\n]+)`", _prose(text))
+    paths = {span for span in spans if REPO_PATH.match(span)}
+    code = " ".join(spans) + " ".join(body for language, body in FENCE.findall(text) if language.strip() == "python")
+    modules = {m for m in MODULE.findall(code) if not re.match(r"odu\.(add_batch|compute)\b", m)}
+    return paths, modules
+
+
+@pytest.mark.parametrize("doc", DOC_FILES, ids=_doc_id)
+def test_paths_and_modules_named_exist(doc: Path) -> None:
+    paths, modules = named_paths_and_modules(_text(doc))
+    missing = sorted(p for p in paths if not (ROOT / p).exists())
+    missing += sorted(m for m in modules if not module_exists(m))
+    assert not missing, f"{_doc_id(doc)} names what is not in the repository: {missing}"
