@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
-from view_support import HOSTILE, damaged_outputs, sample_records, score_sample_run, write_predictions
+from view_support import (  # noqa: F401  (runs, site: session fixtures)
+    HOSTILE, damaged_outputs, read_index, read_scenes, runs, sample_records, site, write_predictions,
+)
 
 from odu.cli import main
 from odu.metrics import s4
@@ -18,44 +19,6 @@ from odu.schema import load_scenes
 from odu.text import normalize
 
 FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def read_data(path: Path) -> Any:
-    """The JSON handed to ``ODU.receive*`` by a site data script."""
-    text = path.read_text(encoding="utf-8")
-    return json.loads(text[text.index("(") + 1:text.rindex(")")])
-
-
-def read_index(site: Path) -> dict[str, Any]:
-    return read_data(site / "data" / "index.js")
-
-
-def read_scenes(site: Path) -> dict[str, Any]:
-    scenes: dict[str, Any] = {}
-    for chunk in (site / "data" / "scenes").glob("*.js"):
-        scenes |= read_data(chunk)
-    return scenes
-
-
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[str, Path]:
-    """Two ``odu-bench score`` runs on the sample (one with hostile outputs, one whose raw outputs
-    are a separate file) and the two floor baselines of ``odu-bench eval --sample``."""
-    root = tmp_path_factory.mktemp("view-runs")
-    out = {"a": score_sample_run(root / "model-a", 1, 0.1, 0.15, 400, hostile=True),
-           "b": score_sample_run(root / "model-b", 2, 0.3, 0.35, 900, keep_predictions=False)}
-    assert main(["eval", "--sample", "--out", str(root / "eval")]) == 0
-    out |= {"always": root / "eval" / "always", "never": root / "eval" / "never"}
-    return out
-
-
-@pytest.fixture(scope="module")
-def site(runs, tmp_path_factory) -> Path:
-    """The bundled sample with two runs: a damaged model (score) and the always-trigger floor (eval)."""
-    out = tmp_path_factory.mktemp("view-site") / "site"
-    assert main(["view", str(runs["a"]), str(runs["always"]), "--names", "model A", "always",
-                 "--sample", "--out", str(out), "--resamples", "200", "--no-progress"]) == 0
-    return out
 
 
 # --- M4 edits ---------------------------------------------------------------------------------------

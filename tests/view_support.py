@@ -17,6 +17,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from odu.cli import main
+
 #: Where Debian installs them (``apt-get install chromium chromium-driver``).
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -142,7 +146,6 @@ def score_sample_run(out: Path, seed: int, flip: float, word_error: float, shift
     """An ``odu-bench score`` run (lexical judge) of damaged outputs on the bundled sample; its raw
     outputs are copied in as ``predictions.jsonl`` (as ``odu-bench eval`` writes them) unless not
     ``keep_predictions`` (then they stay at ``<out>.predictions.jsonl``)."""
-    from odu.cli import main
     from odu.sample import sample_dir
 
     outputs = damaged_outputs(sample_records(), seed, flip, word_error, shift_ms, hostile)
@@ -155,10 +158,49 @@ def score_sample_run(out: Path, seed: int, flip: float, word_error: float, shift
     return out
 
 
+# --- sites of the tests ------------------------------------------------------------------------------
+
+
+def read_data(path: Path) -> Any:
+    """The JSON handed to ``ODU.receive*`` by a site data script."""
+    text = path.read_text(encoding="utf-8")
+    return json.loads(text[text.index("(") + 1:text.rindex(")")])
+
+
+def read_index(site: Path) -> dict[str, Any]:
+    return read_data(site / "data" / "index.js")
+
+
+def read_scenes(site: Path) -> dict[str, Any]:
+    scenes: dict[str, Any] = {}
+    for chunk in (site / "data" / "scenes").glob("*.js"):
+        scenes |= read_data(chunk)
+    return scenes
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    """Two ``odu-bench score`` runs on the sample (one with hostile outputs, one whose raw outputs
+    are a separate file) and the two floor baselines of ``odu-bench eval --sample``."""
+    root = tmp_path_factory.mktemp("view-runs")
+    out = {"a": score_sample_run(root / "model-a", 1, 0.1, 0.15, 400, hostile=True),
+           "b": score_sample_run(root / "model-b", 2, 0.3, 0.35, 900, keep_predictions=False)}
+    assert main(["eval", "--sample", "--out", str(root / "eval")]) == 0
+    out |= {"always": root / "eval" / "always", "never": root / "eval" / "never"}
+    return out
+
+
+@pytest.fixture(scope="session")
+def site(runs, tmp_path_factory) -> Path:
+    """The bundled sample with two runs: a damaged model (score) and the always-trigger floor (eval)."""
+    out = tmp_path_factory.mktemp("view-site") / "site"
+    assert main(["view", str(runs["a"]), str(runs["always"]), "--names", "model A", "always",
+                 "--sample", "--out", str(out), "--resamples", "200", "--no-progress"]) == 0
+    return out
+
+
 def screenshots(img_dir: Path) -> list[Path]:
     """Build the sample site with two systems and save the index and one scene page as PNGs."""
-    from odu.cli import main
-
     work = Path(tempfile.mkdtemp(prefix="odu-view-shots-"))
     try:
         runs = [score_sample_run(work / "model-a", 1, 0.1, 0.15, 400), score_sample_run(work / "model-b", 2, 0.3, 0.35, 900)]

@@ -258,7 +258,7 @@
       state.delta = { metric: metric.value, a: Number(a.value), b: Number(b.value) };
       state.sort = "delta"; state.desc = true; renderHead(); apply();
     } }, "sort by difference");
-    const clear = el("button", { type: "button", onclick: () => {
+    const clear = el("button", { type: "button", className: "clear", onclick: () => {
       Object.assign(state, { search: "", filters: {}, sort: null, desc: false, delta: null });
       search.value = ""; renderHead(); apply();
     } }, "clear");
