@@ -375,6 +375,7 @@
         el("div", { className: "columns", style: { gridTemplateColumns: `repeat(${shown.length}, minmax(0, 1fr))` } },
           shown.map((k) => outputCell(scene, k)))),
     ].flat().filter(Boolean));
+    performance.mark("odu-scene-ready"); // read by benchmarks/bench_view.py
   }
 
   document.getElementById("prev").addEventListener("click", () => go(-1));
