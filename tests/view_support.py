@@ -30,6 +30,8 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--autoplay-policy=no-user-gesture-required", "--window-size=1400,1000")
 
+#: The scene page shown in docs/viewer.md: three clips with replies between them.
+SCREENSHOT_SCENE = "avp_gen_900002"
 #: Text a hostile model could emit: none of it may become markup in the viewer.
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"><b>bold</b>'
 
@@ -209,13 +211,14 @@ def screenshots(img_dir: Path) -> list[Path]:
                      "--no-progress", "--resamples", "1000"]) == 0
         img_dir.mkdir(parents=True, exist_ok=True)
         shots = []
-        with chromium(1400, 900) as driver:
+        with chromium(1680, 860) as driver:
             driver.get((site / "index.html").as_uri())
             shots.append(img_dir / "viewer-index.png")
             driver.save_screenshot(str(shots[-1]))
-            driver.get((site / "scene.html").as_uri() + "#avp_gen_900002")
-            driver.set_window_size(1400, 1700)
-            driver.get((site / "scene.html").as_uri() + "#avp_gen_900002")
+            driver.get((site / "scene.html").as_uri() + "#" + SCREENSHOT_SCENE)
+            driver.set_window_size(1400, 900)
+            driver.set_window_size(1400, driver.execute_script("return document.documentElement.scrollHeight") + 160)
+            driver.get((site / "scene.html").as_uri() + "#" + SCREENSHOT_SCENE)
             shots.append(img_dir / "viewer-scene.png")
             driver.save_screenshot(str(shots[-1]))
         return shots

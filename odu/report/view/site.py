@@ -152,7 +152,7 @@ def build_site(runs: Sequence[Run], dataset: DatasetScenes, out: str | Path, *, 
             problems: list[str] = []
             if record is None:
                 holders = ", ".join(r.system.name for r, row in zip(runs, rows) if row is not None)
-                problems.append(f"scene {sid} (scored by {holders}) is not in the dataset {dataset.source}: "
+                problems.append(f"scene {sid} (scored by {holders}) is not in the dataset ({dataset.source}): "
                                 "no reference, clips or media shown")
             clips = [media.clip(sid, c, rc, problems) for c, rc in zip(dataset.clips.get(sid, []), (record or {}).get("clips", []))]
             for problem in problems:

@@ -167,7 +167,7 @@ class DatasetScenes:
         return any(c.read is not None for clips in self.clips.values() for c in clips)
 
 
-def _prepared(source: str) -> DatasetScenes:
+def _prepared(source: str, label: str | None = None) -> DatasetScenes:
     """A prepared dataset (directory or Hub repo): records from the rows, media bytes on demand."""
     import datasets
 
@@ -178,7 +178,7 @@ def _prepared(source: str) -> DatasetScenes:
     def user_media(index: int) -> list[bytes | None]:
         return [(t["media"] or {}).get("bytes") for t in ds[index]["turns"] if t["role"] == USER]
 
-    out = DatasetScenes(source)
+    out = DatasetScenes(label or source)
     for i, row in enumerate(_rows_without_media(ds)):
         record = row_to_record(row)
         out.records[record["scene_id"]] = record
@@ -213,7 +213,7 @@ def _release(path: Path) -> DatasetScenes:
 def load_dataset_scenes(source: str | None, sample: bool = False) -> DatasetScenes:
     """``--sample`` (the bundled sample, prepared), a prepared directory, a Hub repo, or a raw release."""
     if sample:
-        return _prepared(str(sample_dataset_dir()))
+        return _prepared(str(sample_dataset_dir()), "the bundled sample")
     if not source:
         raise ValueError("give the dataset: --dataset DIR|REPO or --sample")
     path = Path(source)

@@ -16,7 +16,7 @@
   // --- header: dataset, problems, headline --------------------------------------------------------
 
   document.getElementById("dataset").textContent =
-    `${data.scenes.length} scenes · ${systems.length} system(s) · dataset ${data.dataset.source}` +
+    `${data.scenes.length} scenes · ${systems.length} system(s) · dataset: ${data.dataset.source}` +
     (data.dataset.media ? "" : " (annotations only: no media)");
   const problems = ODU.problems(data.problems);
   if (problems) document.getElementById("problems").append(problems);

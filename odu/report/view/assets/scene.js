@@ -98,12 +98,13 @@
       Object.entries(scene.notes).map(([k, v]) => field(k, v, "note")));
   }
 
+  /** The clips in turn order, left to right, each followed by the assistant replies to it. */
   function conversation(scene) {
     const section = el("section", { className: "conversation" }, el("h3", {}, "Conversation"));
     if (!scene.clips.length) {
-      section.append(el("p", { className: "muted" }, "No clips: the scene is not in the dataset."));
-      return section;
+      return add(section, el("p", { className: "muted" }, "No clips: the scene is not in the dataset."));
     }
+    const turns = el("div", { className: "turns" });
     scene.clips.forEach((clip, i) => {
       const final = i === scene.clips.length - 1;
       let player;
@@ -115,15 +116,14 @@
         player = el("p", { className: clip.error ? "bad" : "muted" },
           clip.error ? `Clip ${clip.id}: ${clip.error}` : "No media in this dataset (annotations only).");
       }
-      section.append(el("div", { className: "clip" + (final ? " final" : "") },
-        el("div", { className: "clip-head" }, `Clip ${clip.id}`, clip.duration != null ? ` · ${clip.duration.toFixed(2)} s` : "",
-          final ? el("span", { className: "chip" }, "final clip · annotated") : null),
-        player));
-      for (const reply of clip.replies) {
-        section.append(el("div", { className: "reply" }, el("span", { className: "who" }, "assistant"), " ", reply));
-      }
+      turns.append(el("div", { className: "clip" + (final ? " final" : "") },
+        el("div", { className: "clip-head" }, `${i + 1}. clip ${clip.id}`,
+          clip.duration != null ? ` · ${clip.duration.toFixed(2)} s` : "",
+          final ? el("span", { className: "chip" }, "final · annotated") : null),
+        player,
+        clip.replies.map((reply) => el("div", { className: "reply" }, el("span", { className: "who" }, "assistant"), " ", reply))));
     });
-    return section;
+    return add(section, turns);
   }
 
   // --- timeline of the final clip -----------------------------------------------------------------------
