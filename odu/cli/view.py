@@ -21,7 +21,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="raw outputs (JSONL, the `score --predictions` file) one per RUN_DIR, '-' for none "
                         "(default: RUN_DIR/predictions.jsonl when present)")
     data = p.add_mutually_exclusive_group(required=True)
-    data.add_argument("--dataset", metavar="DIR|REPO", help="prepared dataset directory, Hub repo, or raw release (records only: no players)")
+    data.add_argument("--dataset", metavar="DIR|REPO",
+                      help="prepared dataset directory, Hub repo, or raw release (records without media: no players)")
     data.add_argument("--sample", action="store_true", help="the bundled offline sample")
     p.add_argument("--out", required=True, metavar="SITE", help="output folder (replaced if it holds an earlier view)")
     p.add_argument("--seed", type=int, default=BOOTSTRAP_SEED, help=f"bootstrap seed of the headline CIs (default {BOOTSTRAP_SEED})")
@@ -51,6 +52,6 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
     else:
         print(f"{result.n_scenes} scenes, {len(result.systems)} system(s) ({', '.join(result.systems)}), "
-              f"{result.n_clips} media files ({result.media_bytes / 1e6:.1f} MB), {len(result.problems)} problem(s)")
+              f"{result.n_media_files} media files ({result.media_bytes / 1e6:.1f} MB), {len(result.problems)} problem(s)")
         print(f"open {(result.out / 'index.html').resolve().as_uri()}")
     return 1 if result.problems else 0

@@ -11,7 +11,7 @@ from typing import Any
 
 from ...constants import NEGATIVE_REASONS, NEGATIVE_SIGNALS, PROFILE_FIELDS
 from .align import group_alignments
-from .sources import Run, merge_segments, parse_output, scene_from_dict
+from .sources import Run, Scene, SchemaError, merge_segments, parse_output, scene_from_dict
 
 Row = Mapping[str, Any]
 
@@ -66,16 +66,17 @@ def index_entry(sid: str, rows: Sequence[Row | None], record: Mapping[str, Any] 
     """A scene's row of the index table: scene facts from the first run holding it, then per system
     its predicted demand, s2-s5 and flags (None where the run lacks the scene)."""
     first = next(r for r in rows if r is not None)
+    reason = _negative(first.get("negative_reason") or "", NEGATIVE_REASONS)
     return {
         "id": sid, "modality": first["modality"], "language": first["language"], "source": first["source"],
-        "label": first["label"], "reason": (_negative(first.get("negative_reason") or "", NEGATIVE_REASONS) or {}).get("code", ""),
+        "label": first["label"], "reason": reason["code"] if reason else "",
         "axes": dict(first.get("axes") or {}), "title": (record or {}).get("title", ""), "chunk": chunk,
         "in_dataset": record is not None, "text": search,
         "systems": [_scores(r) if r is not None else None for r in rows],
     }
 
 
-def _system_page(run: Run, row: Row | None, scene: Any) -> dict[str, Any]:
+def _system_page(run: Run, row: Row | None, scene: Scene | None) -> dict[str, Any]:
     """One system's column of a scene page: scores, flags, verdicts, parsed segments, M4 edits,
     M5 fields, parse issues and the raw output."""
     if row is None:
@@ -98,7 +99,11 @@ def _system_page(run: Run, row: Row | None, scene: Any) -> dict[str, Any]:
     out["segments"] = [_segment(p, row["modality"]) for p in preds]
     if scene is None:
         return out
-    refs = scene.annotation(run.annotation_language).segments
+    try:
+        refs = scene.annotation(run.annotation_language).segments
+    except SchemaError as exc:
+        out["note"] = f"{exc}: the dataset lacks the reference this run was scored against"
+        return out
     if any(m["reference"] >= len(refs) or any(j >= len(preds) for j in m["predictions"]) for m in row["matches"]):
         out["note"] = "the raw output does not give the segments this run scored (another output or parser?)"
         return out
@@ -116,17 +121,23 @@ def _system_page(run: Run, row: Row | None, scene: Any) -> dict[str, Any]:
 
 
 def scene_page(sid: str, record: Mapping[str, Any] | None, runs: Sequence[Run], rows: Sequence[Row | None],
-               clips: Sequence[Mapping[str, Any]], problems: Sequence[str]) -> dict[str, Any]:
+               clips: Sequence[Mapping[str, Any]], problems: list[str]) -> dict[str, Any]:
     """Everything one scene page shows: the scene, its clips (media paths in the site), the
-    reference of the final clip and each system's column."""
+    reference of the final clip and each system's column. A reference the record lacks is added
+    to ``problems``."""
     first = next(r for r in rows if r is not None)
     scene = scene_from_dict(record) if record is not None else None
     language = next(run.annotation_language for run, row in zip(runs, rows) if row is not None)
     reference = None
     if scene is not None:
-        annotation = scene.annotation(language)
-        reference = {"language": scene.language if language == "scene" else language, "has_demand": annotation.has_demand,
-                     "segments": [_segment(s, scene.modality) for s in annotation.segments]}
+        try:
+            annotation = scene.annotation(language)
+        except SchemaError as exc:
+            problems.append(f"{exc}: no reference shown")
+        else:
+            reference = {"language": scene.language if language == "scene" else language,
+                         "has_demand": annotation.has_demand,
+                         "segments": [_segment(s, scene.modality) for s in annotation.segments]}
     extra = dict(scene.extra) if scene is not None else {}
     return {
         "id": sid, "modality": first["modality"], "language": first["language"], "source": first["source"],

@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 from .. import comparability_notes
 from ..headline import headline
 from .payload import index_entry, scene_page, search_text
-from .sources import ClipSource, DatasetScenes, MediaError, Run, _replace, probe
+from .sources import ClipSource, DatasetScenes, MediaError, Run, probe, swap_in_dir
 
 #: Scenes per scene-data file: small enough to load at once, few enough files for 2,078 scenes.
 SCENES_PER_CHUNK = 64
@@ -50,13 +50,13 @@ class SiteResult:
     out: Path
     n_scenes: int
     systems: list[str]
-    n_clips: int = 0
+    n_media_files: int = 0
     media_bytes: int = 0
     problems: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "out": str(self.out), "n_scenes": self.n_scenes, "systems": self.systems,
-                "n_media_files": self.n_clips, "media_bytes": self.media_bytes, "problems": self.problems}
+                "n_media_files": self.n_media_files, "media_bytes": self.media_bytes, "problems": self.problems}
 
 
 def _js(call: str, data: Any) -> str:
@@ -124,6 +124,37 @@ def _notes(runs: Sequence[Run]) -> list[str]:
     return notes
 
 
+def _write_scenes(runs: Sequence[Run], dataset: DatasetScenes, root: Path, warn: Callable[[str], None],
+                  progress: bool) -> tuple[list[dict[str, Any]], list[str], _Media]:
+    """Scene pages in chunks and media under ``root``; the index entries and the problems met."""
+    ids = list(dict.fromkeys(r["scene_id"] for run in runs for r in run.system.rows))
+    rows_by_id = [{r["scene_id"]: r for r in run.system.rows} for run in runs]
+    media = _Media(root)
+    entries: list[dict[str, Any]] = []
+    problems: list[str] = []
+    chunk: dict[str, Any] = {}
+    for i, sid in enumerate(tqdm(ids, desc="view: scenes", unit="scene", disable=not progress)):
+        rows = [by_id.get(sid) for by_id in rows_by_id]
+        record = dataset.records.get(sid)
+        found: list[str] = []
+        if record is None:
+            holders = ", ".join(run.system.name for run, row in zip(runs, rows) if row is not None)
+            found.append(f"scene {sid} (scored by {holders}) is not in the dataset ({dataset.source}): "
+                         "no reference, clips or media shown")
+        clips = [media.clip(sid, clip, fields, found)
+                 for clip, fields in zip(dataset.clips.get(sid, []), (record or {}).get("clips", []))]
+        chunk[sid] = page = scene_page(sid, record, runs, rows, clips, found)
+        for problem in found:
+            warn(problem)
+        problems += found
+        entries.append(index_entry(sid, rows, record, i // SCENES_PER_CHUNK, search_text(record, page["systems"])))
+        if len(chunk) == SCENES_PER_CHUNK or i == len(ids) - 1:
+            (root / "data" / "scenes" / f"{i // SCENES_PER_CHUNK}.js").write_text(_js("ODU.receiveScenes", chunk),
+                                                                                 encoding="utf-8")
+            chunk = {}
+    return entries, problems, media
+
+
 def build_site(runs: Sequence[Run], dataset: DatasetScenes, out: str | Path, *, resamples: int, seed: int,
                progress: bool = False, warn: Callable[[str], None] | None = None) -> SiteResult:
     """Write the site for ``runs`` over ``dataset`` into ``out`` (replaced only once complete).
@@ -134,37 +165,16 @@ def build_site(runs: Sequence[Run], dataset: DatasetScenes, out: str | Path, *, 
     out = Path(out)
     _check_out(out)
     warn = warn or (lambda _: None)
-    ids = list(dict.fromkeys(r["scene_id"] for run in runs for r in run.system.rows))
-    by_id = [{r["scene_id"]: r for r in run.system.rows} for run in runs]
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    for folder in ("assets", "data/scenes", "media"):
-        (tmp / folder).mkdir(parents=True)
-    result = SiteResult(out, len(ids), [r.system.name for r in runs], problems=list(dataset.problems))
     for problem in dataset.problems:
         warn(problem)
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
     try:
-        media = _Media(tmp)
-        entries, chunk = [], {}
-        for i, sid in enumerate(tqdm(ids, desc="view: scenes", unit="scene", disable=not progress)):
-            rows = [rows.get(sid) for rows in by_id]
-            record = dataset.records.get(sid)
-            problems: list[str] = []
-            if record is None:
-                holders = ", ".join(r.system.name for r, row in zip(runs, rows) if row is not None)
-                problems.append(f"scene {sid} (scored by {holders}) is not in the dataset ({dataset.source}): "
-                                "no reference, clips or media shown")
-            clips = [media.clip(sid, c, rc, problems) for c, rc in zip(dataset.clips.get(sid, []), (record or {}).get("clips", []))]
-            for problem in problems:
-                warn(problem)
-            result.problems += problems
-            page = scene_page(sid, record, runs, rows, clips, problems)
-            chunk[sid] = page
-            entries.append(index_entry(sid, rows, record, i // SCENES_PER_CHUNK, search_text(record, page["systems"])))
-            if len(chunk) == SCENES_PER_CHUNK or i == len(ids) - 1:
-                (tmp / "data" / "scenes" / f"{i // SCENES_PER_CHUNK}.js").write_text(
-                    _js("ODU.receiveScenes", chunk), encoding="utf-8")
-                chunk = {}
+        for folder in ("assets", "data/scenes", "media"):
+            (tmp / folder).mkdir(parents=True)
+        entries, problems, media = _write_scenes(runs, dataset, tmp, warn, progress)
+        result = SiteResult(out, len(entries), [r.system.name for r in runs], len(media.written), media.bytes,
+                            [*dataset.problems, *problems])
         index = {
             "format": FORMAT, "built": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "dataset": {"source": dataset.source, "media": dataset.has_media},
@@ -178,9 +188,8 @@ def build_site(runs: Sequence[Run], dataset: DatasetScenes, out: str | Path, *, 
         }
         (tmp / "data" / "index.js").write_text(_js("ODU.receiveIndex", index), encoding="utf-8")
         _copy_assets(tmp)
-        result.n_clips, result.media_bytes = len(media.written), media.bytes
         (tmp / MARKER).write_text(json.dumps(result.as_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        _replace(tmp, out)
+        swap_in_dir(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return result

@@ -25,16 +25,24 @@ from typing import Any
 from ...cli.eval import merge_judge_infos, summary_of
 from ...dataset import DEFAULT_CONFIG, SPLIT, USER, row_to_record
 from ...lm_tasks import _rows_without_media, check_dataset
-from ...match import merge_segments, pred_order_key  # noqa: F401  (re-exported for the builder)
-from ...media import MediaError, probe  # noqa: F401
-from ...parse import parse_output  # noqa: F401
-from ...prepare import CARD_NAME, DATA_DIR, _replace, sample_dataset_dir  # noqa: F401
+from ...match import merge_segments, pred_order_key
+from ...media import MediaError, probe
+from ...parse import parse_output
+from ...prepare import CARD_NAME, DATA_DIR, sample_dataset_dir
+from ...prepare import _replace as swap_in_dir
 from ...release import find_records, media_path
 from ...runcard import RUN_CARD_NAME
-from ...schema import SchemaError, read_json_records, read_predictions, scene_from_dict
+from ...schema import Scene, SchemaError, read_json_records, read_predictions, scene_from_dict
 from ...scoring import SCENES_FILE, SUMMARY_FILE
-from ...text import edit_count, is_cjk_dominant, normalize, units  # noqa: F401
+from ...text import edit_count, is_cjk_dominant, normalize, units
 from ..runs import System, card_system_name, check_labels_agree, load_system
+
+#: Names the rest of the viewer takes from here (its one import site of the scoring core and data wing).
+__all__ = [
+    "ClipSource", "DatasetScenes", "MediaError", "Run", "edit_count", "is_cjk_dominant", "load_dataset_scenes",
+    "load_runs", "merge_segments", "normalize", "parse_output", "pred_order_key", "probe", "Scene", "SchemaError",
+    "scene_from_dict", "swap_in_dir", "units",
+]
 
 #: Raw outputs of an ``odu-bench eval`` run (the ``odu-bench score --predictions`` format).
 PREDICTIONS_FILE = "predictions.jsonl"
