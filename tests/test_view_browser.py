@@ -223,3 +223,22 @@ def test_problems_are_named_on_the_pages(browser, runs, tmp_path):
     assert "cannot be read" in browser.find_element("id", "scene").text
     assert browser.execute_script("return document.querySelectorAll('video').length") == 0
     assert console_errors(browser) == []
+
+
+def test_judge_errors_are_never_shown_as_misses(browser, runs, tmp_path):
+    """A key point the judge failed on is flagged in the index and shown as a judge error, with
+    its message, on the scene page."""
+    run = tmp_path / "run"
+    shutil.copytree(runs["a"], run)
+    rows = [json.loads(line) for line in (run / "scenes.jsonl").read_text(encoding="utf-8").splitlines()]
+    row = next(r for r in rows if r["key_points"] and r["key_points"][0]["matched"])
+    row["key_points"][0] |= {"hit": None, "judge_error": "judge timed out after 3 attempts"}
+    (run / "scenes.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "site"
+    assert main(["view", str(run), "--sample", "--out", str(out), "--resamples", "20", "--no-progress"]) == 0
+    entry = next(s for s in read_index(out)["scenes"] if s["id"] == row["scene_id"])
+    assert "judge error" in entry["systems"][0]["flags"]
+    open_scene(browser, out, row["scene_id"])
+    cell = browser.find_element("css selector", "td.verdict.warn")
+    assert cell.text == "judge error" and cell.get_attribute("title") == "judge timed out after 3 attempts"
+    assert console_errors(browser) == []
