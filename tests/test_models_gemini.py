@@ -119,6 +119,12 @@ def test_request_above_the_inline_limit_goes_through_the_files_api(fake: GeminiF
     assert stats["uploaded_files"] == 1 and stats["uploaded_bytes"] == max(len(media["v1"].bytes), len(media["v2"].bytes))
 
 
+def test_the_default_inline_budget_fits_the_api_limit(fake: GeminiFake) -> None:
+    """20 MB of base64 media + text stays below the 20 MiB the API's payload error names."""
+    assert fake.inline_limit == INLINE_LIMIT == 20 * 1024 * 1024
+    assert GeminiModel(MODEL).inline_limit <= INLINE_LIMIT
+
+
 def test_a_body_above_the_limit_is_refused_by_the_fake(fake: GeminiFake, media) -> None:
     """Guards the guard: the same scene sent inline to a fake with a smaller limit is an inference error."""
     fake.inline_limit = inline_body_size(fake, media) - 1

@@ -48,12 +48,12 @@ from ..constants import (
     MODEL_TIMEOUT_S,
 )
 from ..media import LazyClip, MediaError
-from ..openai_transport import CallFailedError, ServerRefusedError, public_url, with_retries
+from ..openai_transport import CallFailedError, ServerRefusedError, public_url
 from ..prompts import ClipRef, Part
 from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest
 from .clips import media_type
 from .messages import chat_messages
-from .native_sdk import TransientCallError, gather_scenes, run_async, status_failure
+from .native_sdk import TransientCallError, gather_scenes, retried, run_async, status_failure
 from .openai_omni import ModelUnavailableError, wav_bytes
 
 T = TypeVar("T")
@@ -440,13 +440,9 @@ class GeminiModel(Backend):
             except transport as exc:
                 raise TransientCallError(self._scrub(f"{type(exc).__name__}: {exc}")) from None
 
-        try:
-            return await with_retries(attempt, retries=self.retries, backoff=self.backoff, on_retry=self._count_retry)
-        except ServerRefusedError as exc:
-            raise ModelUnavailableError(self._scrub(
-                f"Gemini server {public_url(self.base_url) or GEMINI_DEFAULT_URL} refused model {self.model!r} with "
-                f"HTTP {exc.status} (check {self.api_key_env}, the model name and base_url): {exc.message}"
-            )) from None
+        return await retried(attempt, retries=self.retries, backoff=self.backoff, on_retry=self._count_retry,
+                             server=f"Gemini server {public_url(self.base_url) or GEMINI_DEFAULT_URL}", model=self.model,
+                             key_env=self.api_key_env, scrub=self._scrub)
 
     def _count_retry(self) -> None:
         self._stats.retries += 1

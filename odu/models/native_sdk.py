@@ -19,8 +19,9 @@ from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
 
-from ..openai_transport import FATAL_STATUSES, RETRY_STATUSES, CallFailedError, ServerRefusedError
+from ..openai_transport import FATAL_STATUSES, RETRY_STATUSES, CallFailedError, ServerRefusedError, with_retries
 from .base import Generation, OnDone, SceneRequest
+from .openai_omni import ModelUnavailableError
 
 T = TypeVar("T")
 
@@ -50,6 +51,19 @@ def status_failure(status: int, message: str, response: Any = None) -> Exception
     if status >= 500 or status in RETRY_STATUSES:
         return TransientCallError(f"HTTP {status}: {message}", response)
     return CallFailedError(f"HTTP {status}: {message}")
+
+
+async def retried(call: Callable[[], Awaitable[T]], *, retries: int, backoff: tuple[float, float, float],
+                  on_retry: Callable[[], None], server: str, model: str, key_env: str,
+                  scrub: Callable[[str], str]) -> T:
+    """:func:`~odu.openai_transport.with_retries`, a refused key, model or URL turned into
+    :class:`~.openai_omni.ModelUnavailableError` naming ``server`` (the run stops)."""
+    try:
+        return await with_retries(call, retries=retries, backoff=backoff, on_retry=on_retry)
+    except ServerRefusedError as exc:
+        raise ModelUnavailableError(scrub(
+            f"{server} refused model {model!r} with {exc.status} (check {key_env}, the model name and base_url): "
+            f"{exc.message}")) from None
 
 
 def run_async(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -102,4 +116,4 @@ async def gather_scenes(
         bar.close()
 
 
-__all__ = ["TransientCallError", "gather_scenes", "run_async", "status_failure"]
+__all__ = ["TransientCallError", "gather_scenes", "retried", "run_async", "status_failure"]

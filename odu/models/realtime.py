@@ -48,12 +48,11 @@ from ..constants import (
     MODEL_TIMEOUT_S,
 )
 from ..media import LazyClip, MediaError
-from ..openai_transport import CallFailedError, ServerRefusedError, public_url, with_retries
+from ..openai_transport import CallFailedError, ServerRefusedError, public_url
 from ..prompts import ClipRef, Part
 from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest
 from .messages import chat_messages
-from .native_sdk import TransientCallError, gather_scenes, run_async, status_failure
-from .openai_omni import ModelUnavailableError
+from .native_sdk import TransientCallError, gather_scenes, retried, run_async, status_failure
 
 # --- the openai SDK, in one place ----------------------------------------------------------------------
 
@@ -338,12 +337,9 @@ class RealtimeModel(Backend):
             self._stats.errors += 1
             return Generation.failed(f"media: {exc}")
         try:
-            text = await with_retries(lambda: self._converse(instructions, steps), retries=self.retries,
-                                      backoff=self.backoff, on_retry=self._count_retry)
-        except ServerRefusedError as exc:
-            raise ModelUnavailableError(self._scrub(
-                f"Realtime server {self.info()['base_url']} refused model {self.model!r} with {exc.status} (check "
-                f"{self.api_key_env}, the model name and base_url): {exc.message}")) from None
+            text = await retried(lambda: self._converse(instructions, steps), retries=self.retries, backoff=self.backoff,
+                                 on_retry=self._count_retry, server=f"Realtime server {self.info()['base_url']}",
+                                 model=self.model, key_env=self.api_key_env, scrub=self._scrub)
         except CallFailedError as exc:
             self._stats.errors += 1
             return Generation.failed(self._scrub(f"model call failed: {exc}"))
