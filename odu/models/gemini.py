@@ -385,7 +385,7 @@ class GeminiModel(Backend):
     async def _uploaded(self, client: Any, media: GeminiMedia) -> Any:
         """The ACTIVE uploaded file holding ``media`` (uploaded once per run, shared by scenes)."""
         task = self._uploads.get(media.sha256)
-        if task is None or (task.done() and task.exception() is not None):
+        if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
             task = asyncio.ensure_future(self._upload(client, media))
             self._uploads[media.sha256] = task
         return await asyncio.shield(task)

@@ -13,9 +13,9 @@ One WebSocket session per scene, one response per session, text out:
    each preceding assistant reply as an ``assistant`` item of ``output_text``;
 3. ``response.create``, then the ``response.output_text.delta`` events up to ``response.done``.
 
-Each step waits for the server's acknowledgement (``session.updated``,
-``conversation.item.added``, ``input_audio_buffer.committed``), so a refused event fails its scene
-at once with the server's message. A session that fails (connection, ``server_error``, a failed
+Each step waits for the server's acknowledgement (``session.updated``; ``conversation.item.added``
+for each item, after ``input_audio_buffer.committed`` for a clip), so a refused event fails its
+scene at once with the server's message. A session that fails (connection, ``server_error``, a failed
 response) is retried whole under the toolkit's retry policy (:mod:`.native_sdk`); a refused key or
 model stops the run; anything else is the scene's inference error. The GA Realtime API has no
 temperature: decoding is the model's own (``info()`` says so). The key is read from
@@ -381,6 +381,7 @@ class RealtimeModel(Backend):
             self._stats.append_events += 1
         await ws.send({"type": "input_audio_buffer.commit"})
         await self._until(ws, "input_audio_buffer.committed")
+        await self._until(ws, "conversation.item.added")  # the committed user item: acks stay in step
         self._stats.media_bytes += len(pcm)
         self._stats.audio_seconds += len(pcm) / 2 / REALTIME_SAMPLE_RATE
 
