@@ -246,21 +246,17 @@ def test_accounting_reaches_the_model_info(fake: GeminiFake, media) -> None:
 # --- the bundled sample end to end -------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def sample_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return sample_dataset_dir(tmp_path_factory.mktemp("gemini-sample"))
-
-
-def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(tmp_path: Path, sample_dataset: Path, hf_cache: str,
+def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(tmp_path: Path, hf_cache: str,
                                                                    monkeypatch: pytest.MonkeyPatch,
                                                                    capsys: pytest.CaptureFixture) -> None:
     import datasets
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
+    sample_dataset = sample_dataset_dir()  # where `eval --sample` prepares it (this test's $ODU_CACHE_DIR)
     first_ao = next(iter(datasets.load_dataset(str(sample_dataset), "ao", split="test")))["scene_id"]
     with OpenAIServer() as server:
         fake = GeminiFake(sample_dataset, key=SECRET, model=MODEL, script={first_ao: "garbage"}).attach(server)
-        code = odu_main(["eval", "--dataset", str(sample_dataset), "--model", "gemini", "--tasks", "odu_av,odu_ao",
+        code = odu_main(["eval", "--sample", "--model", "gemini", "--tasks", "odu_av,odu_ao",
                          "--model-args", f"model={MODEL},base_url={server.origin},thinking_level=high",
                          "--out", str(tmp_path / "gemini")])
     out = capsys.readouterr()
@@ -277,7 +273,7 @@ def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(tmp_path: Pat
         assert SECRET not in path.read_text(encoding="utf-8"), path.name
     assert SECRET not in out.out + out.err
 
-    code = odu_main(["eval", "--dataset", str(sample_dataset), "--model", "replay", "--tasks", "odu_av,odu_ao",
+    code = odu_main(["eval", "--sample", "--model", "replay", "--tasks", "odu_av,odu_ao",
                      "--model-args", f"predictions={folder / 'predictions.jsonl'}", "--out", str(tmp_path / "replay")])
     assert code == 0, capsys.readouterr().err
     [replayed] = (tmp_path / "replay").iterdir()

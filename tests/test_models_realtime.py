@@ -215,20 +215,16 @@ def test_missing_key_and_bad_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- the bundled sample end to end -------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def sample_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return sample_dataset_dir(tmp_path_factory.mktemp("realtime-sample"))
-
-
-def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(tmp_path: Path, sample_dataset: Path, hf_cache: str,
+def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(tmp_path: Path, hf_cache: str,
                                                                    monkeypatch: pytest.MonkeyPatch,
                                                                    capsys: pytest.CaptureFixture) -> None:
     import datasets
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
+    sample_dataset = sample_dataset_dir()  # where `eval --sample` prepares it (this test's $ODU_CACHE_DIR)
     first = next(iter(datasets.load_dataset(str(sample_dataset), "ao", split="test")))["scene_id"]
     with RealtimeFake(sample_dataset, key=SECRET, model=MODEL, script={first: "garbage"}) as fake:
-        code = odu_main(["eval", "--dataset", str(sample_dataset), "--model", "realtime", "--tasks", "odu_ao",
+        code = odu_main(["eval", "--sample", "--model", "realtime", "--tasks", "odu_ao",
                          "--model-args", f"model={MODEL},base_url={fake.base_url}", "--out", str(tmp_path / "rt")])
     out = capsys.readouterr()
     assert code == 0, out.err
@@ -245,7 +241,7 @@ def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(tmp_path: Pat
         assert SECRET not in path.read_text(encoding="utf-8"), path.name
     assert SECRET not in out.out + out.err
 
-    code = odu_main(["eval", "--dataset", str(sample_dataset), "--model", "replay", "--tasks", "odu_ao",
+    code = odu_main(["eval", "--sample", "--model", "replay", "--tasks", "odu_ao",
                      "--model-args", f"predictions={folder / 'predictions.jsonl'}", "--out", str(tmp_path / "replay")])
     assert code == 0, capsys.readouterr().err
     [replayed] = (tmp_path / "replay").iterdir()
