@@ -280,3 +280,15 @@ def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(tmp_path: Pat
     again = json.loads((replayed / "summary.json").read_text(encoding="utf-8"))
     for key in ("audio-visual", "audio-only", "tasks", "parse_errors"):
         assert again[key] == summary[key], key
+
+
+def test_the_sdks_load_only_when_a_native_backend_runs() -> None:
+    """Importing the toolkit, the CLI and even these backends' modules loads neither google-genai nor websockets."""
+    import subprocess
+    import sys
+
+    code = ("import sys, odu, odu.models, odu.cli.eval, odu.models.gemini, odu.models.realtime; "
+            "print(sorted(m for m in ('google.genai', 'websockets', 'aiohttp') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

@@ -116,7 +116,7 @@ class GeminiMedia:
 
 
 #: One content of the request: role ("user" / "model") and its items (text or media), in order.
-Turn = tuple[str, list["str | GeminiMedia"]]
+GeminiTurn = tuple[str, list["str | GeminiMedia"]]
 
 
 def _transport_errors() -> tuple[type[BaseException], ...]:
@@ -250,7 +250,7 @@ class GeminiModel(Backend):
 
     # --- request layout (no network) ----------------------------------------------------------------
 
-    def layout(self, request: SceneRequest, load_clip: ClipLoader | None) -> tuple[str, list[Turn]]:
+    def layout(self, request: SceneRequest, load_clip: ClipLoader | None) -> tuple[str, list[GeminiTurn]]:
         """``(system instruction, contents)`` of ``request`` with its media loaded (raises :class:`MediaError`)."""
 
         def media(part: Part) -> list[dict[str, Any]]:
@@ -260,7 +260,7 @@ class GeminiModel(Backend):
             return [{"type": "clip", "media": self._media(request, part.clip, load_clip(request, part.clip))}]
 
         messages = chat_messages(request.chat(), media, history="roles")
-        turns: list[Turn] = []
+        turns: list[GeminiTurn] = []
         for message in messages[1:]:
             role = "model" if message["role"] == "assistant" else "user"
             content = message["content"]
@@ -355,7 +355,7 @@ class GeminiModel(Backend):
             self._stats.errors += 1
         return generation
 
-    async def _contents(self, client: Any, system: str, turns: list[Turn]) -> list[Any]:
+    async def _contents(self, client: Any, system: str, turns: list[GeminiTurn]) -> list[Any]:
         """SDK contents of ``turns``: media inline while the request stays within the inline limit,
         the largest clips uploaded through the Files API beyond it."""
         from google.genai import types
