@@ -27,8 +27,8 @@ from ..scoring import SCENES_FILE, SUMMARY_FILE, summarize
 DEFAULT_MODELS = ("always", "never")
 DEFAULT_TASKS = ("odu_av", "odu_ao")
 #: Backend name -> registered lm-eval model.
-LM_EVAL_MODELS = {"openai": "odu-openai", "qwen-omni": "odu-qwen-omni", "replay": "odu-replay",
-                  "never": "odu-never", "always": "odu-always"}
+LM_EVAL_MODELS = {"openai": "odu-openai", "qwen-omni": "odu-qwen-omni", "gemini": "odu-gemini",
+                  "realtime": "odu-realtime", "replay": "odu-replay", "never": "odu-never", "always": "odu-always"}
 _LABELS = {"never": "floor: never-trigger", "always": "floor: always-trigger"}
 #: Accounting counters of a judge block, summed over tasks.
 _JUDGE_COUNTERS = ("segments", "requests", "cache_hits", "retries", "reasks", "errors", "prompt_tokens",

@@ -1,4 +1,4 @@
-"""The backends as lm-eval models: ``odu-openai``, ``odu-qwen-omni``, ``odu-replay``, ``odu-never``,
+"""The backends as lm-eval models: ``odu-openai``, ``odu-qwen-omni``, ``odu-gemini``, ``odu-realtime``, ``odu-replay``, ``odu-never``,
 ``odu-always``. The only module of ``odu.models`` that imports ``lm_eval``.
 
 lm-eval 0.4.13 has no plugin discovery, so importing this module registers the models
@@ -120,6 +120,20 @@ class OduQwenOmni(OduLM):
     backend_name = "qwen-omni"
 
 
+@register_model("odu-gemini")
+class OduGemini(OduLM):
+    """Gemini through the google-genai SDK: ``model=gemini-...`` (docs/providers.md)."""
+
+    backend_name = "gemini"
+
+
+@register_model("odu-realtime")
+class OduRealtime(OduLM):
+    """GPT-Realtime over WebSocket, audio-only tasks: ``model=gpt-realtime-...`` (docs/providers.md)."""
+
+    backend_name = "realtime"
+
+
 @register_model("odu-replay")
 class OduReplay(OduLM):
     """Outputs produced elsewhere: ``predictions=PATH.jsonl``."""
@@ -145,9 +159,11 @@ class OduAlways(OduLM):
 MODELS: dict[str, type[OduLM]] = {
     "odu-openai": OduOpenAI,
     "odu-qwen-omni": OduQwenOmni,
+    "odu-gemini": OduGemini,
+    "odu-realtime": OduRealtime,
     "odu-replay": OduReplay,
     "odu-never": OduNever,
     "odu-always": OduAlways,
 }
 
-__all__ = ["MODELS", "OduAlways", "OduLM", "OduNever", "OduOpenAI", "OduQwenOmni", "OduReplay"]
+__all__ = ["MODELS", "OduAlways", "OduGemini", "OduLM", "OduRealtime", "OduNever", "OduOpenAI", "OduQwenOmni", "OduReplay"]
