@@ -3,6 +3,8 @@
 * ``openai`` — an omni model on any OpenAI-compatible chat server (:mod:`.openai_omni`);
 * ``qwen-omni`` — Qwen2.5-Omni / Qwen3-Omni run locally with transformers (:mod:`.qwen_omni`,
   optional ``torch`` extra);
+* ``gemini`` — Gemini through Google's ``google-genai`` SDK (:mod:`.gemini`, extra ``gemini``);
+* ``realtime`` — GPT-Realtime over the OpenAI Realtime WebSocket, audio-only (:mod:`.realtime`, extra ``realtime``);
 * ``replay`` — outputs produced elsewhere, from a predictions JSONL (:mod:`.replay`);
 * ``never`` / ``always`` — the floor baselines (:mod:`.floor`).
 
@@ -25,6 +27,8 @@ from .replay import Replay
 BACKENDS: dict[str, str] = {
     "openai": "odu.models.openai_omni:OpenAIOmni",
     "qwen-omni": "odu.models.qwen_omni:QwenOmniLocal",
+    "gemini": "odu.models.gemini:GeminiModel",
+    "realtime": "odu.models.realtime:RealtimeModel",
     "replay": "odu.models.replay:Replay",
     "never": "odu.models.floor:NeverTrigger",
     "always": "odu.models.floor:AlwaysTrigger",

@@ -61,16 +61,24 @@ def _card_name(run_dir: Path, summary: Mapping[str, Any]) -> str | None:
             card = json.loads(card_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise ValueError(f"{card_path}: not valid JSON ({exc})") from None
-        model = card.get("model")
-        if isinstance(model, Mapping):
-            given = model.get("model_args")
-            args = given if isinstance(given, Mapping) else {}
-            model = args.get("model") or args.get("pretrained") or model.get("name")
-        for name in (card.get("system"), model):
-            if isinstance(name, str) and name:
-                return name
+        if name := card_system_name(card):
+            return name
     name = summary.get("system")
     return name if isinstance(name, str) and name else None
+
+
+def card_system_name(card: Mapping[str, Any]) -> str | None:
+    """A run card's ``system``, else its model (``model_args.model`` / ``pretrained``, else the
+    backend name; ``odu.harness.runcard`` layout)."""
+    model = card.get("model")
+    if isinstance(model, Mapping):
+        given = model.get("model_args")
+        args = given if isinstance(given, Mapping) else {}
+        model = args.get("model") or args.get("pretrained") or model.get("name")
+    for name in (card.get("system"), model):
+        if isinstance(name, str) and name:
+            return name
+    return None
 
 
 def load_system(run_dir: str | Path, name: str | None = None) -> System:

@@ -304,3 +304,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._serve("GET")
+
+    def do_DELETE(self) -> None:
+        self._serve("DELETE")

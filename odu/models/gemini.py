@@ -1,0 +1,477 @@
+"""Gemini models (Table 3: Gemini 3.1 Pro, 3.7 Flash, 3.5 Flash Lite) through Google's own
+``google-genai`` SDK (optional extra ``odu-bench[gemini]``), not an OpenAI-compatible proxy.
+
+One ``generateContent`` call per scene, laid out as App D.1 asks by
+:func:`.messages.chat_messages` (``roles`` layout): the App F.1 / F.2 instruction as the
+``systemInstruction``, the user turns (turn labels, the clips where they stand, the closing
+instruction) as ``user`` contents and each preceding assistant reply as a ``model`` content between
+them — the two roles the API knows.
+
+Media (documented limits; the fake in ``tests/gemini_fake.py`` refuses what these refuse):
+
+* a clip goes as ``inlineData`` while the whole request stays within :data:`GEMINI_INLINE_REQUEST_MB`;
+  above it the largest clips are uploaded through the Files API (resumable upload), waited for
+  until ``ACTIVE`` and sent as ``fileData``; uploads are shared by the scenes of one run and
+  deleted at its end (they would expire after 48 h anyway);
+* audio-visual clips are sent as the video files they are (Gemini reads a video's audio track
+  itself); a container outside :data:`GEMINI_VIDEO_TYPES` is an inference error naming the clip;
+* audio-only clips in :data:`GEMINI_AUDIO_TYPES` go as they are, anything else as 16-bit WAV.
+
+Thinking: ``thinking_level`` (Gemini 3) or ``thinking_budget`` (Gemini 2.5), never both; unset,
+the model's own default applies (the paper does not state one; ``docs/providers.md``). Decoding is
+greedy unless the task samples; ``max_output_tokens`` overrides the task's ``max_gen_toks`` (thinking
+tokens count against it). The SDK's own retries are off: every call goes through the toolkit's
+retry policy (:mod:`.native_sdk`). 401 / 403 / 404 and a rejected API key stop the run; the key is
+read from ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY`` (the SDK's order) and scrubbed from every message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import os
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, TypeVar
+
+from ..constants import (
+    AUDIO_ONLY,
+    DEFAULT_AUDIO_SAMPLE_RATE,
+    MODEL_BACKOFF_FACTOR,
+    MODEL_BACKOFF_MAX_S,
+    MODEL_BACKOFF_S,
+    MODEL_CONCURRENCY,
+    MODEL_MIN_SAFE_MAX_TOKENS,
+    MODEL_RETRIES,
+    MODEL_TIMEOUT_S,
+)
+from ..media import LazyClip, MediaError
+from ..openai_transport import CallFailedError, ServerRefusedError, public_url
+from ..prompts import ClipRef, Part
+from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest
+from .clips import media_type
+from .messages import chat_messages
+from .native_sdk import TransientCallError, gather_scenes, retried, run_async, status_failure
+from .openai_omni import ModelUnavailableError, wav_bytes
+
+T = TypeVar("T")
+
+#: Where the SDK looks for the key, in its order (``google.genai._api_client.get_env_api_key``).
+GEMINI_API_KEY_ENVS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+#: The public endpoint (what the run card names when no ``base_url`` is given).
+GEMINI_DEFAULT_URL = "https://generativelanguage.googleapis.com"
+#: Largest request (base64 media + text) sent inline, in MB of 10^6 bytes. The audio and video
+#: guides say "use the Files API when the total request size (including the files, text prompt,
+#: system instructions, etc.) is larger than 20 MB" (https://ai.google.dev/gemini-api/docs/audio);
+#: Google raised the inline limit to 100 MB in January 2026 "with varying limits based on data
+#: types" (https://blog.google/innovation-and-ai/technology/developers-tools/gemini-api-new-file-limits),
+#: a per-type table we could not read in full, so the default stays at the limit every model met.
+GEMINI_INLINE_REQUEST_MB = 20.0
+#: Audio MIME types the API documents (https://ai.google.dev/gemini-api/docs/audio#supported-formats).
+GEMINI_AUDIO_TYPES = frozenset({"audio/wav", "audio/mp3", "audio/aiff", "audio/aac", "audio/ogg", "audio/flac"})
+#: Our container names -> the API's spelling of the same type.
+GEMINI_AUDIO_ALIASES = {"audio/mpeg": "audio/mp3"}
+#: Video MIME types the API documents (https://ai.google.dev/gemini-api/docs/video-understanding#supported-formats).
+GEMINI_VIDEO_TYPES = frozenset({"video/mp4", "video/mpeg", "video/mov", "video/avi", "video/x-flv", "video/mpg",
+                                "video/webm", "video/wmv", "video/3gpp"})
+#: ``thinkingLevel`` values (Gemini 3; https://ai.google.dev/gemini-api/docs/thinking#thinking-levels).
+GEMINI_THINKING_LEVELS = ("minimal", "low", "medium", "high")
+#: Seconds between ``files.get`` polls while an upload is PROCESSING, and the most to wait in all.
+GEMINI_FILE_POLL_S = 1.0
+GEMINI_FILE_WAIT_S = 600.0
+
+
+@dataclass
+class _Stats:
+    scenes: int = 0
+    requests: int = 0
+    file_requests: int = 0
+    retries: int = 0
+    errors: int = 0
+    truncated: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    thoughts_tokens: int = 0
+    media_bytes: int = 0
+    inline_bytes: int = 0
+    uploaded_files: int = 0
+    uploaded_bytes: int = 0
+    wall_time_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class GeminiMedia:
+    """One clip as it will be sent: MIME type and bytes (``sha256`` of those bytes keys uploads)."""
+
+    mime: str
+    data: bytes
+    sha256: str
+
+    @property
+    def inline_size(self) -> int:
+        """Bytes it adds to a request inline (base64)."""
+        return 4 * ((len(self.data) + 2) // 3)
+
+
+#: One content of the request: role ("user" / "model") and its items (text or media), in order.
+GeminiTurn = tuple[str, list["str | GeminiMedia"]]
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """Connection failures of the HTTP clients the SDK may use (aiohttp, httpx2)."""
+    errors: list[type[BaseException]] = [OSError, asyncio.TimeoutError]
+    try:
+        import aiohttp
+
+        errors.append(aiohttp.ClientError)
+    except ImportError:
+        pass
+    try:
+        import httpx2
+
+        errors.append(httpx2.TransportError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+class GeminiModel(Backend):
+    """A Gemini model through the ``google-genai`` SDK; see the module docstring."""
+
+    name = "gemini"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        concurrency: int = MODEL_CONCURRENCY,
+        timeout: float = MODEL_TIMEOUT_S,
+        retries: int = MODEL_RETRIES,
+        max_output_tokens: int | None = None,
+        thinking_level: str | None = None,
+        thinking_budget: int | None = None,
+        inline_limit_mb: float = GEMINI_INLINE_REQUEST_MB,
+        audio_sample_rate: int = DEFAULT_AUDIO_SAMPLE_RATE,
+        progress: bool = True,
+        backoff: tuple[float, float, float] = (MODEL_BACKOFF_S, MODEL_BACKOFF_FACTOR, MODEL_BACKOFF_MAX_S),
+    ) -> None:
+        try:
+            import google.genai  # noqa: F401
+        except ImportError:
+            raise ValueError("the gemini backend needs the google-genai SDK: pip install 'odu-bench[gemini]'") from None
+        if not model:
+            raise ValueError("the gemini backend needs a model name (model=gemini-...)")
+        if thinking_level is not None and thinking_budget is not None:
+            # "You cannot use both thinking_level and thinking_budget in the same request; doing so
+            # returns a 400 error" (https://ai.google.dev/gemini-api/docs/gemini-3).
+            raise ValueError("give thinking_level (Gemini 3) or thinking_budget (Gemini 2.5), not both")
+        if thinking_level is not None:
+            thinking_level = str(thinking_level).lower()
+            if thinking_level not in GEMINI_THINKING_LEVELS:
+                raise ValueError(f"thinking_level must be one of {GEMINI_THINKING_LEVELS}, got {thinking_level!r}")
+            if model.startswith("gemini-2"):
+                raise ValueError(f"{model}: Gemini 2.5 models take thinking_budget, not thinking_level "
+                                 "(https://ai.google.dev/gemini-api/docs/thinking)")
+        if concurrency < 1 or retries < 0 or timeout <= 0 or inline_limit_mb <= 0 or (
+                max_output_tokens is not None and max_output_tokens < 1):
+            raise ValueError("concurrency, max_output_tokens >= 1; retries >= 0; timeout, inline_limit_mb > 0")
+        envs = (api_key_env,) if api_key_env else GEMINI_API_KEY_ENVS
+        key_env = next((e for e in envs if os.environ.get(e)), None)
+        if key_env is None:
+            raise ValueError(f"Gemini API key: set the environment variable {' or '.join(envs)}")
+        self._api_key = os.environ[key_env].strip()
+        self.api_key_env = key_env
+        self.model = model
+        self.base_url = base_url
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.retries = retries
+        self.max_output_tokens = max_output_tokens
+        self.thinking_level = thinking_level
+        self.thinking_budget = None if thinking_budget is None else int(thinking_budget)
+        self.inline_limit = int(inline_limit_mb * 1_000_000)
+        self.audio_sample_rate = audio_sample_rate
+        self.progress = progress
+        self.backoff = backoff
+        self._stats = _Stats()
+        self._generation: dict[str, Any] = {}
+        self._uploads: dict[str, asyncio.Task[Any]] = {}
+
+    # --- public interface -------------------------------------------------------------------------
+
+    def generate(self, requests: Sequence[SceneRequest], load_clip: ClipLoader | None = None,
+                 gen_kwargs: Mapping[str, Any] | None = None, on_done: OnDone | None = None) -> list[Generation]:
+        requests = list(requests)
+        if not requests:
+            return []
+        self._generation = self._options(gen_kwargs or {})
+        started = time.perf_counter()
+        try:
+            return run_async(lambda: self._generate_all(requests, load_clip, on_done))
+        finally:
+            self._stats.wall_time_s += time.perf_counter() - started
+
+    def info(self) -> dict[str, Any]:
+        stats = asdict(self._stats)
+        stats["wall_time_s"] = round(stats["wall_time_s"], 3)
+        return {
+            "backend": self.name,
+            "model": self.model,
+            "base_url": public_url(self.base_url) or GEMINI_DEFAULT_URL,
+            "api_key_env": self.api_key_env,
+            "concurrency": self.concurrency,
+            "timeout_s": self.timeout,
+            "retries": self.retries,
+            "media": {"inline_limit_mb": self.inline_limit / 1_000_000, "audio_sample_rate": self.audio_sample_rate,
+                      "layout": "roles (assistant replies as model contents)"},
+            "thinking": self._thinking() or "model default",
+            "generation": self._generation or self._options({}),
+            "stats": stats,
+        }
+
+    def pitfalls(self) -> list[str]:
+        out = []
+        gen = self._generation or self._options({})
+        if gen["temperature"] > 0 or gen.get("top_p", 1.0) < 1:
+            out.append(f"sampling on (temperature={gen['temperature']}, top_p={gen.get('top_p', 1.0)}): "
+                       "outputs are not greedy, reruns differ")
+        if gen.get("stop_sequences"):
+            out.append(f"stop sequences {gen['stop_sequences']!r} may cut the JSON answer")
+        if gen["max_output_tokens"] < MODEL_MIN_SAFE_MAX_TOKENS:
+            out.append(f"max_output_tokens={gen['max_output_tokens']} may cut the JSON answer")
+        if self._stats.truncated:
+            out.append(f"{self._stats.truncated} answer(s) stopped at max_output_tokens={gen['max_output_tokens']} "
+                       "(thinking tokens count against it): raise max_output_tokens or lower the thinking setting")
+        return out
+
+    # --- request layout (no network) ----------------------------------------------------------------
+
+    def layout(self, request: SceneRequest, load_clip: ClipLoader | None) -> tuple[str, list[GeminiTurn]]:
+        """``(system instruction, contents)`` of ``request`` with its media loaded (raises :class:`MediaError`)."""
+
+        def media(part: Part) -> list[dict[str, Any]]:
+            assert part.clip is not None
+            if load_clip is None:
+                raise MediaError(f"scene {request.scene_id} clip {part.clip.id}: no media source given")
+            return [{"type": "clip", "media": self._media(request, part.clip, load_clip(request, part.clip))}]
+
+        messages = chat_messages(request.chat(), media, history="roles")
+        turns: list[GeminiTurn] = []
+        for message in messages[1:]:
+            role = "model" if message["role"] == "assistant" else "user"
+            content = message["content"]
+            items = [content] if isinstance(content, str) else [c["text"] if c["type"] == "text" else c["media"]
+                                                                 for c in content]
+            turns.append((role, items))
+        return messages[0]["content"], turns
+
+    def _media(self, request: SceneRequest, ref: ClipRef, clip: LazyClip) -> GeminiMedia:
+        mime = media_type(clip)[0]
+        if request.modality == AUDIO_ONLY:
+            mime = GEMINI_AUDIO_ALIASES.get(mime, mime)
+            if mime in GEMINI_AUDIO_TYPES:
+                data = clip.bytes
+            else:
+                data, mime = wav_bytes(clip.audio(self.audio_sample_rate), self.audio_sample_rate), "audio/wav"
+        elif mime in GEMINI_VIDEO_TYPES:
+            data = clip.bytes
+        else:
+            raise MediaError(f"scene {request.scene_id} clip {ref.id}: {mime} is not a video type Gemini documents "
+                             f"({', '.join(sorted(GEMINI_VIDEO_TYPES))})")
+        return GeminiMedia(mime, data, hashlib.sha256(data).hexdigest())
+
+    def _options(self, gen_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """``generationConfig`` fields from lm-eval generation kwargs: greedy unless ``do_sample``."""
+        sampling = bool(gen_kwargs.get("do_sample", False))
+        options: dict[str, Any] = {
+            "temperature": float(gen_kwargs.get("temperature", 0.0)) if sampling else 0.0,
+            "max_output_tokens": self.max_output_tokens or int(gen_kwargs.get("max_gen_toks", 4096)),
+            "candidate_count": 1,
+        }
+        if sampling and "top_p" in gen_kwargs:
+            options["top_p"] = float(gen_kwargs["top_p"])
+        until = gen_kwargs.get("until") or []
+        stops = [until] if isinstance(until, str) else [s for s in until if s]
+        if stops:
+            options["stop_sequences"] = stops
+        return options
+
+    def _thinking(self) -> dict[str, Any]:
+        if self.thinking_level is not None:
+            return {"thinking_level": self.thinking_level}
+        if self.thinking_budget is not None:
+            return {"thinking_budget": self.thinking_budget}
+        return {}
+
+    # --- calls ---------------------------------------------------------------------------------------
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._api_key, "***") if len(self._api_key) >= 4 else text
+
+    async def _generate_all(self, requests: list[SceneRequest], load_clip: ClipLoader | None,
+                            on_done: OnDone | None) -> list[Generation]:
+        from google import genai
+        from google.genai import types
+
+        client = genai.Client(api_key=self._api_key, http_options=types.HttpOptions(
+            base_url=self.base_url, timeout=int(self.timeout * 1000),
+            retry_options=types.HttpRetryOptions(attempts=1),  # retries are ours (native_sdk)
+        )).aio
+        config = types.GenerateContentConfig(
+            **self._generation,
+            thinking_config=types.ThinkingConfig(**self._thinking()) if self._thinking() else None,
+        )
+        self._uploads = {}
+        try:
+            return await gather_scenes(
+                requests, lambda r: self._answer(client, r, load_clip, config), concurrency=self.concurrency,
+                desc=f"model {self.model}", progress=self.progress, on_done=on_done)
+        finally:
+            await self._delete_uploads(client)
+            await client.aclose()
+
+    async def _answer(self, client: Any, request: SceneRequest, load_clip: ClipLoader | None, config: Any) -> Generation:
+        self._stats.scenes += 1
+        try:
+            system, turns = await asyncio.to_thread(self.layout, request, load_clip)
+        except MediaError as exc:
+            self._stats.errors += 1
+            return Generation.failed(f"media: {exc}")
+        try:
+            contents = await self._contents(client, system, turns)
+            call_config = config.model_copy(update={"system_instruction": system})
+            response = await self._call(
+                lambda: client.models.generate_content(model=self.model, contents=contents, config=call_config),
+                counter="requests")
+        except CallFailedError as exc:
+            self._stats.errors += 1
+            return Generation.failed(self._scrub(f"model call failed: {exc}"))
+        generation = self._read(response)
+        if generation.error is not None:
+            self._stats.errors += 1
+        return generation
+
+    async def _contents(self, client: Any, system: str, turns: list[GeminiTurn]) -> list[Any]:
+        """SDK contents of ``turns``: media inline while the request stays within the inline limit,
+        the largest clips uploaded through the Files API beyond it."""
+        from google.genai import types
+
+        media = [x for _, items in turns for x in items if isinstance(x, GeminiMedia)]
+        size = len(system.encode()) + sum(len(x.encode()) for _, items in turns for x in items if isinstance(x, str))
+        size += sum(m.inline_size for m in media)
+        upload: set[str] = set()
+        for m in sorted(media, key=lambda m: -len(m.data)):
+            if size <= self.inline_limit:
+                break
+            upload.add(m.sha256)
+            size -= m.inline_size
+        files = {sha: await self._uploaded(client, next(m for m in media if m.sha256 == sha)) for sha in upload}
+
+        def part(item: str | GeminiMedia) -> Any:
+            if isinstance(item, str):
+                return types.Part.from_text(text=item)
+            self._stats.media_bytes += len(item.data)
+            if item.sha256 in files:
+                return types.Part.from_uri(file_uri=files[item.sha256].uri, mime_type=item.mime)
+            self._stats.inline_bytes += len(item.data)
+            return types.Part.from_bytes(data=item.data, mime_type=item.mime)
+
+        return [types.Content(role=role, parts=[part(x) for x in items]) for role, items in turns]
+
+    async def _uploaded(self, client: Any, media: GeminiMedia) -> Any:
+        """The ACTIVE uploaded file holding ``media`` (uploaded once per run, shared by scenes)."""
+        task = self._uploads.get(media.sha256)
+        if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
+            task = asyncio.ensure_future(self._upload(client, media))
+            self._uploads[media.sha256] = task
+        return await asyncio.shield(task)
+
+    async def _upload(self, client: Any, media: GeminiMedia) -> Any:
+        from google.genai import types
+
+        config = types.UploadFileConfig(mime_type=media.mime, display_name=f"odu-{media.sha256[:16]}")
+        file = await self._call(lambda: client.files.upload(file=io.BytesIO(media.data), config=config),
+                                counter="file_requests")
+        self._stats.uploaded_files += 1
+        self._stats.uploaded_bytes += len(media.data)
+        # "Verify the file is ACTIVE before using it" (https://ai.google.dev/gemini-api/docs/video-understanding).
+        deadline = time.monotonic() + GEMINI_FILE_WAIT_S
+        while str(getattr(file.state, "value", file.state)) == "PROCESSING" and time.monotonic() < deadline:
+            await asyncio.sleep(GEMINI_FILE_POLL_S)
+            name = file.name
+            file = await self._call(lambda: client.files.get(name=name), counter="file_requests")
+        state = str(getattr(file.state, "value", file.state))
+        if state != "ACTIVE":
+            raise CallFailedError(f"uploaded file {file.name} is {state}, not ACTIVE"
+                                  + (f": {file.error.message}" if getattr(file, "error", None) else ""))
+        return file
+
+    async def _delete_uploads(self, client: Any) -> None:
+        for task in self._uploads.values():
+            if task.done() and not task.cancelled() and task.exception() is None:
+                name = task.result().name
+                try:
+                    await self._call(lambda: client.files.delete(name=name), counter="file_requests")
+                except (CallFailedError, ModelUnavailableError):
+                    pass  # expires after 48 h anyway (https://ai.google.dev/gemini-api/docs/files)
+        self._uploads = {}
+
+    async def _call(self, call: Callable[[], Awaitable[T]], counter: str) -> T:
+        """One SDK call under the toolkit's retry policy; :class:`ModelUnavailableError` on a refused key/model/URL."""
+        from google.genai import errors
+
+        transport = _transport_errors()
+
+        async def attempt() -> T:
+            setattr(self._stats, counter, getattr(self._stats, counter) + 1)
+            try:
+                return await call()
+            except errors.APIError as exc:
+                message = self._scrub(f"{exc.status or ''} {exc.message or ''}".strip())
+                if "API_KEY_INVALID" in str(exc.details):
+                    # A wrong key is HTTP 400 INVALID_ARGUMENT with reason API_KEY_INVALID, not 401
+                    # (reports: google-gemini/gemini-cli#25198, cequence-io/openai-scala-client#109).
+                    raise ServerRefusedError(exc.code, message) from None
+                raise status_failure(exc.code, message, getattr(exc, "response", None)) from None
+            except transport as exc:
+                raise TransientCallError(self._scrub(f"{type(exc).__name__}: {exc}")) from None
+
+        return await retried(attempt, retries=self.retries, backoff=self.backoff, on_retry=self._count_retry,
+                             server=f"Gemini server {public_url(self.base_url) or GEMINI_DEFAULT_URL}", model=self.model,
+                             key_env=self.api_key_env, scrub=self._scrub)
+
+    def _count_retry(self) -> None:
+        self._stats.retries += 1
+
+    def _read(self, response: Any) -> Generation:
+        """The answer text of a ``generateContent`` response, or why there is none."""
+        usage = getattr(response, "usage_metadata", None)
+        if usage is not None:
+            self._stats.prompt_tokens += usage.prompt_token_count or 0
+            self._stats.completion_tokens += usage.candidates_token_count or 0
+            self._stats.thoughts_tokens += usage.thoughts_token_count or 0
+        candidates = response.candidates or []
+        if not candidates:
+            feedback = getattr(response, "prompt_feedback", None)
+            reason = getattr(getattr(feedback, "block_reason", None), "value", None) or "no reason given"
+            return Generation.failed(f"no answer candidate (prompt blocked: {reason})")
+        candidate = candidates[0]
+        finish = str(getattr(candidate.finish_reason, "value", candidate.finish_reason) or "")
+        parts = (candidate.content.parts or []) if candidate.content is not None else []
+        text = "".join(p.text for p in parts if p.text and not p.thought)
+        if finish == "MAX_TOKENS":
+            self._stats.truncated += 1
+            if not text:
+                return Generation.failed(f"no answer text before max_output_tokens={self._generation['max_output_tokens']} "
+                                         "(thinking tokens count against it)")
+        elif finish not in ("STOP", "") and not text:
+            return Generation.failed(f"no answer text (finish reason {finish})")
+        return Generation(text)
+
+
+__all__ = ["GEMINI_API_KEY_ENVS", "GEMINI_AUDIO_TYPES", "GEMINI_INLINE_REQUEST_MB", "GEMINI_VIDEO_TYPES",
+           "GeminiMedia", "GeminiModel"]

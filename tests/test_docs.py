@@ -1,0 +1,309 @@
+"""The documentation says what the code does: README.md and docs/*.md, checked against the code.
+
+- Every ``NAME = value`` quoted in ``docs/scoring.md`` (the open choices and the parsing limits) is
+  the value of ``odu.constants.NAME``; a quote elsewhere in the docs is checked too when
+  ``odu.constants`` defines the name (other settings may live in other modules).
+- README.md stays one screen (at most 250 lines); every relative link resolves to a file, and every
+  ``#anchor`` to a heading of it; every page of ``docs/`` is on README's map.
+- Every command shown in a shell code block that starts with ``odu-bench`` parses with the real
+  parser (``odu.cli.build_parser()``), and every ``benchmarks/*.py`` named exists.
+- Every repository path (``odu/constants.py``, ``tests/test_match.py``) and module (``odu.media``,
+  ``from odu.dataset import ...``) the docs name exists, found as files without importing anything:
+  when a module moves, this names each page that still points at the old place.
+
+Placeholders in commands (``MODEL``, ``PATH``, ``scenes.jsonl``, ``path/to/release``, ``runs/mymodel``,
+``ORG/odu-bench``) are parsed as written: argparse checks option names, arity, choices and types
+(``--judge-extra-body`` JSON, ``--model-args``, integers), and no option type of the CLI opens a
+file, so a placeholder parses exactly as a real value would. To make sure of that, the commands
+are parsed in an empty temporary working directory where none of the named paths exists. Inline
+code such as ``odu-bench score --out`` names a command or an option in prose; there the
+subcommand and every ``--option`` must exist.
+
+Only ``odu.cli`` and ``odu.constants`` are imported, so moving other modules does not touch this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+import odu.constants
+from odu.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+SCORING = DOCS / "scoring.md"
+README_MAX_LINES = 250
+
+#: The documentation: the README, docs/, the lm-eval task and metric cards, and the dataset card
+#: wherever it lives.
+DOC_FILES = [README, *sorted(DOCS.glob("*.md")), ROOT / "lm_eval_tasks/odu/README.md", ROOT / "odu_metric/README.md",
+             *sorted({*ROOT.glob("dataset_card.md"), *(ROOT / "odu").rglob("dataset_card.md")})]
+
+#: Constants that docs/scoring.md must quote: the scorer's open choices and the parsing limits.
+SCORING_CONSTANT = re.compile(r"^(TRANSCRIPT_|IOU_|CONTAINMENT_|CJK_|MAX_)[A-Z0-9_]+$")
+
+FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```", re.S | re.M)
+SHELL_LANGUAGES = {"bash", "sh", "shell", "console"}
+QUOTE = re.compile(r"`([A-Z][A-Z0-9_]*) = ([^`]+)`")
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$", re.M)
+CONTROL_OPERATORS = {"&&", "||", ";", "|", "&"}
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def _prose(text: str) -> str:
+    """The text without fenced code blocks."""
+    return FENCE.sub("", text)
+
+
+def _doc_id(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+# --- quoted constants ------------------------------------------------------------------------------
+
+
+def quoted_constants(text: str) -> list[tuple[str, object]]:
+    """Every ``NAME = value`` in inline code, the value read as a Python literal."""
+    quotes = []
+    for name, value in QUOTE.findall(_prose(text)):
+        try:
+            quotes.append((name, ast.literal_eval(value.strip())))
+        except (ValueError, SyntaxError):
+            pytest.fail(f"`{name} = {value}`: the value is not a Python literal")
+    return quotes
+
+
+def test_scoring_doc_quotes_the_constants_as_they_are() -> None:
+    quotes = quoted_constants(_text(SCORING))
+    wrong = [(name, value, getattr(odu.constants, name, "<not in odu.constants>"))
+             for name, value in quotes if getattr(odu.constants, name, object()) != value]
+    assert not wrong, f"docs/scoring.md quotes (name, doc value, constant): {wrong}"
+    quoted = {name for name, _ in quotes}
+    required = {name for name in vars(odu.constants) if SCORING_CONSTANT.match(name)}
+    assert required, "no open-choice constants found in odu.constants"
+    assert required <= quoted, f"docs/scoring.md does not quote {sorted(required - quoted)}"
+
+
+@pytest.mark.parametrize("doc", DOC_FILES, ids=_doc_id)
+def test_constants_quoted_elsewhere_match(doc: Path) -> None:
+    wrong = [(name, value, getattr(odu.constants, name)) for name, value in quoted_constants(_text(doc))
+             if hasattr(odu.constants, name) and getattr(odu.constants, name) != value]
+    assert not wrong, f"{_doc_id(doc)} quotes (name, doc value, constant): {wrong}"
+
+
+# --- README size and links -------------------------------------------------------------------------
+
+
+def test_readme_is_one_screen() -> None:
+    lines = len(_text(README).splitlines())
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines (at most {README_MAX_LINES}); move detail to docs/"
+
+
+def heading_anchors(text: str) -> set[str]:
+    """GitHub's anchors of a Markdown file's headings (lower case, punctuation dropped, spaces -> -)."""
+    anchors: set[str] = set()
+    seen: dict[str, int] = {}
+    for _, title in HEADING.findall(_prose(text)):
+        slug = re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        anchors.add(slug if count == 0 else f"{slug}-{count}")
+    return anchors
+
+
+def test_heading_anchors_follow_github() -> None:
+    assert heading_anchors("## Parsing rules (model output → prediction)\n## `odu-bench score`\n## A\n## A\n") == {
+        "parsing-rules-model-output--prediction", "odu-bench-score", "a", "a-1"}
+
+
+@pytest.mark.parametrize("doc", DOC_FILES, ids=_doc_id)
+def test_relative_links_resolve(doc: Path) -> None:
+    broken = []
+    for target in LINK.findall(_prose(re.sub(r"`[^`\n]*`", "", _text(doc)))):
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto:
+            continue
+        path, _, anchor = target.partition("#")
+        file = (doc.parent / path).resolve() if path else doc
+        if not file.is_file() or ROOT not in file.parents:
+            broken.append(f"{target} (no such file in the repository)")
+        elif anchor and file.suffix == ".md" and anchor not in heading_anchors(_text(file)):
+            broken.append(f"{target} (no heading #{anchor} in {file.name})")
+    assert not broken, f"{_doc_id(doc)}: {broken}"
+
+
+def test_readme_maps_every_page_of_docs() -> None:
+    linked = {(README.parent / target.partition("#")[0]).resolve() for target in LINK.findall(_text(README))}
+    pages = sorted(DOCS.glob("*.md"))
+    assert pages, "docs/ holds no page"
+    missing = [_doc_id(page) for page in pages if page.resolve() not in linked]
+    assert not missing, f"README.md's map does not link {missing}"
+
+
+# --- commands --------------------------------------------------------------------------------------
+
+
+def shell_commands(text: str) -> list[list[str]]:
+    """The simple commands of a file's shell code blocks, as argument lists (``\\`` continuations
+    joined, ``#`` comments and a ``$`` prompt dropped, split at ``&&``, ``;``, ``|``)."""
+    commands = []
+    for language, body in FENCE.findall(text):
+        if language.strip() not in SHELL_LANGUAGES:
+            continue
+        for line in re.sub(r"\\\n", " ", body).splitlines():
+            lexer = shlex.shlex(line.strip().removeprefix("$ "), posix=True, punctuation_chars=True)
+            lexer.whitespace_split = True
+            command: list[str] = []
+            for token in [*lexer, ";"]:
+                if token in CONTROL_OPERATORS:
+                    if command:
+                        commands.append(command)
+                    command = []
+                else:
+                    command.append(token)
+    return commands
+
+
+def test_shell_commands_are_split_like_a_shell() -> None:
+    block = "```bash\npip install -e . && odu-bench eval --sample   # the sample\n" \
+            "odu-bench score --out x \\\n    --judge-extra-body '{\"a\": [1, 2]}'\n```\n"
+    assert shell_commands(block) == [["pip", "install", "-e", "."], ["odu-bench", "eval", "--sample"],
+                                     ["odu-bench", "score", "--out", "x", "--judge-extra-body", '{"a": [1, 2]}']]
+
+
+def _odu_commands(commands: list[list[str]]) -> list[list[str]]:
+    return [command for command in commands if command[0] == "odu-bench"]
+
+
+def _parse(argv: list[str]) -> str | None:
+    """``None`` if ``odu-bench argv`` parses, else argparse's message."""
+    try:
+        build_parser().parse_args(argv)
+    except SystemExit as exc:
+        return f"exit {exc.code}"
+    return None
+
+
+@pytest.mark.parametrize("doc", DOC_FILES, ids=_doc_id)
+def test_commands_shown_parse(doc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)  # none of the paths the commands name exists here
+    failed = []
+    for command in _odu_commands(shell_commands(_text(doc))):
+        if (error := _parse(command[1:])) is not None:
+            failed.append(f"{shlex.join(command)}: {error}: {capsys.readouterr().err.strip()}")
+    assert not failed, f"{_doc_id(doc)}: " + "\n".join(failed)
+
+
+def test_the_commands_checked_are_many_and_cover_every_subcommand() -> None:
+    commands = [c for doc in DOC_FILES for c in _odu_commands(shell_commands(_text(doc)))]
+    assert len(commands) >= 10
+    assert {c[1] for c in commands} >= set(_subcommands(build_parser()))
+
+
+def test_a_wrong_command_does_not_parse(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _parse(["score", "--scenes", "s.jsonl", "--predictions", "p.jsonl", "--out", "o"]) is None
+    assert _parse(["score", "--scenes", "s.jsonl", "--out", "o"]) is not None  # --predictions missing
+    assert _parse(["score", "--scenes", "s", "--predictions", "p", "--out", "o", "--judge-extra-body", "{x"]) is not None
+    assert _parse(["eval", "--sample", "--annotation-language", "fr"]) is not None
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(action.choices)
+
+
+@pytest.mark.parametrize("doc", DOC_FILES, ids=_doc_id)
+def test_commands_named_in_prose_exist(doc: Path) -> None:
+    subcommands = _subcommands(build_parser())
+    wrong = []
+    for span in re.findall(r"`(odu-bench [^`\n]+)`", _prose(_text(doc))):
+        words = shlex.split(span)
+        parser = subcommands.get(words[1])
+        if parser is None:
+            wrong.append(f"{span}: no subcommand {words[1]!r}")
+            continue
+        if words[1] == "lm-eval":  # every argument is lm-eval's
+            continue
+        options = set(parser._option_string_actions)
+        wrong += [f"{span}: no option {w}" for w in words[2:] if w.startswith("--") and w.split("=")[0] not in options]
+    assert not wrong, f"{_doc_id(doc)}: {wrong}"
+
+
+def test_setup_commands_are_the_ones_ci_runs() -> None:
+    """README's test command (the second set-up command) is what `.ci/run` runs."""
+    section = _text(README).split("## Set-up", 1)[1].split("\n## ", 1)[0]
+    blocks = [body.strip() for language, body in FENCE.findall(section) if language.strip() in SHELL_LANGUAGES]
+    assert len(blocks) == 2, "README's set-up section shows two commands"
+    assert blocks[1] in _text(ROOT / ".ci/run").splitlines()
+
+
+@pytest.mark.parametrize("doc", DOC_FILES, ids=_doc_id)
+def test_benchmark_scripts_named_exist(doc: Path) -> None:
+    names = set(re.findall(r"\bbenchmarks/[\w./-]+\.py\b", _text(doc)))
+    names |= {f"benchmarks/{n}" for n in re.findall(r"`(bench_\w+\.py)`", _text(doc))}
+    missing = sorted(name for name in names if not (ROOT / name).is_file())
+    assert not missing, f"{_doc_id(doc)} names {missing}"
+
+
+def test_performance_figures_name_their_scripts() -> None:
+    """Each measured section of docs/performance.md names the script that produced its figures."""
+    text = _text(DOCS / "performance.md")
+    sections = re.split(r"^## ", text, flags=re.M)[1:]
+    assert sections
+    unnamed = [s.splitlines()[0] for s in sections if not re.search(r"benchmarks/bench_\w+\.py", s)]
+    assert not unnamed, f"sections without their benchmark script: {unnamed}"
+
+
+# --- paths and modules named -----------------------------------------------------------------------
+
+REPO_PATH = re.compile(r"^(?:odu|odu_metric|lm_eval_tasks|tests|benchmarks|docs)/[\w./-]*$")
+MODULE = re.compile(r"\bodu(?:\.[A-Za-z_]\w*)+")
+
+
+def module_exists(dotted: str) -> bool:
+    """Whether ``odu.x[.y...]`` names a module of the repository: ``odu.x`` must be a module or
+    package; below a package, a name that is no module may be an attribute (``odu.judge.make_judge``)."""
+    parts = dotted.split(".")
+    here = ROOT / parts[0]
+    for depth, part in enumerate(parts[1:], start=1):
+        if (here / f"{part}.py").is_file():
+            return True  # the rest are attributes of that module
+        if (here / part / "__init__.py").is_file():
+            here = here / part
+            continue
+        return depth > 1
+    return True
+
+
+def test_module_exists_looks_at_files() -> None:
+    assert module_exists("odu.constants.MAX_SEGMENTS") and module_exists("odu.cli")
+    assert module_exists("odu.cli.build_parser")  # an attribute of a package
+    assert not module_exists("odu.no_such_module")
+
+
+def named_paths_and_modules(text: str) -> tuple[set[str], set[str]]:
+    """Repository paths in inline code, and ``odu.*`` modules in inline code and Python imports."""
+    spans = re.findall(r"`([^`\n]+)`", _prose(text))
+    paths = {span for span in spans if REPO_PATH.match(span)}
+    code = " ".join(spans) + " ".join(body for language, body in FENCE.findall(text) if language.strip() == "python")
+    modules = {m for m in MODULE.findall(code) if not re.match(r"odu\.(add_batch|compute)\b", m)}
+    return paths, modules
+
+
+@pytest.mark.parametrize("doc", DOC_FILES, ids=_doc_id)
+def test_paths_and_modules_named_exist(doc: Path) -> None:
+    paths, modules = named_paths_and_modules(_text(doc))
+    missing = sorted(p for p in paths if not (ROOT / p).exists())
+    missing += sorted(m for m in modules if not module_exists(m))
+    assert not missing, f"{_doc_id(doc)} names what is not in the repository: {missing}"

@@ -1,0 +1,244 @@
+"""The viewer in a real headless Chromium (Debian's ``chromium`` + ``chromium-driver``, Selenium):
+pages opened from disk (``file://``), no server. Skipped where the browser is not installed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from view_support import (  # noqa: F401  (runs, site: session fixtures)
+    HOSTILE, chromium, chromium_available, console_errors, read_index, read_scenes, runs, sample_records, site,
+)
+
+from odu.cli import main
+
+pytestmark = pytest.mark.skipif(
+    not chromium_available(),
+    reason="needs chromium + chromedriver (apt-get install chromium chromium-driver) and selenium",
+)
+WAIT_S = 15
+
+
+@pytest.fixture(scope="module")
+def browser() -> Any:
+    with chromium() as driver:
+        yield driver
+
+
+def wait(driver: Any, script: str, timeout: float = WAIT_S) -> Any:
+    """Poll ``return <script>`` until it is truthy; its value."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout).until(lambda d: d.execute_script(f"return {script}"))
+
+
+def shown_ids(driver: Any) -> list[str]:
+    return driver.execute_script("return [...document.querySelectorAll('#scenes tbody tr')].map(r => r.dataset.id)")
+
+
+def open_index(driver: Any, site: Path) -> None:
+    driver.get((site / "index.html").as_uri())
+    driver.execute_script("sessionStorage.clear()")
+    driver.get((site / "index.html").as_uri())
+    wait(driver, "document.querySelectorAll('#scenes tbody tr').length > 0")
+
+
+def open_scene(driver: Any, site: Path, sid: str) -> None:
+    driver.get((site / "scene.html").as_uri() + "#" + sid)
+    wait(driver, f"document.getElementById('scene-id').textContent === {json.dumps(sid)} && "
+                 "document.querySelector('.timeline-section') !== null")
+
+
+def expected_marks(page: dict[str, Any]) -> int:
+    """One timeline mark per reference segment and per predicted segment of each shown system."""
+    refs = len(page["reference"]["segments"]) if page["reference"] else 0
+    return refs + sum(len(s.get("segments") or []) for s in page["systems"][:4] if s["present"])
+
+
+def test_index_lists_every_scene_and_filters_narrow_it(browser, site):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    index = read_index(site)
+    open_index(browser, site)
+    assert sorted(shown_ids(browser)) == sorted(s["id"] for s in index["scenes"]) and len(index["scenes"]) == 21
+    assert "showing 21 of 21" in browser.find_element(By.CSS_SELECTOR, ".count").text
+    headline = browser.find_element(By.CSS_SELECTOR, "table.headline").text
+    assert "model A" in headline and "always" in headline and "audio-visual" in headline
+    # a column filter
+    Select(browser.find_element(By.CSS_SELECTOR, "select[aria-label='filter mod.']")).select_by_value("AO")
+    ao = {s["id"] for s in index["scenes"] if s["modality"] == "audio-only"}
+    assert set(shown_ids(browser)) == ao and 0 < len(ao) < 21
+    # a score filter on the first system (percent), on top
+    browser.find_element(By.CSS_SELECTOR, "input[aria-label='filter s2']").send_keys("<50")
+    low = {s["id"] for s in index["scenes"] if s["id"] in ao and s["systems"][0]["s2"] is not None and s["systems"][0]["s2"] < 0.5}
+    assert set(shown_ids(browser)) == low
+    # search over reference and predicted transcripts and intents
+    browser.find_element(By.CSS_SELECTOR, "button.clear").click()
+    browser.find_element(By.ID, "search").send_keys("backpack")
+    hits = {s["id"] for s in index["scenes"] if "backpack" in s["text"]}
+    assert set(shown_ids(browser)) == hits and 0 < len(hits) < 21
+    browser.find_element(By.CSS_SELECTOR, "button.clear").click()
+    assert len(shown_ids(browser)) == 21
+    assert console_errors(browser) == []
+
+
+def test_index_sorts_by_the_difference_between_two_systems(browser, site):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    index = read_index(site)
+    open_index(browser, site)
+    Select(browser.find_element(By.ID, "delta-metric")).select_by_value("s3")
+    browser.find_element(By.ID, "delta-sort").click()
+    deltas = {s["id"]: s["systems"][0]["s3"] - s["systems"][1]["s3"] for s in index["scenes"]
+              if s["systems"][0]["s3"] is not None and s["systems"][1]["s3"] is not None}
+    order = shown_ids(browser)
+    assert [deltas[i] for i in order[:len(deltas)]] == sorted(deltas.values(), reverse=True)
+    assert set(order[len(deltas):]) == {s["id"] for s in index["scenes"]} - set(deltas)  # undefined last
+    # a score column sorts too (click its header)
+    browser.find_element(By.CSS_SELECTOR, "th.sortable[data-key='s2_0']").click()
+    values = [next(s for s in index["scenes"] if s["id"] == i)["systems"][0]["s2"] for i in shown_ids(browser)]
+    defined = [v for v in values if v is not None]
+    assert defined == sorted(defined, reverse=True) and values[:len(defined)] == defined
+    assert console_errors(browser) == []
+
+
+def test_scene_page_plays_its_audio_and_draws_one_mark_per_segment(browser, site):
+    pages = read_scenes(site)
+    sid = next(s for s, p in pages.items() if p["modality"] == "audio-only" and len(p["clips"]) > 1
+               and p["label"] == "positive")
+    open_scene(browser, site, sid)
+    assert browser.execute_script("return document.querySelectorAll('.tl-mark').length") == expected_marks(pages[sid])
+    assert expected_marks(pages[sid]) >= 3
+    assert browser.execute_script("return document.querySelectorAll('audio').length") == len(pages[sid]["clips"])
+    wait(browser, "[...document.querySelectorAll('audio')].every(a => a.readyState >= 2)")
+    played = browser.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const audio = [...document.querySelectorAll('audio')].pop();
+        audio.play().then(() => setTimeout(() => done([audio.paused, audio.currentTime, audio.readyState]), 600),
+                          (e) => done(String(e)));""")
+    assert played[0] is False and played[1] > 0 and played[2] >= 2, played
+    # the reply between the clips, the reference and both systems' verdicts
+    text = browser.find_element("id", "scene").text
+    for clip in pages[sid]["clips"][:-1]:
+        assert all(reply in text for reply in clip["replies"])
+    assert "model A" in text and "always" in text and "hit" in text
+    assert console_errors(browser) == []
+
+
+def test_every_scene_page_renders_with_its_media_and_no_console_error(browser, site):
+    pages = read_scenes(site)
+    for sid, page in pages.items():
+        open_scene(browser, site, sid)
+        assert browser.execute_script("return document.querySelectorAll('.tl-mark').length") == expected_marks(page), sid
+        wait(browser, "[...document.querySelectorAll('audio, video')].every(m => m.readyState >= 2)")
+        media = browser.execute_script("return [...document.querySelectorAll('audio, video')].map(m => m.tagName)")
+        assert media == ["VIDEO" if c["kind"] == "video" else "AUDIO" for c in page["clips"]], sid
+        assert console_errors(browser) == [], sid
+
+
+def test_keyboard_moves_between_scenes(browser, site):
+    from selenium.webdriver.common.by import By
+
+    ids = [s["id"] for s in read_index(site)["scenes"]]
+    open_index(browser, site)
+    open_scene(browser, site, ids[0])
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys("n")
+    wait(browser, f"document.getElementById('scene-id').textContent === {json.dumps(ids[1])}")
+    body.send_keys("n")
+    wait(browser, f"document.getElementById('scene-id').textContent === {json.dumps(ids[2])}")
+    body.send_keys("p")
+    wait(browser, f"document.getElementById('scene-id').textContent === {json.dumps(ids[1])}")
+    body.send_keys(" ")  # play / pause the final clip
+    wait(browser, "!document.querySelector('.conversation .final .player').paused")
+    body.send_keys(" ")
+    wait(browser, "document.querySelector('.conversation .final .player').paused")
+    assert console_errors(browser) == []
+
+
+def test_hostile_model_output_is_shown_as_text(browser, site):
+    pages = read_scenes(site)
+    hostile = [sid for sid, p in pages.items()
+               if HOSTILE in (p["systems"][0]["raw"] or "") or
+               any(HOSTILE in s["transcript"] for s in p["systems"][0]["segments"] or [])]
+    assert len(hostile) == 2
+    for sid in hostile:
+        open_scene(browser, site, sid)
+        browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
+        assert browser.execute_script("return window.__pwned") is None
+        assert browser.execute_script("return document.querySelectorAll('#scene script, #scene img').length") == 0
+        assert browser.execute_script("return [...document.querySelectorAll('#scene *')].filter(e => e.textContent === 'bold').length") == 0
+        assert "<script>window.__pwned = 1</script>" in browser.find_element("id", "scene").text
+    open_index(browser, site)
+    browser.find_element("id", "search").send_keys("__pwned")
+    assert shown_ids(browser) == [s for s in hostile if any(HOSTILE in seg["transcript"]
+                                                           for seg in pages[s]["systems"][0]["segments"] or [])]
+    assert browser.execute_script("return window.__pwned") is None
+    assert console_errors(browser) == []
+
+
+def test_side_by_side_columns_follow_the_picker(browser, site):
+    from selenium.webdriver.common.by import By
+
+    pages = read_scenes(site)
+    sid = next(s for s, p in pages.items() if p["label"] == "positive")
+    open_scene(browser, site, sid)
+    heads = lambda: browser.execute_script(  # noqa: E731
+        "return [...document.querySelectorAll('.outputs .col-head')].map(h => h.textContent)")
+    assert heads() == ["model A", "always"]
+    browser.find_elements(By.CSS_SELECTOR, "#system-picker input")[1].click()
+    assert heads() == ["model A"]
+    assert browser.execute_script("return document.querySelectorAll('.tl-mark').length") == \
+        expected_marks({**pages[sid], "systems": pages[sid]["systems"][:1]})
+    browser.find_elements(By.CSS_SELECTOR, "#system-picker input")[1].click()
+    assert heads() == ["model A", "always"]
+    assert console_errors(browser) == []
+
+
+def test_problems_are_named_on_the_pages(browser, runs, tmp_path):
+    from odu.sample import sample_dir
+
+    release = tmp_path / "release"
+    shutil.copytree(sample_dir(), release)
+    records = sample_records()
+    dropped = records[-1]["scene_id"]
+    (release / "scenes.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records[:-1]), encoding="utf-8")
+    (release / records[0]["clips"][0]["src"]).write_bytes(b"not a video")
+    out = tmp_path / "site"
+    assert main(["view", str(runs["a"]), "--dataset", str(release), "--out", str(out), "--resamples", "20",
+                 "--no-progress"]) == 1
+    open_index(browser, out)
+    problems = browser.find_element("css selector", ".problems").text
+    assert dropped in problems and records[0]["scene_id"] in problems
+    assert len(shown_ids(browser)) == len(records)
+    open_scene(browser, out, dropped)
+    assert "is not in the dataset" in browser.find_element("css selector", "#scene .problems").text
+    open_scene(browser, out, records[0]["scene_id"])
+    assert "cannot be read" in browser.find_element("id", "scene").text
+    assert browser.execute_script("return document.querySelectorAll('video').length") == 0
+    assert console_errors(browser) == []
+
+
+def test_judge_errors_are_never_shown_as_misses(browser, runs, tmp_path):
+    """A key point the judge failed on is flagged in the index and shown as a judge error, with
+    its message, on the scene page."""
+    run = tmp_path / "run"
+    shutil.copytree(runs["a"], run)
+    rows = [json.loads(line) for line in (run / "scenes.jsonl").read_text(encoding="utf-8").splitlines()]
+    row = next(r for r in rows if r["key_points"] and r["key_points"][0]["matched"])
+    row["key_points"][0] |= {"hit": None, "judge_error": "judge timed out after 3 attempts"}
+    (run / "scenes.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "site"
+    assert main(["view", str(run), "--sample", "--out", str(out), "--resamples", "20", "--no-progress"]) == 0
+    entry = next(s for s in read_index(out)["scenes"] if s["id"] == row["scene_id"])
+    assert "judge error" in entry["systems"][0]["flags"]
+    open_scene(browser, out, row["scene_id"])
+    cell = browser.find_element("css selector", "td.verdict.warn")
+    assert cell.text == "judge error" and cell.get_attribute("title") == "judge timed out after 3 attempts"
+    assert console_errors(browser) == []
