@@ -48,7 +48,7 @@ from odu.scoring import score_scenes, write_run
 from odu.tables import render
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from view_support import chromium, chromium_available, write_predictions  # noqa: E402
+from support.view_support import chromium, chromium_available, write_predictions  # noqa: E402
 
 BUILD_LIMIT_S, INDEX_LIMIT_S = 10.0, 2.0
 
@@ -86,8 +86,12 @@ def naive_index(site: Path) -> Path:
     tags = "".join(f'<script src="data/scenes/{p.name}"></script>\n' for p in chunks)
     html = (site / "index.html").read_text(encoding="utf-8")
     page = site / "index-all-data.html"
-    page.write_text(html.replace('<script src="assets/index.js" defer></script>', tags + '<script src="assets/index.js" defer></script>'),
-                    encoding="utf-8")
+    page.write_text(
+        html.replace(
+            '<script src="assets/index.js" defer></script>', tags + '<script src="assets/index.js" defer></script>'
+        ),
+        encoding="utf-8",
+    )
     return page
 
 
@@ -96,7 +100,9 @@ def _mark(driver: Any, url: str, mark: str) -> float:
     driver.get("about:blank")
     driver.get(url)
     for _ in range(200):
-        ms = driver.execute_script(f"const m = performance.getEntriesByName('{mark}'); return m.length ? m[0].startTime : null")
+        ms = driver.execute_script(
+            f"const m = performance.getEntriesByName('{mark}'); return m.length ? m[0].startTime : null"
+        )
         if ms is not None:
             return ms / 1000
         time.sleep(0.05)
@@ -104,7 +110,12 @@ def _mark(driver: Any, url: str, mark: str) -> float:
 
 
 def open_times(site: Path, repeats: int) -> dict[str, Any]:
-    ids = [s["id"] for s in json.loads((site / "data" / "index.js").read_text(encoding="utf-8")[len("ODU.receiveIndex("):-3])["scenes"]]
+    ids = [
+        s["id"]
+        for s in json.loads((site / "data" / "index.js").read_text(encoding="utf-8")[len("ODU.receiveIndex(") : -3])[
+            "scenes"
+        ]
+    ]
     naive = naive_index(site)
     with chromium() as driver:
         _mark(driver, (site / "index.html").as_uri(), "odu-index-ready")  # warm the browser process
@@ -113,8 +124,14 @@ def open_times(site: Path, repeats: int) -> dict[str, Any]:
         all_data = [_mark(driver, naive.as_uri(), "odu-index-ready") for _ in range(repeats)]
         picks = [ids[(i * len(ids)) // repeats] for i in range(repeats)]
         scene = [_mark(driver, (site / "scene.html").as_uri() + "#" + sid, "odu-scene-ready") for sid in picks]
-    return {"index_s": statistics.median(index), "index_runs_s": index, "rows": rows,
-            "index_all_data_s": statistics.median(all_data), "scene_s": statistics.median(scene), "scene_runs_s": scene}
+    return {
+        "index_s": statistics.median(index),
+        "index_runs_s": index,
+        "rows": rows,
+        "index_all_data_s": statistics.median(all_data),
+        "scene_s": statistics.median(scene),
+        "scene_runs_s": scene,
+    }
 
 
 def main() -> None:
@@ -134,8 +151,12 @@ def main() -> None:
         wall, cpu = min(builds)
         size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
         result: dict[str, Any] = {
-            "scenes": args.scenes, "systems": args.systems, "build_wall_s": wall, "build_cpu_s": cpu,
-            "build_runs_wall_s": [b[0] for b in builds], "site_bytes": size,
+            "scenes": args.scenes,
+            "systems": args.systems,
+            "build_wall_s": wall,
+            "build_cpu_s": cpu,
+            "build_runs_wall_s": [b[0] for b in builds],
+            "site_bytes": size,
             "index_data_bytes": (site / "data" / "index.js").stat().st_size,
             "scene_files": len(list((site / "data" / "scenes").glob("*.js"))),
         }
@@ -148,19 +169,35 @@ def main() -> None:
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    rows = [["build (odu-bench view)", f"{result['build_wall_s']:.2f} s wall, {result['build_cpu_s']:.2f} s CPU",
-             f"< {BUILD_LIMIT_S:.0f} s", "ok" if result["build_wall_s"] < BUILD_LIMIT_S else "OVER"]]
+    rows = [
+        [
+            "build (odu-bench view)",
+            f"{result['build_wall_s']:.2f} s wall, {result['build_cpu_s']:.2f} s CPU",
+            f"< {BUILD_LIMIT_S:.0f} s",
+            "ok" if result["build_wall_s"] < BUILD_LIMIT_S else "OVER",
+        ]
+    ]
     if "index_s" in result:
         rows += [
-            ["index open (table filled)", f"{result['index_s']:.2f} s ({result['rows']} rows)", f"< {INDEX_LIMIT_S:.0f} s",
-             "ok" if result["index_s"] < INDEX_LIMIT_S and result["rows"] == args.scenes else "OVER"],
-            ["naive: index + all scene data", f"{result['index_all_data_s']:.2f} s "
-             f"({result['index_all_data_s'] / result['index_s']:.1f}x)", "", ""],
+            [
+                "index open (table filled)",
+                f"{result['index_s']:.2f} s ({result['rows']} rows)",
+                f"< {INDEX_LIMIT_S:.0f} s",
+                "ok" if result["index_s"] < INDEX_LIMIT_S and result["rows"] == args.scenes else "OVER",
+            ],
+            [
+                "naive: index + all scene data",
+                f"{result['index_all_data_s']:.2f} s ({result['index_all_data_s'] / result['index_s']:.1f}x)",
+                "",
+                "",
+            ],
             ["scene page open", f"{result['scene_s']:.2f} s", "", ""],
         ]
     print(render(["step", f"{args.scenes} scenes x {args.systems} systems", "target", ""], rows))
-    print(f"site: {result['site_bytes'] / 1e6:.1f} MB, index data {result['index_data_bytes'] / 1e6:.2f} MB, "
-          f"{result['scene_files']} scene data files")
+    print(
+        f"site: {result['site_bytes'] / 1e6:.1f} MB, index data {result['index_data_bytes'] / 1e6:.2f} MB, "
+        f"{result['scene_files']} scene data files"
+    )
 
 
 if __name__ == "__main__":

@@ -1,30 +1,34 @@
-"""The one OpenAI-compatible client of the toolkit, and the only module of ``odu`` that imports the
-``openai`` SDK.
+"""The one client of the toolkit's model and judge servers, and the only module of ``odu`` that
+imports the ``openai`` SDK.
 
 vLLM, SGLang, Ollama, DashScope, Gemini's OpenAI endpoint, OpenAI, ...: the key-point judge
-(:mod:`odu.judge.openai_judge`), the omni model backend (:mod:`odu.models.openai_omni`) and the
-ASR of the text-only tasks (:mod:`odu.harness.asr`) all talk to their server through an
-:class:`OpenAIClient`, which gives them the same:
+(:mod:`odu.judge.openai_judge`), the omni model backends (:mod:`odu.models.openai_omni`,
+:mod:`odu.models.realtime`) and the ASR of the text-only tasks (:mod:`odu.harness.asr`) all talk to
+their server through an :class:`OpenAIClient`; the Gemini backend (:mod:`odu.models.gemini`) through
+a client of the same base, :class:`ApiClient`, that knows Google's SDK. They all get the same:
 
-* credentials: the API key is read from an environment variable (``OPENAI_API_KEY`` by default),
-  sent only in the request header, and :data:`LOCAL_SERVER_KEY` stands in for it when a local
-  server (``base_url`` given) needs none; :meth:`OpenAIClient.scrub` removes the key and the
-  server URL's user info and query values from every message, and :func:`public_url` shows a
-  URL without them;
-* retry policy (:meth:`OpenAIClient.call`): 429, 408, 409, 5xx, timeouts, connection errors and
+* credentials: the API key is read from an environment variable (``OPENAI_API_KEY`` by default,
+  or the first set of several), sent only in the request header, and :data:`LOCAL_SERVER_KEY`
+  stands in for it when a local server (``base_url`` given) needs none; :meth:`ApiClient.scrub`
+  removes the key and the server URL's user info and query values from every message, and
+  :func:`public_url` shows a URL without them;
+* retry policy (:meth:`ApiClient.call`): 429, 408, 409, 5xx, timeouts, connection errors and
   undecodable bodies are retried with exponential backoff (``Retry-After`` / ``retry-after-ms``
-  honoured); the SDK's own retries are off, so every retry is counted; 401 / 403 / 404 (a wrong
+  honoured); the SDKs' own retries are off, so every retry is counted; 401 / 403 / 404 (a wrong
   key, model or URL, which no retry can mend) stop the run at once with a
-  :class:`ServerUnavailableError` naming the server, the model and what to check;
-* batch runner (:meth:`OpenAIClient.run`): a batch of async calls runs from plain code on its own
+  :class:`ServerUnavailableError` naming the server, the model and what to check. Each client
+  sorts its SDK's exceptions into the policy (:meth:`ApiClient.classify`: retry, refusal or
+  failure); a call may also raise the policy's own exceptions (:class:`TransientError`,
+  :class:`ServerRefusedError`, :class:`CallFailedError`, e.g. from :func:`status_failure`);
+* batch runner (:meth:`ApiClient.run`): a batch of async calls runs from plain code on its own
   event loop, and from code already inside a running loop (a notebook, a harness) on a private
-  loop in a worker thread; :meth:`OpenAIClient.gather` cancels a batch's other calls when one
+  loop in a worker thread; :meth:`ApiClient.gather` cancels a batch's other calls when one
   fails for good;
 * accounting (:class:`CallStats`): requests, retries, errors, tokens and wall time.
 
-Anything that needs more of the SDK gets it through an accessor of :class:`OpenAIClient` (today
-:meth:`~OpenAIClient.async_sdk`; e.g. a Realtime connection belongs next to it), so that no other
-module imports ``openai``.
+Anything that needs more of the ``openai`` SDK gets it through an accessor of :class:`OpenAIClient`
+(:meth:`~OpenAIClient.async_sdk` for HTTP calls, :meth:`~OpenAIClient.realtime` for a Realtime
+WebSocket session), so that no other module imports ``openai``.
 """
 
 from __future__ import annotations
@@ -32,12 +36,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import email.utils
+import json
 import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,6 +82,37 @@ class CallFailedError(Exception):
 
 class ServerUnavailableError(RuntimeError):
     """The server refuses every call (wrong key, model or URL); the message says which, scrubbed."""
+
+
+class TransientError(Exception):
+    """A failure worth another attempt (5xx, 408/409/429, timeout, dropped connection), raised by a
+    call or a client's :meth:`~ApiClient.classify`; ``response`` (when the failure had one) carries
+    the server's ``Retry-After``."""
+
+    def __init__(self, message: str, response: Any = None) -> None:
+        super().__init__(message)
+        self.response = response
+
+
+#: Sorts an exception raised by a call into the retry policy: a :class:`TransientError` (try again),
+#: a :class:`ServerRefusedError` (stop the run), a :class:`CallFailedError` (this call failed), or
+#: None (not a call failure: it propagates as it is).
+Classifier = Callable[[Exception], Exception | None]
+
+
+def status_failure(status: int, message: str, response: Any = None) -> Exception:
+    """The retry policy's exception for an HTTP(-like) ``status``.
+
+    >>> [type(status_failure(s, "x")).__name__ for s in (401, 503, 429, 400)]
+    ['ServerRefusedError', 'TransientError', 'TransientError', 'CallFailedError']
+    >>> str(status_failure(400, "bad request"))
+    'HTTP 400: bad request'
+    """
+    if status in FATAL_STATUSES:
+        return ServerRefusedError(status, message)
+    if status >= 500 or status in RETRY_STATUSES:
+        return TransientError(f"HTTP {status}: {message}", response)
+    return CallFailedError(f"HTTP {status}: {message}")
 
 
 def public_url(url: str | None) -> str | None:
@@ -134,29 +170,30 @@ async def with_retries(
     *,
     retries: int,
     backoff: tuple[float, float, float],
+    classify: Classifier,
     on_retry: Callable[[], None] = lambda: None,
 ) -> T:
-    """Await ``call()`` until it succeeds, retrying 429, 5xx, 408/409, timeouts, connection errors
-    and undecodable bodies (``ValueError``) up to ``retries`` times.
+    """Await ``call()`` until it succeeds, retrying what ``classify`` (or the call itself) calls a
+    :class:`TransientError` up to ``retries`` times.
 
     The wait is the server's ``Retry-After`` if given, else ``first * factor**attempt`` jittered
     down by up to half; both capped at ``cap`` (``backoff = (first, factor, cap)``). Raises
-    :class:`ServerRefusedError` on 401/403/404 and :class:`CallFailedError` when giving up.
+    :class:`ServerRefusedError` on a refusal (401/403/404) and :class:`CallFailedError` on any other
+    failure or when giving up; exceptions ``classify`` does not know propagate unchanged.
     """
-    import openai
-
     first, factor, cap = backoff
     for attempt in range(retries + 1):
         try:
             return await call()
-        except openai.APIStatusError as exc:
-            if exc.status_code in FATAL_STATUSES:
-                raise ServerRefusedError(exc.status_code, exc.message) from None
-            if exc.status_code < 500 and exc.status_code not in RETRY_STATUSES:
-                raise CallFailedError(f"HTTP {exc.status_code}: {exc.message}") from None
+        except (ServerRefusedError, CallFailedError):
+            raise
+        except Exception as exc:
+            verdict = exc if isinstance(exc, TransientError) else classify(exc)
+            if verdict is None:
+                raise
+            if not isinstance(verdict, TransientError):
+                raise verdict from None
             failure: Exception = exc
-        except (openai.APIConnectionError, openai.APIResponseValidationError, ValueError) as exc:
-            failure = exc
         if attempt == retries:
             raise CallFailedError(f"{type(failure).__name__} after {attempt + 1} attempts: {failure}")
         on_retry()
@@ -187,21 +224,25 @@ class CallStats:
         self.completion_tokens += get("completion_tokens") or 0
 
     def as_dict(self, order: Sequence[str]) -> dict[str, Any]:
-        """The counters in ``order`` (every field), wall time rounded to milliseconds."""
+        """The counters in ``order`` (every field), times and other fractional counts rounded to thousandths."""
         stats = asdict(self)
         if set(order) != set(stats):
             raise ValueError(f"reporting order {list(order)} does not name the counters {list(stats)}")
-        return {name: round(stats[name], 3) if name == "wall_time_s" else stats[name] for name in order}
+        return {name: round(stats[name], 3) if isinstance(stats[name], float) else stats[name] for name in order}
 
 
-class OpenAIClient:
-    """One OpenAI-compatible server as a part of the toolkit talks to it; see the module docstring.
+class ApiClient:
+    """One model or judge server as a part of the toolkit talks to it; see the module docstring.
 
     ``role`` names the user in messages ("judge", "model", "ASR"), ``url_option`` the setting that
     holds the server URL (shown in the refusal message), ``unavailable`` the error raised when the
-    server refuses every call. Raises :class:`ValueError` when the key variable is not set and no
-    ``base_url`` (a local server) is given.
+    server refuses every call. ``api_key_env`` is one variable or several, the first set one
+    winning. Raises :class:`ValueError` when no key variable is set and no ``base_url`` (a local
+    server) is given. Subclasses hold one SDK: its accessors and :meth:`classify`.
     """
+
+    #: The server the SDK talks to when no ``base_url`` is given (shown in messages).
+    default_server: ClassVar[str] = ""
 
     def __init__(
         self,
@@ -209,7 +250,7 @@ class OpenAIClient:
         model: str,
         *,
         base_url: str | None = None,
-        api_key_env: str = API_KEY_ENV,
+        api_key_env: str | Sequence[str] = API_KEY_ENV,
         timeout: float,
         retries: int = RETRIES,
         backoff: tuple[float, float, float] = BACKOFF,
@@ -217,21 +258,28 @@ class OpenAIClient:
         url_option: str = "base_url",
         unavailable: type[ServerUnavailableError] = ServerUnavailableError,
     ) -> None:
-        key = os.environ.get(api_key_env)
-        if not key and base_url is None:
-            raise ValueError(f"{role} API key: environment variable {api_key_env} is not set")
+        envs = (api_key_env,) if isinstance(api_key_env, str) else tuple(api_key_env)
+        found = next((env for env in envs if os.environ.get(env)), None)
+        if found is None and base_url is None:
+            raise ValueError(f"{role} API key: environment variable {' or '.join(envs)} is not set")
+        key = os.environ[found] if found else None
         self._api_key = key or LOCAL_SERVER_KEY
         # longest first, so that a secret holding another one is replaced whole
         self._secrets = sorted({s for s in (key, *url_secrets(base_url)) if s}, key=len, reverse=True)
-        self.role, self.model, self.base_url, self.api_key_env = role, model, base_url, api_key_env
+        self.role, self.model, self.base_url, self.api_key_env = role, model, base_url, found or envs[0]
         self.timeout, self.retries, self.backoff = timeout, retries, backoff
         self.url_option, self.unavailable = url_option, unavailable
         self.stats = stats if stats is not None else CallStats()
 
     @property
     def public_base_url(self) -> str | None:
-        """The server URL without credentials (None: the SDK's default, api.openai.com)."""
+        """The server URL without credentials (None: the SDK's default server)."""
         return public_url(self.base_url)
+
+    @property
+    def server(self) -> str:
+        """The server as messages name it: :attr:`public_base_url`, else :attr:`default_server`."""
+        return self.public_base_url or self.default_server
 
     def scrub(self, text: str) -> str:
         """``text`` with the API key and the URL's user info and query values replaced by ``***``."""
@@ -239,13 +287,10 @@ class OpenAIClient:
             text = text.replace(secret, "***")
         return text
 
-    # --- SDK accessors: the only places the ``openai`` SDK is touched ----------------------------
-
-    def async_sdk(self) -> openai.AsyncOpenAI:
-        """A fresh async SDK client for one batch (its own retries off; close it when done)."""
-        from openai import AsyncOpenAI
-
-        return AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout)
+    def classify(self, exc: Exception) -> Exception | None:
+        """The retry policy's reading of an exception of this client's SDK (a :data:`Classifier`);
+        the base knows no SDK, so only the policy's own exceptions count."""
+        return None
 
     # --- calls ------------------------------------------------------------------------------------
 
@@ -253,11 +298,13 @@ class OpenAIClient:
         """``await send()`` under the retry policy, each retry counted; raises
         :class:`CallFailedError` when it fails for good and :attr:`unavailable` on a refusal."""
         try:
-            return await with_retries(send, retries=self.retries, backoff=self.backoff, on_retry=self._count_retry)
+            return await with_retries(
+                send, retries=self.retries, backoff=self.backoff, classify=self.classify, on_retry=self._count_retry
+            )
         except ServerRefusedError as exc:
             raise self.unavailable(
                 self.scrub(
-                    f"{self.role} server {self.public_base_url or 'api.openai.com'} refused model {self.model!r} with "
+                    f"{self.role} server {self.server} refused model {self.model!r} with "
                     f"HTTP {exc.status} (check {self.api_key_env}, the model name and {self.url_option}): {exc.message}"
                 )
             ) from None
@@ -293,6 +340,97 @@ class OpenAIClient:
             raise
 
 
+class OpenAIClient(ApiClient):
+    """An OpenAI-compatible server (chat, transcriptions, the Realtime WebSocket) through the
+    ``openai`` SDK; see the module docstring."""
+
+    default_server = "api.openai.com"
+
+    def classify(self, exc: Exception) -> Exception | None:
+        """The ``openai`` SDK's failures: statuses by :func:`status_failure`; connection errors and
+        undecodable bodies (``ValueError``) retried."""
+        import openai
+
+        if isinstance(exc, openai.APIStatusError):
+            return status_failure(exc.status_code, exc.message, exc.response)
+        if isinstance(exc, (openai.APIConnectionError, openai.APIResponseValidationError, ValueError)):
+            return TransientError(str(exc))
+        return None
+
+    # --- SDK accessors: the only places the ``openai`` SDK is touched ----------------------------
+
+    def async_sdk(self) -> openai.AsyncOpenAI:
+        """A fresh async SDK client for one batch (its own retries off; close it when done)."""
+        from openai import AsyncOpenAI
+
+        return AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout)
+
+    def realtime(self) -> RealtimeSocket:
+        """A Realtime WebSocket session with :attr:`model` (``async with``; one per scene)."""
+        return RealtimeSocket(self)
+
+
+class RealtimeSocket:
+    """One Realtime session through ``openai.AsyncOpenAI().realtime.connect``: send an event (a dict),
+    receive the next one (a dict), close. Failures of the connection come out as the retry policy's
+    exceptions: a refused handshake through :func:`status_failure`, a dropped or unreachable socket
+    as a :class:`TransientError` (the ``websockets`` package is the SDK's optional transport)."""
+
+    def __init__(self, client: OpenAIClient) -> None:
+        self._client = client
+        self._sdk: Any = None
+        self._manager: Any = None
+        self._connection: Any = None
+
+    async def __aenter__(self) -> RealtimeSocket:
+        self._sdk = self._client.async_sdk()
+        self._manager = self._sdk.realtime.connect(
+            model=self._client.model, websocket_connection_options={"open_timeout": self._client.timeout}
+        )
+        try:
+            self._connection = await self._manager.__aenter__()
+        except BaseException as exc:
+            await self._sdk.close()
+            raise _socket_failure(exc) from None
+        return self
+
+    async def send(self, event: Mapping[str, Any]) -> None:
+        try:
+            await self._connection.send(dict(event))
+        except Exception as exc:
+            raise _socket_failure(exc) from None
+
+    async def recv(self) -> dict[str, Any]:
+        try:
+            event: dict[str, Any] = json.loads(await self._connection.recv_bytes())
+        except Exception as exc:
+            raise _socket_failure(exc) from None
+        return event
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            await self._manager.__aexit__(None, None, None)
+        except Exception:
+            pass  # closing a socket the server already closed
+        await self._sdk.close()
+
+
+def _socket_failure(exc: BaseException) -> BaseException:
+    """The retry policy's exception for a failure of the WebSocket layer (others unchanged)."""
+    from openai import WebSocketConnectionClosedError
+    from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
+
+    if isinstance(exc, InvalidStatus):
+        response = exc.response
+        body = (response.body or b"").decode(errors="replace")[:300]
+        return status_failure(response.status_code, f"WebSocket handshake refused: {body}", response)
+    if isinstance(exc, (ConnectionClosed, WebSocketConnectionClosedError)):
+        return TransientError(f"connection closed by the server ({exc})")
+    if isinstance(exc, (WebSocketException, OSError, asyncio.TimeoutError, EOFError)):
+        return TransientError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
 async def _awaited(batch: Callable[[], Awaitable[T]]) -> T:
     return await batch()
 
@@ -305,13 +443,18 @@ __all__ = [
     "MIN_SECRET_CHARS",
     "RETRIES",
     "RETRY_STATUSES",
+    "ApiClient",
     "CallFailedError",
     "CallStats",
+    "Classifier",
     "OpenAIClient",
+    "RealtimeSocket",
     "ServerRefusedError",
     "ServerUnavailableError",
+    "TransientError",
     "public_url",
     "retry_after",
+    "status_failure",
     "url_secrets",
     "with_retries",
 ]

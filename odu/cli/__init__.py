@@ -8,7 +8,17 @@ import sys
 from collections.abc import Sequence
 
 #: Subcommand modules, in the order ``odu-bench --help`` lists them.
-COMMANDS: tuple[str, ...] = ("score", "report", "view", "prepare", "download", "upload", "judge-audit", "eval", "lm_eval_cmd")
+COMMANDS: tuple[str, ...] = (
+    "score",
+    "report",
+    "view",
+    "prepare",
+    "download",
+    "upload",
+    "judge-audit",
+    "eval",
+    "lm_eval_cmd",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

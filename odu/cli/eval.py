@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from ..judge.openai_judge import JudgeStats
+from ..judge.openai_judge import merge_judge_infos
 from ..models import BACKENDS, BASELINES, lm_eval_name
 from ..run import EvalSceneRow, RunSummary, ScoredRun, summarize_run, write_run
 from .common import add_annotation_language, judge_accounting_line, judge_errors_exit_code, judge_note
@@ -133,17 +133,6 @@ def write_model_outputs(results: Mapping[str, Any], folder: Path) -> list[EvalSc
     return list(rows.values())
 
 
-def merge_judge_infos(infos: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """One ``"judge"`` block from the per-task ones: the first one's settings, counters summed."""
-    if not infos:
-        return {}
-    merged = dict(infos[0])
-    for key in JudgeStats.ORDER:  # the accounting counters, summed over tasks
-        if any(key in info for info in infos):
-            merged[key] = sum(info.get(key, 0) for info in infos)
-    return merged
-
-
 def summary_of(
     rows: Sequence[EvalSceneRow], results: Mapping[str, Any], judge: Mapping[str, Any], annotation_language: str
 ) -> RunSummary:
@@ -168,10 +157,11 @@ def run(args: argparse.Namespace) -> int:
     import odu.harness.models  # noqa: F401  # registers the odu-* models
 
     from ..data.media import MediaError
+    from ..data.prepare import check_dataset
     from ..data.sample import sample_dataset_dir
     from ..harness.asr import AsrError
     from ..harness.runcard import RECORDER, write_run_card
-    from ..harness.tasks import check_dataset, dataset_source, task_dir, use_judge
+    from ..harness.tasks import dataset_source, task_dir, use_judge
     from ..judge import JudgeUnavailableError
     from ..judge.spec import judge_from_args
     from ..models.openai_omni import ModelUnavailableError

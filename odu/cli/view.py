@@ -6,28 +6,45 @@ import argparse
 import json
 import sys
 
-from ..constants import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from ..report.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "view", help="write a static web viewer (opens from disk) of scored runs for error analysis",
+        "view",
+        help="write a static web viewer (opens from disk) of scored runs for error analysis",
         description="A static site over `odu-bench score` / `eval` directories or lm-eval output folders: "
-                    "index of every scene, scene pages with media, timeline, edits and verdicts, systems side by side.",
+        "index of every scene, scene pages with media, timeline, edits and verdicts, systems side by side.",
     )
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="scored run directory or lm-eval output folder")
     p.add_argument("--names", nargs="+", metavar="NAME", help="system names, one per RUN_DIR")
-    p.add_argument("--predictions", nargs="+", metavar="FILE",
-                   help="raw outputs (JSONL, the `score --predictions` file) one per RUN_DIR, '-' for none "
-                        "(default: RUN_DIR/predictions.jsonl when present)")
+    p.add_argument(
+        "--predictions",
+        nargs="+",
+        metavar="FILE",
+        help="raw outputs (JSONL, the `score --predictions` file) one per RUN_DIR, '-' for none "
+        "(default: RUN_DIR/predictions.jsonl when present)",
+    )
     data = p.add_mutually_exclusive_group(required=True)
-    data.add_argument("--dataset", metavar="DIR|REPO",
-                      help="prepared dataset directory, Hub repo, or raw release (records without media: no players)")
+    data.add_argument(
+        "--dataset",
+        metavar="DIR|REPO",
+        help="prepared dataset directory, Hub repo, or raw release (records without media: no players)",
+    )
     data.add_argument("--sample", action="store_true", help="the bundled offline sample")
     p.add_argument("--out", required=True, metavar="SITE", help="output folder (replaced if it holds an earlier view)")
-    p.add_argument("--seed", type=int, default=BOOTSTRAP_SEED, help=f"bootstrap seed of the headline CIs (default {BOOTSTRAP_SEED})")
-    p.add_argument("--resamples", type=int, default=BOOTSTRAP_RESAMPLES,
-                   help=f"bootstrap resamples of the headline CIs (default {BOOTSTRAP_RESAMPLES}, App E.1)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=BOOTSTRAP_SEED,
+        help=f"bootstrap seed of the headline CIs (default {BOOTSTRAP_SEED})",
+    )
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=BOOTSTRAP_RESAMPLES,
+        help=f"bootstrap resamples of the headline CIs (default {BOOTSTRAP_RESAMPLES}, App E.1)",
+    )
     p.add_argument("--json", action="store_true", help="print what was built as JSON instead of lines")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
@@ -42,16 +59,24 @@ def run(args: argparse.Namespace) -> int:
     try:
         runs = load_runs(args.run_dirs, args.names, args.predictions)
         dataset = load_dataset_scenes(args.dataset, args.sample)
-        result = build_site(runs, dataset, args.out, resamples=args.resamples, seed=args.seed,
-                            progress=not args.no_progress,
-                            warn=lambda message: print(f"odu-bench view: {message}", file=sys.stderr))
+        result = build_site(
+            runs,
+            dataset,
+            args.out,
+            resamples=args.resamples,
+            seed=args.seed,
+            progress=not args.no_progress,
+            warn=lambda message: print(f"odu-bench view: {message}", file=sys.stderr),
+        )
     except (ValueError, OSError) as exc:
         print(f"odu-bench view: error: {exc}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
     else:
-        print(f"{result.n_scenes} scenes, {len(result.systems)} system(s) ({', '.join(result.systems)}), "
-              f"{result.n_media_files} media files ({result.media_bytes / 1e6:.1f} MB), {len(result.problems)} problem(s)")
+        print(
+            f"{result.n_scenes} scenes, {len(result.systems)} system(s) ({', '.join(result.systems)}), "
+            f"{result.n_media_files} media files ({result.media_bytes / 1e6:.1f} MB), {len(result.problems)} problem(s)"
+        )
         print(f"open {(result.out / 'index.html').resolve().as_uri()}")
     return 1 if result.problems else 0

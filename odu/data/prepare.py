@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -153,7 +154,7 @@ def prepare(
     tmp.mkdir(parents=True)
     try:
         result = _write(tmp, shards, release.scenes, progress)
-        _replace(tmp, out)
+        swap_in_dir(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     result.out = out
@@ -246,8 +247,10 @@ def _check_replaceable(out: Path) -> None:
         raise FileExistsError(f"{out}: exists and is not a prepared ODU-Bench dataset; choose another --out")
 
 
-def _replace(tmp: Path, out: Path) -> None:
-    """Swap the finished ``tmp`` in for ``out`` (the old copy is removed only after the swap)."""
+def swap_in_dir(tmp: Path, out: Path) -> None:
+    """Swap the finished folder ``tmp`` in for ``out`` (the old copy is removed only after the swap),
+    so that readers see the old folder or the new one, never half of one (used by prepare and
+    ``odu-bench view``)."""
     old = out.parent / f".{out.name}.old-{os.getpid()}"
     if out.exists():
         out.rename(old)
@@ -323,6 +326,21 @@ def render_card(rows: Mapping[str, int], sizes: Mapping[str, tuple[int, int]], f
 # --- checking a prepared directory ----------------------------------------------------------------------
 
 
+def check_dataset(source: str) -> None:
+    """Raise :class:`ValueError` unless ``source`` is a prepared dataset directory (card + data) or,
+    when no such path exists, has the shape of a Hub repo id (``ORG/NAME``): a mistyped path fails
+    at once, with its name, instead of after retries against the Hub."""
+    path = Path(source)
+    if path.exists():
+        if not (path / CARD_NAME).is_file() or not (path / DATA_DIR).is_dir():
+            raise ValueError(
+                f"dataset {source}: not a prepared ODU-Bench dataset directory (no {CARD_NAME} + "
+                f"{DATA_DIR}/); make one with odu-bench prepare, or fetch one with odu-bench download"
+            )
+    elif not re.fullmatch(r"[\w.-]+/[\w.-]+", source):
+        raise ValueError(f"dataset {source}: no such directory, and not a Hub repo id (ORG/NAME)")
+
+
 def verify_dataset_dir(root: str | Path, configs: Sequence[str] | None = None) -> list[str]:
     """Problems of a prepared directory (empty when sound): card and manifest present, every
     shard of ``configs`` (default: all) present with the manifest's sha256, no unlisted shard."""
@@ -360,9 +378,11 @@ __all__ = [
     "PrepareResult",
     "card_body",
     "card_metadata",
+    "check_dataset",
     "config_patterns",
     "prepare",
     "render_card",
     "shard_pattern",
+    "swap_in_dir",
     "verify_dataset_dir",
 ]

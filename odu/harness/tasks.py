@@ -116,25 +116,6 @@ def dataset_source(dataset: str | os.PathLike[str] | None = None) -> str:
     return str(sample_dataset_dir())
 
 
-def check_dataset(source: str) -> None:
-    """Raise :class:`ValueError` unless ``source`` is a prepared dataset directory (card + data) or,
-    when no such path exists, has the shape of a Hub repo id (``ORG/NAME``): a mistyped path fails
-    at once, with its name, instead of after retries against the Hub."""
-    import re
-
-    from ..data.prepare import CARD_NAME, DATA_DIR
-
-    path = Path(source)
-    if path.exists():
-        if not (path / CARD_NAME).is_file() or not (path / DATA_DIR).is_dir():
-            raise ValueError(
-                f"dataset {source}: not a prepared ODU-Bench dataset directory (no {CARD_NAME} + "
-                f"{DATA_DIR}/); make one with odu-bench prepare, or fetch one with odu-bench download"
-            )
-    elif not re.fullmatch(r"[\w.-]+/[\w.-]+", source):
-        raise ValueError(f"dataset {source}: no such directory, and not a Hub repo id (ORG/NAME)")
-
-
 def _asr_table(
     records: Sequence[Mapping[str, Any]], ds: Any, asr: str | None, asr_options: Mapping[str, Any], task_key: str
 ) -> dict[tuple[str, str], tuple[AsrSentence, ...]]:
@@ -195,6 +176,7 @@ def load_docs(
     import datasets
 
     from ..data.dataset import row_to_record, rows_without_media
+    from ..data.prepare import check_dataset
     from ..models.clips import locator
 
     source = dataset_source(dataset)

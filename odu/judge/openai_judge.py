@@ -84,6 +84,18 @@ class JudgeStats(CallStats):
     )
 
 
+def merge_judge_infos(infos: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One ``"judge"`` block from several (one per lm-eval task): the first one's settings, the
+    :class:`JudgeStats` counters summed (``odu-bench eval``, and ``odu-bench view`` of lm-eval folders)."""
+    if not infos:
+        return {}
+    merged = dict(infos[0])
+    for key in JudgeStats.ORDER:
+        if any(key in info for info in infos):
+            merged[key] = sum(info.get(key, 0) for info in infos)
+    return merged
+
+
 def _reply(data: Any) -> tuple[str | None, dict[str, Any]]:
     """(message content, usage) of a decoded chat completion; ``ValueError`` if it is not one."""
     try:

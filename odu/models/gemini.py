@@ -7,7 +7,7 @@ One ``generateContent`` call per scene, laid out as App D.1 asks by
 instruction) as ``user`` contents and each preceding assistant reply as a ``model`` content between
 them — the two roles the API knows.
 
-Media (documented limits; the fake in ``tests/gemini_fake.py`` refuses what these refuse):
+Media (documented limits; the fake in ``tests/support/gemini_fake.py`` refuses what these refuse):
 
 * a clip goes as ``inlineData`` while the whole request stays within :data:`GEMINI_INLINE_REQUEST_MB`;
   above it the largest clips are uploaded through the Files API (resumable upload), waited for
@@ -21,40 +21,41 @@ Thinking: ``thinking_level`` (Gemini 3) or ``thinking_budget`` (Gemini 2.5), nev
 the model's own default applies (the paper does not state one; ``docs/providers.md``). Decoding is
 greedy unless the task samples; ``max_output_tokens`` overrides the task's ``max_gen_toks`` (thinking
 tokens count against it). The SDK's own retries are off: every call goes through the toolkit's
-retry policy (:mod:`.native_sdk`). 401 / 403 / 404 and a rejected API key stop the run; the key is
-read from ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY`` (the SDK's order) and scrubbed from every message.
+retry policy, credential scrubbing and batch runner (:class:`GeminiClient`, an
+:class:`odu.openai_client.ApiClient` that knows Google's SDK). 401 / 403 / 404 and a rejected API key
+stop the run; the key is read from ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY`` (the SDK's order) and
+scrubbed from every message.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import io
-import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..constants import (
-    AUDIO_ONLY,
-    DEFAULT_AUDIO_SAMPLE_RATE,
-    MODEL_BACKOFF_FACTOR,
-    MODEL_BACKOFF_MAX_S,
-    MODEL_BACKOFF_S,
-    MODEL_CONCURRENCY,
-    MODEL_MIN_SAFE_MAX_TOKENS,
-    MODEL_RETRIES,
-    MODEL_TIMEOUT_S,
+from ..constants import AUDIO_ONLY
+from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip, MediaError
+from ..openai_client import (
+    BACKOFF,
+    RETRIES,
+    ApiClient,
+    CallFailedError,
+    CallStats,
+    ServerRefusedError,
+    TransientError,
+    status_failure,
 )
-from ..media import LazyClip, MediaError
-from ..openai_transport import CallFailedError, ServerRefusedError, public_url
 from ..prompts import ClipRef, Part
-from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest
+from .base import MODEL_MIN_SAFE_MAX_TOKENS, Backend, ClipLoader, Generation, OnDone, SceneRequest
+from .batch import gather_scenes
 from .clips import media_type
 from .messages import chat_messages
-from .native_sdk import TransientCallError, gather_scenes, retried, run_async, status_failure
-from .openai_omni import ModelUnavailableError, wav_bytes
+from .openai_omni import MODEL_CONCURRENCY, MODEL_TIMEOUT_S, ModelUnavailableError, wav_bytes
 
 T = TypeVar("T")
 
@@ -74,8 +75,19 @@ GEMINI_AUDIO_TYPES = frozenset({"audio/wav", "audio/mp3", "audio/aiff", "audio/a
 #: Our container names -> the API's spelling of the same type.
 GEMINI_AUDIO_ALIASES = {"audio/mpeg": "audio/mp3"}
 #: Video MIME types the API documents (https://ai.google.dev/gemini-api/docs/video-understanding#supported-formats).
-GEMINI_VIDEO_TYPES = frozenset({"video/mp4", "video/mpeg", "video/mov", "video/avi", "video/x-flv", "video/mpg",
-                                "video/webm", "video/wmv", "video/3gpp"})
+GEMINI_VIDEO_TYPES = frozenset(
+    {
+        "video/mp4",
+        "video/mpeg",
+        "video/mov",
+        "video/avi",
+        "video/x-flv",
+        "video/mpg",
+        "video/webm",
+        "video/wmv",
+        "video/3gpp",
+    }
+)
 #: ``thinkingLevel`` values (Gemini 3; https://ai.google.dev/gemini-api/docs/thinking#thinking-levels).
 GEMINI_THINKING_LEVELS = ("minimal", "low", "medium", "high")
 #: Seconds between ``files.get`` polls while an upload is PROCESSING, and the most to wait in all.
@@ -84,21 +96,36 @@ GEMINI_FILE_WAIT_S = 600.0
 
 
 @dataclass
-class _Stats:
+class GeminiStats(CallStats):
+    """The backend's counters: the client's (``requests``: ``generateContent`` calls), plus scenes,
+    Files API calls, cut answers, thinking tokens and media sent inline or uploaded."""
+
     scenes: int = 0
-    requests: int = 0
     file_requests: int = 0
-    retries: int = 0
-    errors: int = 0
     truncated: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
     thoughts_tokens: int = 0
     media_bytes: int = 0
     inline_bytes: int = 0
     uploaded_files: int = 0
     uploaded_bytes: int = 0
-    wall_time_s: float = 0.0
+
+    #: Order of the counters in the run card's ``stats``.
+    ORDER = (
+        "scenes",
+        "requests",
+        "file_requests",
+        "retries",
+        "errors",
+        "truncated",
+        "prompt_tokens",
+        "completion_tokens",
+        "thoughts_tokens",
+        "media_bytes",
+        "inline_bytes",
+        "uploaded_files",
+        "uploaded_bytes",
+        "wall_time_s",
+    )
 
 
 @dataclass(frozen=True)
@@ -137,6 +164,40 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+class GeminiClient(ApiClient):
+    """The toolkit's client (key, scrubbing, retry policy, batch runner) over the ``google-genai`` SDK."""
+
+    default_server = GEMINI_DEFAULT_URL
+
+    def classify(self, exc: Exception) -> Exception | None:
+        """The SDK's failures: API errors by status (a rejected key too), connection failures and
+        undecodable bodies (``ValueError``) retried."""
+        from google.genai import errors
+
+        if isinstance(exc, errors.APIError):
+            message = f"{exc.status or ''} {exc.message or ''}".strip()
+            if "API_KEY_INVALID" in str(exc.details):
+                # A wrong key is HTTP 400 INVALID_ARGUMENT with reason API_KEY_INVALID, not 401
+                # (reports: google-gemini/gemini-cli#25198, cequence-io/openai-scala-client#109).
+                return ServerRefusedError(exc.code, message)
+            return status_failure(exc.code, message)
+        if isinstance(exc, (*_transport_errors(), ValueError)):
+            return TransientError(f"{type(exc).__name__}: {exc}")
+        return None
+
+    def aio_sdk(self) -> Any:
+        """A fresh async SDK client for one batch (its own retries off; close it with ``aclose()``)."""
+        from google import genai
+        from google.genai import types
+
+        options = types.HttpOptions(
+            base_url=self.base_url,
+            timeout=int(self.timeout * 1000),
+            retry_options=types.HttpRetryOptions(attempts=1),  # retries are the client's
+        )
+        return genai.Client(api_key=self._api_key, http_options=options).aio
+
+
 class GeminiModel(Backend):
     """A Gemini model through the ``google-genai`` SDK; see the module docstring."""
 
@@ -150,14 +211,14 @@ class GeminiModel(Backend):
         api_key_env: str | None = None,
         concurrency: int = MODEL_CONCURRENCY,
         timeout: float = MODEL_TIMEOUT_S,
-        retries: int = MODEL_RETRIES,
+        retries: int = RETRIES,
         max_output_tokens: int | None = None,
         thinking_level: str | None = None,
         thinking_budget: int | None = None,
         inline_limit_mb: float = GEMINI_INLINE_REQUEST_MB,
         audio_sample_rate: int = DEFAULT_AUDIO_SAMPLE_RATE,
         progress: bool = True,
-        backoff: tuple[float, float, float] = (MODEL_BACKOFF_S, MODEL_BACKOFF_FACTOR, MODEL_BACKOFF_MAX_S),
+        backoff: tuple[float, float, float] = BACKOFF,
     ) -> None:
         try:
             import google.genai  # noqa: F401
@@ -174,78 +235,92 @@ class GeminiModel(Backend):
             if thinking_level not in GEMINI_THINKING_LEVELS:
                 raise ValueError(f"thinking_level must be one of {GEMINI_THINKING_LEVELS}, got {thinking_level!r}")
             if model.startswith("gemini-2"):
-                raise ValueError(f"{model}: Gemini 2.5 models take thinking_budget, not thinking_level "
-                                 "(https://ai.google.dev/gemini-api/docs/thinking)")
-        if concurrency < 1 or retries < 0 or timeout <= 0 or inline_limit_mb <= 0 or (
-                max_output_tokens is not None and max_output_tokens < 1):
+                raise ValueError(
+                    f"{model}: Gemini 2.5 models take thinking_budget, not thinking_level "
+                    "(https://ai.google.dev/gemini-api/docs/thinking)"
+                )
+        if (
+            concurrency < 1
+            or retries < 0
+            or timeout <= 0
+            or inline_limit_mb <= 0
+            or (max_output_tokens is not None and max_output_tokens < 1)
+        ):
             raise ValueError("concurrency, max_output_tokens >= 1; retries >= 0; timeout, inline_limit_mb > 0")
-        envs = (api_key_env,) if api_key_env else GEMINI_API_KEY_ENVS
-        key_env = next((e for e in envs if os.environ.get(e)), None)
-        if key_env is None:
-            raise ValueError(f"Gemini API key: set the environment variable {' or '.join(envs)}")
-        self._api_key = os.environ[key_env].strip()
-        self.api_key_env = key_env
+        self._stats = GeminiStats()
+        self.client = GeminiClient(
+            "Gemini",
+            model,
+            base_url=base_url,
+            api_key_env=api_key_env or GEMINI_API_KEY_ENVS,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            stats=self._stats,
+            unavailable=ModelUnavailableError,
+        )
         self.model = model
-        self.base_url = base_url
         self.concurrency = concurrency
-        self.timeout = timeout
-        self.retries = retries
         self.max_output_tokens = max_output_tokens
         self.thinking_level = thinking_level
         self.thinking_budget = None if thinking_budget is None else int(thinking_budget)
         self.inline_limit = int(inline_limit_mb * 1_000_000)
         self.audio_sample_rate = audio_sample_rate
         self.progress = progress
-        self.backoff = backoff
-        self._stats = _Stats()
         self._generation: dict[str, Any] = {}
         self._uploads: dict[str, asyncio.Task[Any]] = {}
 
     # --- public interface -------------------------------------------------------------------------
 
-    def generate(self, requests: Sequence[SceneRequest], load_clip: ClipLoader | None = None,
-                 gen_kwargs: Mapping[str, Any] | None = None, on_done: OnDone | None = None) -> list[Generation]:
+    def generate(
+        self,
+        requests: Sequence[SceneRequest],
+        load_clip: ClipLoader | None = None,
+        gen_kwargs: Mapping[str, Any] | None = None,
+        on_done: OnDone | None = None,
+    ) -> list[Generation]:
         requests = list(requests)
         if not requests:
             return []
         self._generation = self._options(gen_kwargs or {})
-        started = time.perf_counter()
-        try:
-            return run_async(lambda: self._generate_all(requests, load_clip, on_done))
-        finally:
-            self._stats.wall_time_s += time.perf_counter() - started
+        return self.client.run(lambda: self._generate_all(requests, load_clip, on_done))
 
     def info(self) -> dict[str, Any]:
-        stats = asdict(self._stats)
-        stats["wall_time_s"] = round(stats["wall_time_s"], 3)
         return {
             "backend": self.name,
             "model": self.model,
-            "base_url": public_url(self.base_url) or GEMINI_DEFAULT_URL,
-            "api_key_env": self.api_key_env,
+            "base_url": self.client.server,
+            "api_key_env": self.client.api_key_env,
             "concurrency": self.concurrency,
-            "timeout_s": self.timeout,
-            "retries": self.retries,
-            "media": {"inline_limit_mb": self.inline_limit / 1_000_000, "audio_sample_rate": self.audio_sample_rate,
-                      "layout": "roles (assistant replies as model contents)"},
+            "timeout_s": self.client.timeout,
+            "retries": self.client.retries,
+            "media": {
+                "inline_limit_mb": self.inline_limit / 1_000_000,
+                "audio_sample_rate": self.audio_sample_rate,
+                "layout": "roles (assistant replies as model contents)",
+            },
             "thinking": self._thinking() or "model default",
             "generation": self._generation or self._options({}),
-            "stats": stats,
+            "stats": self._stats.as_dict(GeminiStats.ORDER),
         }
 
     def pitfalls(self) -> list[str]:
         out = []
         gen = self._generation or self._options({})
         if gen["temperature"] > 0 or gen.get("top_p", 1.0) < 1:
-            out.append(f"sampling on (temperature={gen['temperature']}, top_p={gen.get('top_p', 1.0)}): "
-                       "outputs are not greedy, reruns differ")
+            out.append(
+                f"sampling on (temperature={gen['temperature']}, top_p={gen.get('top_p', 1.0)}): "
+                "outputs are not greedy, reruns differ"
+            )
         if gen.get("stop_sequences"):
             out.append(f"stop sequences {gen['stop_sequences']!r} may cut the JSON answer")
         if gen["max_output_tokens"] < MODEL_MIN_SAFE_MAX_TOKENS:
             out.append(f"max_output_tokens={gen['max_output_tokens']} may cut the JSON answer")
         if self._stats.truncated:
-            out.append(f"{self._stats.truncated} answer(s) stopped at max_output_tokens={gen['max_output_tokens']} "
-                       "(thinking tokens count against it): raise max_output_tokens or lower the thinking setting")
+            out.append(
+                f"{self._stats.truncated} answer(s) stopped at max_output_tokens={gen['max_output_tokens']} "
+                "(thinking tokens count against it): raise max_output_tokens or lower the thinking setting"
+            )
         return out
 
     # --- request layout (no network) ----------------------------------------------------------------
@@ -264,8 +339,11 @@ class GeminiModel(Backend):
         for message in messages[1:]:
             role = "model" if message["role"] == "assistant" else "user"
             content = message["content"]
-            items = [content] if isinstance(content, str) else [c["text"] if c["type"] == "text" else c["media"]
-                                                                 for c in content]
+            items = (
+                [content]
+                if isinstance(content, str)
+                else [c["text"] if c["type"] == "text" else c["media"] for c in content]
+            )
             turns.append((role, items))
         return messages[0]["content"], turns
 
@@ -280,8 +358,10 @@ class GeminiModel(Backend):
         elif mime in GEMINI_VIDEO_TYPES:
             data = clip.bytes
         else:
-            raise MediaError(f"scene {request.scene_id} clip {ref.id}: {mime} is not a video type Gemini documents "
-                             f"({', '.join(sorted(GEMINI_VIDEO_TYPES))})")
+            raise MediaError(
+                f"scene {request.scene_id} clip {ref.id}: {mime} is not a video type Gemini documents "
+                f"({', '.join(sorted(GEMINI_VIDEO_TYPES))})"
+            )
         return GeminiMedia(mime, data, hashlib.sha256(data).hexdigest())
 
     def _options(self, gen_kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -309,18 +389,12 @@ class GeminiModel(Backend):
 
     # --- calls ---------------------------------------------------------------------------------------
 
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if len(self._api_key) >= 4 else text
-
-    async def _generate_all(self, requests: list[SceneRequest], load_clip: ClipLoader | None,
-                            on_done: OnDone | None) -> list[Generation]:
-        from google import genai
+    async def _generate_all(
+        self, requests: list[SceneRequest], load_clip: ClipLoader | None, on_done: OnDone | None
+    ) -> list[Generation]:
         from google.genai import types
 
-        client = genai.Client(api_key=self._api_key, http_options=types.HttpOptions(
-            base_url=self.base_url, timeout=int(self.timeout * 1000),
-            retry_options=types.HttpRetryOptions(attempts=1),  # retries are ours (native_sdk)
-        )).aio
+        client = self.client.aio_sdk()
         config = types.GenerateContentConfig(
             **self._generation,
             thinking_config=types.ThinkingConfig(**self._thinking()) if self._thinking() else None,
@@ -328,13 +402,20 @@ class GeminiModel(Backend):
         self._uploads = {}
         try:
             return await gather_scenes(
-                requests, lambda r: self._answer(client, r, load_clip, config), concurrency=self.concurrency,
-                desc=f"model {self.model}", progress=self.progress, on_done=on_done)
+                self.client,
+                requests,
+                lambda r: self._answer(client, r, load_clip, config),
+                concurrency=self.concurrency,
+                progress=self.progress,
+                on_done=on_done,
+            )
         finally:
             await self._delete_uploads(client)
             await client.aclose()
 
-    async def _answer(self, client: Any, request: SceneRequest, load_clip: ClipLoader | None, config: Any) -> Generation:
+    async def _answer(
+        self, client: Any, request: SceneRequest, load_clip: ClipLoader | None, config: Any
+    ) -> Generation:
         self._stats.scenes += 1
         try:
             system, turns = await asyncio.to_thread(self.layout, request, load_clip)
@@ -346,10 +427,11 @@ class GeminiModel(Backend):
             call_config = config.model_copy(update={"system_instruction": system})
             response = await self._call(
                 lambda: client.models.generate_content(model=self.model, contents=contents, config=call_config),
-                counter="requests")
+                counter="requests",
+            )
         except CallFailedError as exc:
             self._stats.errors += 1
-            return Generation.failed(self._scrub(f"model call failed: {exc}"))
+            return Generation.failed(self.client.scrub(f"model call failed: {exc}"))
         generation = self._read(response)
         if generation.error is not None:
             self._stats.errors += 1
@@ -394,58 +476,43 @@ class GeminiModel(Backend):
         from google.genai import types
 
         config = types.UploadFileConfig(mime_type=media.mime, display_name=f"odu-{media.sha256[:16]}")
-        file = await self._call(lambda: client.files.upload(file=io.BytesIO(media.data), config=config),
-                                counter="file_requests")
+        file = await self._call(
+            lambda: client.files.upload(file=io.BytesIO(media.data), config=config), counter="file_requests"
+        )
         self._stats.uploaded_files += 1
         self._stats.uploaded_bytes += len(media.data)
         # "Verify the file is ACTIVE before using it" (https://ai.google.dev/gemini-api/docs/video-understanding).
         deadline = time.monotonic() + GEMINI_FILE_WAIT_S
         while str(getattr(file.state, "value", file.state)) == "PROCESSING" and time.monotonic() < deadline:
             await asyncio.sleep(GEMINI_FILE_POLL_S)
-            name = file.name
-            file = await self._call(lambda: client.files.get(name=name), counter="file_requests")
+            file = await self._call(functools.partial(client.files.get, name=file.name), counter="file_requests")
         state = str(getattr(file.state, "value", file.state))
         if state != "ACTIVE":
-            raise CallFailedError(f"uploaded file {file.name} is {state}, not ACTIVE"
-                                  + (f": {file.error.message}" if getattr(file, "error", None) else ""))
+            raise CallFailedError(
+                f"uploaded file {file.name} is {state}, not ACTIVE"
+                + (f": {file.error.message}" if getattr(file, "error", None) else "")
+            )
         return file
 
     async def _delete_uploads(self, client: Any) -> None:
         for task in self._uploads.values():
             if task.done() and not task.cancelled() and task.exception() is None:
-                name = task.result().name
+                delete = functools.partial(client.files.delete, name=task.result().name)
                 try:
-                    await self._call(lambda: client.files.delete(name=name), counter="file_requests")
+                    await self._call(delete, counter="file_requests")
                 except (CallFailedError, ModelUnavailableError):
                     pass  # expires after 48 h anyway (https://ai.google.dev/gemini-api/docs/files)
         self._uploads = {}
 
     async def _call(self, call: Callable[[], Awaitable[T]], counter: str) -> T:
-        """One SDK call under the toolkit's retry policy; :class:`ModelUnavailableError` on a refused key/model/URL."""
-        from google.genai import errors
-
-        transport = _transport_errors()
+        """One SDK call under the client's retry policy, each attempt counted in ``counter``;
+        :class:`ModelUnavailableError` on a refused key, model or URL."""
 
         async def attempt() -> T:
             setattr(self._stats, counter, getattr(self._stats, counter) + 1)
-            try:
-                return await call()
-            except errors.APIError as exc:
-                message = self._scrub(f"{exc.status or ''} {exc.message or ''}".strip())
-                if "API_KEY_INVALID" in str(exc.details):
-                    # A wrong key is HTTP 400 INVALID_ARGUMENT with reason API_KEY_INVALID, not 401
-                    # (reports: google-gemini/gemini-cli#25198, cequence-io/openai-scala-client#109).
-                    raise ServerRefusedError(exc.code, message) from None
-                raise status_failure(exc.code, message, getattr(exc, "response", None)) from None
-            except transport as exc:
-                raise TransientCallError(self._scrub(f"{type(exc).__name__}: {exc}")) from None
+            return await call()
 
-        return await retried(attempt, retries=self.retries, backoff=self.backoff, on_retry=self._count_retry,
-                             server=f"Gemini server {public_url(self.base_url) or GEMINI_DEFAULT_URL}", model=self.model,
-                             key_env=self.api_key_env, scrub=self._scrub)
-
-    def _count_retry(self) -> None:
-        self._stats.retries += 1
+        return await self.client.call(attempt)
 
     def _read(self, response: Any) -> Generation:
         """The answer text of a ``generateContent`` response, or why there is none."""
@@ -466,12 +533,20 @@ class GeminiModel(Backend):
         if finish == "MAX_TOKENS":
             self._stats.truncated += 1
             if not text:
-                return Generation.failed(f"no answer text before max_output_tokens={self._generation['max_output_tokens']} "
-                                         "(thinking tokens count against it)")
+                return Generation.failed(
+                    f"no answer text before max_output_tokens={self._generation['max_output_tokens']} "
+                    "(thinking tokens count against it)"
+                )
         elif finish not in ("STOP", "") and not text:
             return Generation.failed(f"no answer text (finish reason {finish})")
         return Generation(text)
 
 
-__all__ = ["GEMINI_API_KEY_ENVS", "GEMINI_AUDIO_TYPES", "GEMINI_INLINE_REQUEST_MB", "GEMINI_VIDEO_TYPES",
-           "GeminiMedia", "GeminiModel"]
+__all__ = [
+    "GEMINI_API_KEY_ENVS",
+    "GEMINI_AUDIO_TYPES",
+    "GEMINI_INLINE_REQUEST_MB",
+    "GEMINI_VIDEO_TYPES",
+    "GeminiMedia",
+    "GeminiModel",
+]

@@ -34,8 +34,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from ..constants import AUDIO_ONLY, AUDIO_VISUAL
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip, MediaError
 from ..openai_client import (
@@ -58,6 +56,7 @@ from .base import (
     OnDone,
     SceneRequest,
 )
+from .batch import gather_scenes
 from .clips import media_type, spool_clip
 from .messages import HISTORY_LAYOUTS, chat_messages
 
@@ -293,23 +292,16 @@ class OpenAIOmni(Backend):
         on_done: OnDone | None,
     ) -> list[Generation]:
         client = self.client.async_sdk()
-        gate = asyncio.Semaphore(self.concurrency)
-        bar = tqdm(total=len(requests), desc=f"model {self.model}", unit="scene", disable=not self.progress)
-
-        async def one(index: int, request: SceneRequest) -> Generation:
-            async with gate:
-                generation = await self._generate_one(client, request, load_clip, options)
-            if on_done is not None:
-                on_done(index, generation)
-            bar.update(1)
-            if generation.error is not None:
-                bar.set_postfix(errors=self._stats.errors, refresh=False)
-            return generation
-
         try:
-            return await self.client.gather(one(i, r) for i, r in enumerate(requests))
+            return await gather_scenes(
+                self.client,
+                requests,
+                lambda request: self._generate_one(client, request, load_clip, options),
+                concurrency=self.concurrency,
+                progress=self.progress,
+                on_done=on_done,
+            )
         finally:
-            bar.close()
             await client.close()
 
     async def _generate_one(

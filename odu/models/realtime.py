@@ -16,112 +16,43 @@ One WebSocket session per scene, one response per session, text out:
 Each step waits for the server's acknowledgement (``session.updated``; ``conversation.item.added``
 for each item, after ``input_audio_buffer.committed`` for a clip), so a refused event fails its
 scene at once with the server's message. A session that fails (connection, ``server_error``, a failed
-response) is retried whole under the toolkit's retry policy (:mod:`.native_sdk`); a refused key or
+response) is retried whole under the retry policy of the toolkit's OpenAI client; a refused key or
 model stops the run; anything else is the scene's inference error. The GA Realtime API has no
 temperature: decoding is the model's own (``info()`` says so). The key is read from
 ``OPENAI_API_KEY`` and scrubbed from every message.
 
-All use of the ``openai`` SDK is in :class:`RealtimeSocket` at the top of this module.
+The WebSocket session itself comes from the client (:meth:`odu.openai_client.OpenAIClient.realtime`),
+the one module that touches the ``openai`` SDK.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import json
-import os
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..constants import (
-    AUDIO_ONLY,
-    MODEL_API_KEY_ENV,
-    MODEL_BACKOFF_FACTOR,
-    MODEL_BACKOFF_MAX_S,
-    MODEL_BACKOFF_S,
-    MODEL_CONCURRENCY,
-    MODEL_RETRIES,
-    MODEL_TIMEOUT_S,
+from ..constants import AUDIO_ONLY
+from ..data.media import LazyClip, MediaError
+from ..openai_client import (
+    API_KEY_ENV,
+    BACKOFF,
+    RETRIES,
+    CallFailedError,
+    CallStats,
+    OpenAIClient,
+    RealtimeSocket,
+    ServerRefusedError,
+    TransientError,
 )
-from ..media import LazyClip, MediaError
-from ..openai_transport import CallFailedError, ServerRefusedError, public_url
 from ..prompts import ClipRef, Part
 from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest
+from .batch import gather_scenes
 from .messages import chat_messages
-from .native_sdk import TransientCallError, gather_scenes, retried, run_async, status_failure
-
-# --- the openai SDK, in one place ----------------------------------------------------------------------
-
-
-class RealtimeSocket:
-    """One Realtime session through ``openai.AsyncOpenAI().realtime.connect``: send an event (a dict),
-    receive the next one (a dict), close. Connection failures come out as the toolkit's
-    exceptions: a refused handshake through :func:`.native_sdk.status_failure`, a dropped or
-    unreachable socket as :class:`.native_sdk.TransientCallError`."""
-
-    def __init__(self, model: str, api_key: str, base_url: str | None, timeout: float) -> None:
-        self.model = model
-        self._api_key = api_key
-        self._base_url = base_url
-        self._timeout = timeout
-        self._client: Any = None
-        self._manager: Any = None
-        self._connection: Any = None
-
-    async def __aenter__(self) -> RealtimeSocket:
-        from openai import AsyncOpenAI
-
-        self._client = AsyncOpenAI(api_key=self._api_key, base_url=self._base_url, max_retries=0, timeout=self._timeout)
-        self._manager = self._client.realtime.connect(
-            model=self.model, websocket_connection_options={"open_timeout": self._timeout})
-        try:
-            self._connection = await self._manager.__aenter__()
-        except BaseException as exc:
-            await self._client.close()
-            raise _socket_failure(exc) from None
-        return self
-
-    async def send(self, event: Mapping[str, Any]) -> None:
-        try:
-            await self._connection.send(dict(event))
-        except Exception as exc:
-            raise _socket_failure(exc) from None
-
-    async def recv(self) -> dict[str, Any]:
-        try:
-            return json.loads(await self._connection.recv_bytes())
-        except Exception as exc:
-            raise _socket_failure(exc) from None
-
-    async def __aexit__(self, *exc: object) -> None:
-        try:
-            await self._manager.__aexit__(None, None, None)
-        except Exception:
-            pass  # closing a socket the server already closed
-        await self._client.close()
-
-
-def _socket_failure(exc: BaseException) -> BaseException:
-    """The toolkit's exception for a failure of the WebSocket layer."""
-    from openai import WebSocketConnectionClosedError
-    from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
-
-    if isinstance(exc, InvalidStatus):
-        response = exc.response
-        body = (response.body or b"").decode(errors="replace")[:300]
-        return status_failure(response.status_code, f"WebSocket handshake refused: {body}", response)
-    if isinstance(exc, (ConnectionClosed, WebSocketConnectionClosedError)):
-        return TransientCallError(f"connection closed by the server ({exc})")
-    if isinstance(exc, (WebSocketException, OSError, asyncio.TimeoutError, EOFError)):
-        return TransientCallError(f"{type(exc).__name__}: {exc}")
-    return exc
-
-
-# --- the backend -------------------------------------------------------------------------------------------
+from .openai_omni import MODEL_CONCURRENCY, MODEL_TIMEOUT_S, ModelUnavailableError
 
 #: PCM input rate: "The PCM audio format. Only a 24kHz sample rate is supported" (openai-python
 #: ``types/realtime/realtime_audio_formats_param.py``, from the API's OpenAPI spec).
@@ -150,20 +81,35 @@ def pcm16(samples: np.ndarray) -> bytes:
 
 
 @dataclass
-class _Stats:
+class RealtimeStats(CallStats):
+    """The backend's counters: the client's (``requests``: sessions opened; ``prompt_tokens`` /
+    ``completion_tokens``: the API's input / output tokens), plus scenes, cut answers, input audio
+    tokens and seconds, media bytes, append events and padded clips."""
+
     scenes: int = 0
-    sessions: int = 0
-    retries: int = 0
-    errors: int = 0
     truncated: int = 0
-    input_tokens: int = 0
     input_audio_tokens: int = 0
-    output_tokens: int = 0
     audio_seconds: float = 0.0
     media_bytes: int = 0
     append_events: int = 0
     padded_clips: int = 0
-    wall_time_s: float = 0.0
+
+    #: Order of the counters in the run card's ``stats``.
+    ORDER = (
+        "scenes",
+        "requests",
+        "retries",
+        "errors",
+        "truncated",
+        "prompt_tokens",
+        "input_audio_tokens",
+        "completion_tokens",
+        "audio_seconds",
+        "media_bytes",
+        "append_events",
+        "padded_clips",
+        "wall_time_s",
+    )
 
 
 #: One conversation step: ("user", [texts]), ("assistant", text) or ("audio", PCM bytes).
@@ -180,14 +126,14 @@ class RealtimeModel(Backend):
         model: str,
         *,
         base_url: str | None = None,
-        api_key_env: str = MODEL_API_KEY_ENV,
+        api_key_env: str = API_KEY_ENV,
         concurrency: int = MODEL_CONCURRENCY,
         timeout: float = MODEL_TIMEOUT_S,
-        retries: int = MODEL_RETRIES,
+        retries: int = RETRIES,
         max_output_tokens: int | None = None,
         reasoning_effort: str | None = None,
         progress: bool = True,
-        backoff: tuple[float, float, float] = (MODEL_BACKOFF_S, MODEL_BACKOFF_FACTOR, MODEL_BACKOFF_MAX_S),
+        backoff: tuple[float, float, float] = BACKOFF,
     ) -> None:
         try:
             import websockets  # noqa: F401
@@ -195,64 +141,85 @@ class RealtimeModel(Backend):
             raise ValueError("the realtime backend needs websockets: pip install 'odu-bench[realtime]'") from None
         if not model:
             raise ValueError("the realtime backend needs a model name (model=gpt-realtime-...)")
-        if concurrency < 1 or retries < 0 or timeout <= 0 or (
-                max_output_tokens is not None and not 1 <= max_output_tokens <= REALTIME_MAX_OUTPUT_TOKENS):
-            raise ValueError(f"concurrency >= 1; retries >= 0; timeout > 0; max_output_tokens in 1..{REALTIME_MAX_OUTPUT_TOKENS}")
-        key = os.environ.get(api_key_env)
-        if not key:
-            raise ValueError(f"Realtime API key: environment variable {api_key_env} is not set")
-        self._api_key = key
+        if (
+            concurrency < 1
+            or retries < 0
+            or timeout <= 0
+            or (max_output_tokens is not None and not 1 <= max_output_tokens <= REALTIME_MAX_OUTPUT_TOKENS)
+        ):
+            raise ValueError(
+                f"concurrency >= 1; retries >= 0; timeout > 0; max_output_tokens in 1..{REALTIME_MAX_OUTPUT_TOKENS}"
+            )
+        self._stats = RealtimeStats()
+        self.client = OpenAIClient(
+            "Realtime",
+            model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            stats=self._stats,
+            unavailable=ModelUnavailableError,
+        )
         self.model = model
-        self.base_url = base_url
-        self.api_key_env = api_key_env
         self.concurrency = concurrency
-        self.timeout = timeout
-        self.retries = retries
         self.max_output_tokens = max_output_tokens
         self.reasoning_effort = reasoning_effort
         self.progress = progress
-        self.backoff = backoff
-        self._stats = _Stats()
         self._asked: dict[str, Any] = {}
 
     # --- public interface -------------------------------------------------------------------------
 
-    def generate(self, requests: Sequence[SceneRequest], load_clip: ClipLoader | None = None,
-                 gen_kwargs: Mapping[str, Any] | None = None, on_done: OnDone | None = None) -> list[Generation]:
+    def generate(
+        self,
+        requests: Sequence[SceneRequest],
+        load_clip: ClipLoader | None = None,
+        gen_kwargs: Mapping[str, Any] | None = None,
+        on_done: OnDone | None = None,
+    ) -> list[Generation]:
         requests = list(requests)
         if not requests:
             return []
         other = sorted({r.modality for r in requests if r.modality != AUDIO_ONLY})
         if other:
-            raise ValueError(f"the realtime backend answers audio-only scenes (GPT-Realtime takes no video; Table 3 has "
-                             f"no audio-visual row for it), got {', '.join(other)}: run the odu_ao tasks")
+            raise ValueError(
+                f"the realtime backend answers audio-only scenes (GPT-Realtime takes no video; Table 3 has "
+                f"no audio-visual row for it), got {', '.join(other)}: run the odu_ao tasks"
+            )
         self._asked = dict(gen_kwargs or {})
-        started = time.perf_counter()
-        try:
-            return run_async(lambda: gather_scenes(
-                requests, lambda r: self._answer(r, load_clip), concurrency=self.concurrency,
-                desc=f"model {self.model}", progress=self.progress, on_done=on_done))
-        finally:
-            self._stats.wall_time_s += time.perf_counter() - started
+        return self.client.run(
+            lambda: gather_scenes(
+                self.client,
+                requests,
+                lambda r: self._answer(r, load_clip),
+                concurrency=self.concurrency,
+                progress=self.progress,
+                on_done=on_done,
+            )
+        )
 
     def info(self) -> dict[str, Any]:
-        stats = asdict(self._stats)
-        stats["wall_time_s"] = round(stats["wall_time_s"], 3)
-        stats["audio_seconds"] = round(stats["audio_seconds"], 3)
         return {
             "backend": self.name,
             "model": self.model,
-            "base_url": public_url(self.base_url) or "https://api.openai.com/v1",
-            "api_key_env": self.api_key_env,
+            "base_url": self.client.server,
+            "api_key_env": self.client.api_key_env,
             "concurrency": self.concurrency,
-            "timeout_s": self.timeout,
-            "retries": self.retries,
-            "media": {"input_format": {"type": "audio/pcm", "rate": REALTIME_SAMPLE_RATE}, "turn_detection": None,
-                      "layout": "roles (assistant replies as output_text items)"},
-            "generation": {"output_modalities": ["text"], "max_output_tokens": self._max_output_tokens(),
-                           "reasoning_effort": self.reasoning_effort,
-                           "decoding": "model default (the GA Realtime API has no temperature)"},
-            "stats": stats,
+            "timeout_s": self.client.timeout,
+            "retries": self.client.retries,
+            "media": {
+                "input_format": {"type": "audio/pcm", "rate": REALTIME_SAMPLE_RATE},
+                "turn_detection": None,
+                "layout": "roles (assistant replies as output_text items)",
+            },
+            "generation": {
+                "output_modalities": ["text"],
+                "max_output_tokens": self._max_output_tokens(),
+                "reasoning_effort": self.reasoning_effort,
+                "decoding": "model default (the GA Realtime API has no temperature)",
+            },
+            "stats": self._stats.as_dict(RealtimeStats.ORDER),
         }
 
     def pitfalls(self) -> list[str]:
@@ -262,8 +229,10 @@ class RealtimeModel(Backend):
         if self._stats.truncated:
             out.append(f"{self._stats.truncated} answer(s) stopped at max_output_tokens={self._max_output_tokens()}")
         if self._stats.padded_clips:
-            out.append(f"{self._stats.padded_clips} clip(s) shorter than {REALTIME_MIN_COMMIT_S * 1000:.0f} ms were "
-                       "padded with silence (the API refuses shorter commits)")
+            out.append(
+                f"{self._stats.padded_clips} clip(s) shorter than {REALTIME_MIN_COMMIT_S * 1000:.0f} ms were "
+                "padded with silence (the API refuses shorter commits)"
+            )
         return out
 
     # --- the conversation (no network) -----------------------------------------------------------------
@@ -326,9 +295,6 @@ class RealtimeModel(Backend):
 
     # --- the session ------------------------------------------------------------------------------------
 
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if len(self._api_key) >= 4 else text
-
     async def _answer(self, request: SceneRequest, load_clip: ClipLoader | None) -> Generation:
         self._stats.scenes += 1
         try:
@@ -337,27 +303,23 @@ class RealtimeModel(Backend):
             self._stats.errors += 1
             return Generation.failed(f"media: {exc}")
         try:
-            text = await retried(lambda: self._converse(instructions, steps), retries=self.retries, backoff=self.backoff,
-                                 on_retry=self._count_retry, server=f"Realtime server {self.info()['base_url']}",
-                                 model=self.model, key_env=self.api_key_env, scrub=self._scrub)
+            text = await self.client.call(lambda: self._converse(instructions, steps))
         except CallFailedError as exc:
             self._stats.errors += 1
-            return Generation.failed(self._scrub(f"model call failed: {exc}"))
+            return Generation.failed(self.client.scrub(f"model call failed: {exc}"))
         return Generation(text)
-
-    def _count_retry(self) -> None:
-        self._stats.retries += 1
 
     async def _converse(self, instructions: str, steps: list[Step]) -> str:
         """One whole session for one scene: the answer text (raises the retry policy's exceptions)."""
-        self._stats.sessions += 1
+        self._stats.requests += 1
+        timeout = self.client.timeout
         try:
-            return await asyncio.wait_for(self._talk(instructions, steps), timeout=self.timeout)
+            return await asyncio.wait_for(self._talk(instructions, steps), timeout=timeout)
         except asyncio.TimeoutError:
-            raise TransientCallError(f"no answer within {self.timeout:g} s") from None
+            raise TransientError(f"no answer within {timeout:g} s") from None
 
     async def _talk(self, instructions: str, steps: list[Step]) -> str:
-        async with RealtimeSocket(self.model, self._api_key, self.base_url, self.timeout) as ws:
+        async with self.client.realtime() as ws:
             await self._until(ws, "session.created")
             await ws.send({"type": "session.update", "session": self._session(instructions)})
             await self._until(ws, "session.updated")
@@ -366,9 +328,17 @@ class RealtimeModel(Backend):
                     await self._append_audio(ws, payload)
                     continue
                 if kind == "assistant":
-                    item = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": payload}]}
+                    item = {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": payload}],
+                    }
                 else:
-                    item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": t} for t in payload]}
+                    item = {
+                        "type": "message",
+                        "role": "user",
+                        "content": [{"type": "input_text", "text": t} for t in payload],
+                    }
                 await ws.send({"type": "conversation.item.create", "item": item})
                 await self._until(ws, "conversation.item.added")
             await ws.send({"type": "response.create"})
@@ -376,8 +346,12 @@ class RealtimeModel(Backend):
 
     async def _append_audio(self, ws: RealtimeSocket, pcm: bytes) -> None:
         for start in range(0, len(pcm), REALTIME_APPEND_BYTES):
-            await ws.send({"type": "input_audio_buffer.append",
-                           "audio": base64.b64encode(pcm[start:start + REALTIME_APPEND_BYTES]).decode("ascii")})
+            await ws.send(
+                {
+                    "type": "input_audio_buffer.append",
+                    "audio": base64.b64encode(pcm[start : start + REALTIME_APPEND_BYTES]).decode("ascii"),
+                }
+            )
             self._stats.append_events += 1
         await ws.send({"type": "input_audio_buffer.commit"})
         await self._until(ws, "input_audio_buffer.committed")
@@ -408,12 +382,14 @@ class RealtimeModel(Backend):
             elif kind == "response.output_text.done":
                 done_text = event.get("text")
             elif kind == "response.done":
-                return self._finish(event.get("response") or {}, done_text if done_text is not None else "".join(pieces))
+                return self._finish(
+                    event.get("response") or {}, done_text if done_text is not None else "".join(pieces)
+                )
 
     def _finish(self, response: Mapping[str, Any], text: str) -> str:
         usage = response.get("usage") or {}
-        self._stats.input_tokens += usage.get("input_tokens") or 0
-        self._stats.output_tokens += usage.get("output_tokens") or 0
+        self._stats.prompt_tokens += usage.get("input_tokens") or 0
+        self._stats.completion_tokens += usage.get("output_tokens") or 0
         self._stats.input_audio_tokens += (usage.get("input_token_details") or {}).get("audio_tokens") or 0
         status = response.get("status")
         details = response.get("status_details") or {}
@@ -423,9 +399,11 @@ class RealtimeModel(Backend):
             self._stats.truncated += 1
             return text
         error = details.get("error") or {}
-        message = f"response {status}: {error.get('type') or details.get('reason') or ''} {error.get('code') or ''}".strip()
+        message = (
+            f"response {status}: {error.get('type') or details.get('reason') or ''} {error.get('code') or ''}".strip()
+        )
         if status == "cancelled" or error.get("type") == "server_error":
-            raise TransientCallError(message)
+            raise TransientError(message)
         raise CallFailedError(message)
 
 
@@ -436,8 +414,8 @@ def _event_failure(error: Mapping[str, Any]) -> Exception:
     if code in REALTIME_FATAL_CODES:
         return ServerRefusedError(REALTIME_FATAL_CODES[code], message)
     if kind == "server_error" or code == "rate_limit_exceeded":
-        return TransientCallError(message)
+        return TransientError(message)
     return CallFailedError(message)
 
 
-__all__ = ["REALTIME_SAMPLE_RATE", "RealtimeModel", "RealtimeSocket", "pcm16"]
+__all__ = ["REALTIME_SAMPLE_RATE", "RealtimeModel", "RealtimeStats", "pcm16"]

@@ -12,57 +12,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from support.backend_media import GREEDY, loader, request
 from support.openai_server import Fault, OpenAIServer, Reply
-from synth import FAST_VIDEO, encode_mp4, write_audio_file
 
 from odu.data.media import LazyClip, MediaError, sample_times
 from odu.models import AlwaysTrigger, NeverTrigger, Replay, make_backend
 from odu.models.base import Generation, RequestError, SceneRequest, decode_output, encode_output
 from odu.models.openai_omni import ModelUnavailableError, OpenAIOmni
 from odu.parse import parse_output
-from odu.prompts import AO_INSTRUCTION, AV_INSTRUCTION, PROMPT_VERSION, ClipRef, Turn
+from odu.prompts import AO_INSTRUCTION, AV_INSTRUCTION, PROMPT_VERSION
 
 SECRET = "sk-model-0a1b2c3d4e5f6a7b"
 FAST_BACKOFF = (0.01, 2.0, 0.05)
-GREEDY = {"until": [], "max_gen_toks": 4096, "do_sample": False, "temperature": 0.0}
 ANSWER = '{"has_demand": false, "segments": []}'
-
-
-def _tone(seconds: float, rate: int = 16_000, hz: float = 440.0) -> np.ndarray:
-    t = np.arange(round(seconds * rate)) / rate
-    return (0.3 * np.sin(2 * np.pi * hz * t)).astype(np.float32)
-
-
-@pytest.fixture(scope="module")
-def media(tmp_path_factory: pytest.TempPathFactory) -> dict[str, LazyClip]:
-    """Two short MP4s with an audio track, a WAV and a FLAC, made here."""
-    root = tmp_path_factory.mktemp("backend-media")
-    frames = lambda n: (np.full((90, 160, 3), 40 * i % 255, np.uint8) for i in range(n))  # noqa: E731
-    return {
-        "v1": LazyClip(encode_mp4(root / "v1.mp4", frames(16), _tone(2.0), 2.0, settings=FAST_VIDEO)),
-        "v2": LazyClip(encode_mp4(root / "v2.mp4", frames(12), _tone(1.5, hz=660), 1.5, settings=FAST_VIDEO)),
-        "a1": LazyClip(write_audio_file(root / "a1.wav", _tone(1.2))),
-        "a2": LazyClip(write_audio_file(root / "a2.flac", _tone(1.0))),
-    }
-
-
-def request(
-    media: dict[str, LazyClip],
-    ids: list[str],
-    modality: str = "audio-visual",
-    scene: str = "s1",
-    replies: tuple[str, ...] = ("First reply.",),
-) -> SceneRequest:
-    turns = tuple(
-        Turn(ClipRef(i, cid, media[cid].sha256, round(media[cid].duration * 1000)), replies if i < len(ids) - 1 else ())
-        for i, cid in enumerate(ids)
-    )
-    return SceneRequest(scene, modality, turns)
-
-
-def loader(media: dict[str, LazyClip]):
-    by_hash = {c.sha256: c for c in media.values()}
-    return lambda req, ref: by_hash[ref.sha256]
 
 
 def backend(server: OpenAIServer, **options: object) -> OpenAIOmni:

@@ -23,8 +23,10 @@ def alignment(reference: str, hypothesis: str) -> dict[str, Any]:
     chars = is_cjk_dominant(ref_norm)
     ref_units, hyp_units = units(ref_norm, chars), units(hyp_norm, chars)
     sep = "" if chars else " "
-    ops = [[op.tag, sep.join(ref_units[op.src_start:op.src_end]), sep.join(hyp_units[op.dest_start:op.dest_end])]
-           for op in Levenshtein.opcodes(ref_units, hyp_units)]
+    ops = [
+        [op.tag, sep.join(ref_units[op.src_start : op.src_end]), sep.join(hyp_units[op.dest_start : op.dest_end])]
+        for op in Levenshtein.opcodes(ref_units, hyp_units)
+    ]
     edits, length = edit_count(reference, hypothesis)
     return {"unit": "char" if chars else "word", "ops": ops, "edits": edits, "length": length}
 
@@ -43,7 +45,9 @@ def transcript_groups(matches: Sequence[Mapping[str, Any]]) -> list[tuple[list[i
     return [(sorted(r), sorted(p)) for r, p in groups]
 
 
-def group_alignments(refs: Sequence[Any], preds: Sequence[Any], matches: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def group_alignments(
+    refs: Sequence[Any], preds: Sequence[Any], matches: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
     """The alignment of every M4 group: references in time order against the group's predicted
     transcripts in the scorer's prediction order (an unmatched reference meets an empty text)."""
     out = []

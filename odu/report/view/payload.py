@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...constants import NEGATIVE_REASONS, NEGATIVE_SIGNALS, PROFILE_FIELDS
+from ...constants import PROFILE_FIELDS
+from ..taxonomy import NEGATIVE_REASONS, NEGATIVE_SIGNALS
 from .align import group_alignments
 from .sources import Run, Scene, SchemaError, merge_segments, parse_output, scene_from_dict
 
@@ -35,8 +36,11 @@ def flags(row: Row) -> list[str]:
 
 
 def _scores(row: Row) -> dict[str, Any]:
-    return {"predicted": row["predicted_has_demand"], **{s: row[s] for s in ("s2", "s3", "s4", "s5")},
-            "flags": flags(row)}
+    return {
+        "predicted": row["predicted_has_demand"],
+        **{s: row[s] for s in ("s2", "s3", "s4", "s5")},
+        "flags": flags(row),
+    }
 
 
 def _negative(code: str, names: Mapping[str, tuple[str, str]]) -> dict[str, str] | None:
@@ -49,29 +53,42 @@ def _negative(code: str, names: Mapping[str, tuple[str, str]]) -> dict[str, str]
 def _segment(seg: Any, modality: str) -> dict[str, Any]:
     """A reference or predicted segment for display (times in ms of the final clip)."""
     out: dict[str, Any] = {
-        "start_ms": seg.start_ms, "end_ms": seg.end_ms, "transcript": seg.transcript,
+        "start_ms": seg.start_ms,
+        "end_ms": seg.end_ms,
+        "transcript": seg.transcript,
         "intent": seg.structured_intent,
-        "context": [{"type": c.type, "description": c.description, "necessity": getattr(c, "necessity", "")}
-                    for c in seg.required_context],
+        "context": [
+            {"type": c.type, "description": c.description, "necessity": getattr(c, "necessity", "")}
+            for c in seg.required_context
+        ],
         "profile": {f: getattr(seg, f) for f in PROFILE_FIELDS[modality]},
     }
     if hasattr(seg, "key_points"):
-        out["key_points"] = [{"qid": k.qid, "point": k.point, "source": k.source, "tiers": list(k.tiers)}
-                             for k in seg.key_points]
+        out["key_points"] = [
+            {"qid": k.qid, "point": k.point, "source": k.source, "tiers": list(k.tiers)} for k in seg.key_points
+        ]
     return out
 
 
-def index_entry(sid: str, rows: Sequence[Row | None], record: Mapping[str, Any] | None, chunk: int,
-                search: str) -> dict[str, Any]:
+def index_entry(
+    sid: str, rows: Sequence[Row | None], record: Mapping[str, Any] | None, chunk: int, search: str
+) -> dict[str, Any]:
     """A scene's row of the index table: scene facts from the first run holding it, then per system
     its predicted demand, s2-s5 and flags (None where the run lacks the scene)."""
     first = next(r for r in rows if r is not None)
     reason = _negative(first.get("negative_reason") or "", NEGATIVE_REASONS)
     return {
-        "id": sid, "modality": first["modality"], "language": first["language"], "source": first["source"],
-        "label": first["label"], "reason": reason["code"] if reason else "",
-        "axes": dict(first.get("axes") or {}), "title": (record or {}).get("title", ""), "chunk": chunk,
-        "in_dataset": record is not None, "text": search,
+        "id": sid,
+        "modality": first["modality"],
+        "language": first["language"],
+        "source": first["source"],
+        "label": first["label"],
+        "reason": reason["code"] if reason else "",
+        "axes": dict(first.get("axes") or {}),
+        "title": (record or {}).get("title", ""),
+        "chunk": chunk,
+        "in_dataset": record is not None,
+        "text": search,
         "systems": [_scores(r) if r is not None else None for r in rows],
     }
 
@@ -82,14 +99,23 @@ def _system_page(run: Run, row: Row | None, scene: Scene | None) -> dict[str, An
     if row is None:
         return {"present": False}
     out: dict[str, Any] = {
-        "present": True, "language": run.annotation_language, **_scores(row),
-        "issues": list(row.get("issues") or []), "inference_error": row.get("inference_error"),
+        "present": True,
+        "language": run.annotation_language,
+        **_scores(row),
+        "issues": list(row.get("issues") or []),
+        "inference_error": row.get("inference_error"),
         "matches": [dict(m) for m in row["matches"]],
-        "key_points": {f"{k['segment']}/{k['qid']}": {"hit": k["hit"], "matched": k["matched"],
-                                                      "judge_error": k["judge_error"]} for k in row["key_points"]},
+        "key_points": {
+            f"{k['segment']}/{k['qid']}": {"hit": k["hit"], "matched": k["matched"], "judge_error": k["judge_error"]}
+            for k in row["key_points"]
+        },
         "candidates": {str(c["segment"]): c["text"] for c in row.get("candidates") or []},
-        "has_outputs": run.outputs is not None, "raw": None, "segments": None, "transcripts": None,
-        "profile": None, "note": None,
+        "has_outputs": run.outputs is not None,
+        "raw": None,
+        "segments": None,
+        "transcripts": None,
+        "profile": None,
+        "note": None,
     }
     if run.outputs is None:
         return out
@@ -112,16 +138,26 @@ def _system_page(run: Run, row: Row | None, scene: Scene | None) -> dict[str, An
     for m in row["matches"]:  # M5 (App A.3 Eq. 5): the merged prediction's field against the reference's
         merged = merge_segments([preds[j] for j in m["predictions"]]) if m["predictions"] else None
         ref = refs[m["reference"]]
-        out["profile"].append({
-            f: {"predicted": getattr(merged, f) if merged else None,
-                "ok": merged is not None and getattr(merged, f) == getattr(ref, f)}
-            for f in PROFILE_FIELDS[row["modality"]]
-        })
+        out["profile"].append(
+            {
+                f: {
+                    "predicted": getattr(merged, f) if merged else None,
+                    "ok": merged is not None and getattr(merged, f) == getattr(ref, f),
+                }
+                for f in PROFILE_FIELDS[row["modality"]]
+            }
+        )
     return out
 
 
-def scene_page(sid: str, record: Mapping[str, Any] | None, runs: Sequence[Run], rows: Sequence[Row | None],
-               clips: Sequence[Mapping[str, Any]], problems: list[str]) -> dict[str, Any]:
+def scene_page(
+    sid: str,
+    record: Mapping[str, Any] | None,
+    runs: Sequence[Run],
+    rows: Sequence[Row | None],
+    clips: Sequence[Mapping[str, Any]],
+    problems: list[str],
+) -> dict[str, Any]:
     """Everything one scene page shows: the scene, its clips (media paths in the site), the
     reference of the final clip and each system's column. A reference the record lacks is added
     to ``problems``."""
@@ -135,20 +171,30 @@ def scene_page(sid: str, record: Mapping[str, Any] | None, runs: Sequence[Run], 
         except SchemaError as exc:
             problems.append(f"{exc}: no reference shown")
         else:
-            reference = {"language": scene.language if language == "scene" else language,
-                         "has_demand": annotation.has_demand,
-                         "segments": [_segment(s, scene.modality) for s in annotation.segments]}
+            reference = {
+                "language": scene.language if language == "scene" else language,
+                "has_demand": annotation.has_demand,
+                "segments": [_segment(s, scene.modality) for s in annotation.segments],
+            }
     extra = dict(scene.extra) if scene is not None else {}
     return {
-        "id": sid, "modality": first["modality"], "language": first["language"], "source": first["source"],
-        "label": first["label"], "title": str(extra.pop("title", "") or ""), "summary": str(extra.pop("summary", "") or ""),
+        "id": sid,
+        "modality": first["modality"],
+        "language": first["language"],
+        "source": first["source"],
+        "label": first["label"],
+        "title": str(extra.pop("title", "") or ""),
+        "summary": str(extra.pop("summary", "") or ""),
         "notes": {k: v for k, v in extra.items() if isinstance(v, str)},
-        "axes": [{"axis": a.axis, "code": a.code, "name": a.name} for a in scene.axes] if scene is not None
+        "axes": [{"axis": a.axis, "code": a.code, "name": a.name} for a in scene.axes]
+        if scene is not None
         else [{"axis": k, "code": v, "name": ""} for k, v in (first.get("axes") or {}).items()],
         "negative_reason": _negative(first.get("negative_reason") or "", NEGATIVE_REASONS),
         "negative_signal": _negative(first.get("negative_signal") or "", NEGATIVE_SIGNALS),
-        "in_dataset": record is not None, "problems": list(problems),
-        "clips": list(clips), "reference": reference,
+        "in_dataset": record is not None,
+        "problems": list(problems),
+        "clips": list(clips),
+        "reference": reference,
         "systems": [_system_page(run, row, scene) for run, row in zip(runs, rows)],
     }
 

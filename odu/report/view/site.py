@@ -55,8 +55,15 @@ class SiteResult:
     problems: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, "out": str(self.out), "n_scenes": self.n_scenes, "systems": self.systems,
-                "n_media_files": self.n_media_files, "media_bytes": self.media_bytes, "problems": self.problems}
+        return {
+            "format": FORMAT,
+            "out": str(self.out),
+            "n_scenes": self.n_scenes,
+            "systems": self.systems,
+            "n_media_files": self.n_media_files,
+            "media_bytes": self.media_bytes,
+            "problems": self.problems,
+        }
 
 
 def _js(call: str, data: Any) -> str:
@@ -72,8 +79,14 @@ class _Media:
         self.bytes = 0
 
     def clip(self, sid: str, clip: ClipSource, record_clip: Mapping[str, Any], problems: list[str]) -> dict[str, Any]:
-        entry = {"id": clip.clip_id, "duration": record_clip.get("duration"),
-                 "replies": list(record_clip.get("replies") or []), "media": None, "kind": None, "error": None}
+        entry = {
+            "id": clip.clip_id,
+            "duration": record_clip.get("duration"),
+            "replies": list(record_clip.get("replies") or []),
+            "media": None,
+            "kind": None,
+            "error": None,
+        }
         if clip.read is None:
             return entry
         try:
@@ -119,13 +132,18 @@ def _axis_names(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, str
 def _notes(runs: Sequence[Run]) -> list[str]:
     notes = comparability_notes([r.system for r in runs])
     notes += [f"{r.system.name}: {p}" for r in runs for p in r.pitfalls]
-    notes += [f"{r.system.name}: no raw outputs (predictions.jsonl) in {r.source}: predicted segments, M4 edits "
-              "and the raw output are not shown (pass --predictions)" for r in runs if r.outputs is None]
+    notes += [
+        f"{r.system.name}: no raw outputs (predictions.jsonl) in {r.source}: predicted segments, M4 edits "
+        "and the raw output are not shown (pass --predictions)"
+        for r in runs
+        if r.outputs is None
+    ]
     return notes
 
 
-def _write_scenes(runs: Sequence[Run], dataset: DatasetScenes, root: Path, warn: Callable[[str], None],
-                  progress: bool) -> tuple[list[dict[str, Any]], list[str], _Media]:
+def _write_scenes(
+    runs: Sequence[Run], dataset: DatasetScenes, root: Path, warn: Callable[[str], None], progress: bool
+) -> tuple[list[dict[str, Any]], list[str], _Media]:
     """Scene pages in chunks and media under ``root``; the index entries and the problems met."""
     ids = list(dict.fromkeys(r["scene_id"] for run in runs for r in run.system.rows))
     rows_by_id = [{r["scene_id"]: r for r in run.system.rows} for run in runs]
@@ -139,24 +157,37 @@ def _write_scenes(runs: Sequence[Run], dataset: DatasetScenes, root: Path, warn:
         found: list[str] = []
         if record is None:
             holders = ", ".join(run.system.name for run, row in zip(runs, rows) if row is not None)
-            found.append(f"scene {sid} (scored by {holders}) is not in the dataset ({dataset.source}): "
-                         "no reference, clips or media shown")
-        clips = [media.clip(sid, clip, fields, found)
-                 for clip, fields in zip(dataset.clips.get(sid, []), (record or {}).get("clips", []))]
+            found.append(
+                f"scene {sid} (scored by {holders}) is not in the dataset ({dataset.source}): "
+                "no reference, clips or media shown"
+            )
+        clips = [
+            media.clip(sid, clip, fields, found)
+            for clip, fields in zip(dataset.clips.get(sid, []), (record or {}).get("clips", []))
+        ]
         chunk[sid] = page = scene_page(sid, record, runs, rows, clips, found)
         for problem in found:
             warn(problem)
         problems += found
         entries.append(index_entry(sid, rows, record, i // SCENES_PER_CHUNK, search_text(record, page["systems"])))
         if len(chunk) == SCENES_PER_CHUNK or i == len(ids) - 1:
-            (root / "data" / "scenes" / f"{i // SCENES_PER_CHUNK}.js").write_text(_js("ODU.receiveScenes", chunk),
-                                                                                 encoding="utf-8")
+            (root / "data" / "scenes" / f"{i // SCENES_PER_CHUNK}.js").write_text(
+                _js("ODU.receiveScenes", chunk), encoding="utf-8"
+            )
             chunk = {}
     return entries, problems, media
 
 
-def build_site(runs: Sequence[Run], dataset: DatasetScenes, out: str | Path, *, resamples: int, seed: int,
-               progress: bool = False, warn: Callable[[str], None] | None = None) -> SiteResult:
+def build_site(
+    runs: Sequence[Run],
+    dataset: DatasetScenes,
+    out: str | Path,
+    *,
+    resamples: int,
+    seed: int,
+    progress: bool = False,
+    warn: Callable[[str], None] | None = None,
+) -> SiteResult:
     """Write the site for ``runs`` over ``dataset`` into ``out`` (replaced only once complete).
 
     Scenes the dataset lacks and clips that cannot be read are named in the result, on the pages
@@ -173,18 +204,36 @@ def build_site(runs: Sequence[Run], dataset: DatasetScenes, out: str | Path, *, 
         for folder in ("assets", "data/scenes", "media"):
             (tmp / folder).mkdir(parents=True)
         entries, problems, media = _write_scenes(runs, dataset, tmp, warn, progress)
-        result = SiteResult(out, len(entries), [r.system.name for r in runs], len(media.written), media.bytes,
-                            [*dataset.problems, *problems])
+        result = SiteResult(
+            out,
+            len(entries),
+            [r.system.name for r in runs],
+            len(media.written),
+            media.bytes,
+            [*dataset.problems, *problems],
+        )
         index = {
-            "format": FORMAT, "built": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "format": FORMAT,
+            "built": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "dataset": {"source": dataset.source, "media": dataset.has_media},
-            "systems": [{"name": r.system.name, "source": r.source, "judge": dict(r.system.summary.get("judge") or {}),
-                         "approximate": r.system.approximate, "annotation_language": r.annotation_language,
-                         "n_scenes": len(r.system.rows), "has_outputs": r.outputs is not None} for r in runs],
+            "systems": [
+                {
+                    "name": r.system.name,
+                    "source": r.source,
+                    "judge": dict(r.system.summary.get("judge") or {}),
+                    "approximate": r.system.approximate,
+                    "annotation_language": r.annotation_language,
+                    "n_scenes": len(r.system.rows),
+                    "has_outputs": r.outputs is not None,
+                }
+                for r in runs
+            ],
             "headline": headline([r.system for r in runs], resamples, seed),
             "bootstrap": {"resamples": resamples, "seed": seed},
-            "notes": _notes(runs), "problems": result.problems,
-            "axes": _axis_names(list(dataset.records.values())), "scenes": entries,
+            "notes": _notes(runs),
+            "problems": result.problems,
+            "axes": _axis_names(list(dataset.records.values())),
+            "scenes": entries,
         }
         (tmp / "data" / "index.js").write_text(_js("ODU.receiveIndex", index), encoding="utf-8")
         _copy_assets(tmp)

@@ -1,8 +1,7 @@
 """What the viewer reads: scored runs with their raw outputs, and the dataset's records and media.
 
-This module is the viewer's only door onto the run contract and the data wing (``odu.scoring``,
-``odu.dataset``, ``odu.prepare``, ``odu.release``, ``odu.media``, ``odu.lm_tasks``): when those
-modules move, the imports below are the ones to change.
+This module is the viewer's only door onto the run contract (``odu.run``), the scoring core and the
+data wing (``odu.data``): when those modules move, the imports below are the ones to change.
 
 Runs: an ``odu-bench score`` / ``odu-bench eval`` directory (``summary.json`` + ``scenes.jsonl``,
 raw outputs from ``predictions.jsonl`` when present) or an lm-eval harness output folder
@@ -22,26 +21,39 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ...cli.eval import merge_judge_infos, summary_of
-from ...dataset import DEFAULT_CONFIG, SPLIT, USER, row_to_record
-from ...lm_tasks import _rows_without_media, check_dataset
+from ...data.dataset import DEFAULT_CONFIG, SPLIT, USER, row_to_record, rows_without_media
+from ...data.media import MediaError, probe
+from ...data.prepare import CARD_NAME, DATA_DIR, check_dataset, swap_in_dir
+from ...data.release import find_records, media_path
+from ...data.sample import sample_dataset_dir
+from ...judge.openai_judge import merge_judge_infos
 from ...match import merge_segments, pred_order_key
-from ...media import MediaError, probe
 from ...parse import parse_output
-from ...prepare import CARD_NAME, DATA_DIR, sample_dataset_dir
-from ...prepare import _replace as swap_in_dir
-from ...release import find_records, media_path
-from ...runcard import RUN_CARD_NAME
+from ...run import RUN_CARD_NAME, SCENES_FILE, SUMMARY_FILE, summarize_run
 from ...schema import Scene, SchemaError, read_json_records, read_predictions, scene_from_dict
-from ...scoring import SCENES_FILE, SUMMARY_FILE
 from ...text import edit_count, is_cjk_dominant, normalize, units
 from ..runs import System, card_system_name, check_labels_agree, load_system
 
 #: Names the rest of the viewer takes from here (its one import site of the scoring core and data wing).
 __all__ = [
-    "ClipSource", "DatasetScenes", "MediaError", "Run", "edit_count", "is_cjk_dominant", "load_dataset_scenes",
-    "load_runs", "merge_segments", "normalize", "parse_output", "pred_order_key", "probe", "Scene", "SchemaError",
-    "scene_from_dict", "swap_in_dir", "units",
+    "ClipSource",
+    "DatasetScenes",
+    "MediaError",
+    "Run",
+    "edit_count",
+    "is_cjk_dominant",
+    "load_dataset_scenes",
+    "load_runs",
+    "merge_segments",
+    "normalize",
+    "parse_output",
+    "pred_order_key",
+    "probe",
+    "Scene",
+    "SchemaError",
+    "scene_from_dict",
+    "swap_in_dir",
+    "units",
 ]
 
 #: Raw outputs of an ``odu-bench eval`` run (the ``odu-bench score --predictions`` format).
@@ -87,7 +99,7 @@ def _scored_run(run_dir: Path, name: str | None, predictions: str | Path | None)
 
 def _harness_run(run_dir: Path, name: str | None, files: Sequence[Path]) -> Run:
     """The newest lm-eval run in ``run_dir``: its samples files hold each scene's scored row
-    (``filtered_resps[0]``, written by ``odu.lm_tasks.score_responses``; lm-eval's CLI logs it as
+    (``filtered_resps[0]``, written by ``odu.harness.tasks.score_responses``; lm-eval's CLI logs it as
     a Python literal, read with ``ast.literal_eval``, which evaluates no code) and raw output."""
     stamp = max(f.stem.rsplit("_", 1)[1] for f in files)
     rows: dict[str, dict[str, Any]] = {}
@@ -111,7 +123,7 @@ def _harness_run(run_dir: Path, name: str | None, files: Sequence[Path]) -> Run:
                 judges += [scored["judge"]] if scored.get("judge") else []
                 language = scored.get("annotation_language") or language
     card = _card(run_dir / f"run_card_{stamp}.json")
-    summary = summary_of(list(rows.values()), {"results": {}}, merge_judge_infos(judges), language)
+    summary = summarize_run(list(rows.values()), merge_judge_infos(judges), language)
     system = System(name or card_system_name(card) or run_dir.resolve().name, summary, list(rows.values()))
     return Run(system, outputs, _pitfalls(card), f"{run_dir} (lm-eval samples of {stamp})")
 
@@ -130,15 +142,19 @@ def load_run(run_dir: str | Path, name: str | None = None, predictions: str | Pa
         raise ValueError(str(exc)) from None
 
 
-def load_runs(run_dirs: Sequence[str | Path], names: Sequence[str] | None = None,
-              predictions: Sequence[str | None] | None = None) -> list[Run]:
+def load_runs(
+    run_dirs: Sequence[str | Path], names: Sequence[str] | None = None, predictions: Sequence[str | None] | None = None
+) -> list[Run]:
     """Several runs; names (if given) and prediction files (if given, ``-`` for none) one per run."""
     for option, values in (("--names", names), ("--predictions", predictions)):
         if values and len(values) != len(run_dirs):
             raise ValueError(f"{option} gives {len(values)} value(s) for {len(run_dirs)} run(s)")
     runs = [
-        load_run(d, names[i] if names else None,
-                 predictions[i] if predictions and predictions[i] not in (None, "-") else None)
+        load_run(
+            d,
+            names[i] if names else None,
+            predictions[i] if predictions and predictions[i] not in (None, "-") else None,
+        )
         for i, d in enumerate(run_dirs)
     ]
     seen = [r.system.name for r in runs]
@@ -186,13 +202,15 @@ def _prepared(source: str, label: str | None = None) -> DatasetScenes:
     def user_media(index: int) -> list[bytes | None]:
         return [(t["media"] or {}).get("bytes") for t in ds[index]["turns"] if t["role"] == USER]
 
+    def reader(index: int, clip: int) -> Callable[[], bytes]:
+        return lambda: user_media(index)[clip] or b""
+
     out = DatasetScenes(label or source)
-    for i, row in enumerate(_rows_without_media(ds)):
+    for i, row in enumerate(rows_without_media(ds)):
         record = row_to_record(row)
         out.records[record["scene_id"]] = record
         out.clips[record["scene_id"]] = [
-            ClipSource(c["id"], c["src"], lambda i=i, k=k: user_media(i)[k] or b"")
-            for k, c in enumerate(record["clips"])
+            ClipSource(c["id"], c["src"], reader(i, k)) for k, c in enumerate(record["clips"])
         ]
     return out
 
@@ -213,8 +231,10 @@ def _release(path: Path) -> DatasetScenes:
         paths[scene.scene_id] = [media_path(records_path.parent, c.src) for c in scene.clips]
     with_media = any(p.is_file() for ps in paths.values() for p in ps)
     for sid, record in out.records.items():
-        out.clips[sid] = [ClipSource(c["id"], c["src"], p.read_bytes if with_media else None)
-                          for c, p in zip(record["clips"], paths[sid])]
+        out.clips[sid] = [
+            ClipSource(c["id"], c["src"], p.read_bytes if with_media else None)
+            for c, p in zip(record["clips"], paths[sid])
+        ]
     return out
 
 

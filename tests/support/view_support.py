@@ -3,7 +3,7 @@ headless Chromium (Debian's ``chromium`` + ``chromium-driver``) driven through S
 
 Run as a script to rebuild the screenshots of docs/viewer.md::
 
-    python tests/view_support.py docs/img
+    python tests/support/view_support.py docs/img
 """
 
 from __future__ import annotations
@@ -26,9 +26,18 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 #: Without the background-networking flags Chromium tries to reach Google and a closed network
 #: refuses it; a fresh profile per browser keeps runs independent.
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--autoplay-policy=no-user-gesture-required", "--window-size=1400,1000")
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--autoplay-policy=no-user-gesture-required",
+    "--window-size=1400,1000",
+)
 
 #: The scene page shown in docs/viewer.md: three clips with replies between them.
 SCREENSHOT_SCENE = "avp_gen_900002"
@@ -87,8 +96,14 @@ def _damage_words(text: str, rng: random.Random, rate: float) -> str:
     return ("" if chars else " ").join(out)
 
 
-def damaged_outputs(records: Sequence[Mapping[str, Any]], seed: int, flip: float, word_error: float,
-                    shift_ms: int, hostile: bool = False) -> dict[str, str | None]:
+def damaged_outputs(
+    records: Sequence[Mapping[str, Any]],
+    seed: int,
+    flip: float,
+    word_error: float,
+    shift_ms: int,
+    hostile: bool = False,
+) -> dict[str, str | None]:
     """Raw outputs built from the references: decisions flipped with probability ``flip``,
     transcripts with ``word_error`` substitutions/deletions/insertions, times moved by up to
     ``shift_ms``, the last context item dropped, the age group sometimes wrong. With ``hostile``
@@ -102,18 +117,33 @@ def damaged_outputs(records: Sequence[Mapping[str, Any]], seed: int, flip: float
         segments = []
         for g in ann["segments"] if decision else []:
             start = max(0, g["start_ms"] + rng.randint(-shift_ms, shift_ms))
-            segments.append({
-                "start_ms": start, "end_ms": max(start + 200, g["end_ms"] + rng.randint(-shift_ms, shift_ms)),
-                "transcript": _damage_words(g["transcript"], rng, word_error),
-                "structured_intent": g["structured_intent"],
-                "required_context": [{"type": c["type"], "description": c["description"]} for c in g["required_context"][:-1]],
-                "user_in_frame": g.get("user_in_frame"), "user_gender": g["user_gender"],
-                "user_age_group": g["user_age_group"] if rng.random() > 0.3 else "elderly",
-            })
+            segments.append(
+                {
+                    "start_ms": start,
+                    "end_ms": max(start + 200, g["end_ms"] + rng.randint(-shift_ms, shift_ms)),
+                    "transcript": _damage_words(g["transcript"], rng, word_error),
+                    "structured_intent": g["structured_intent"],
+                    "required_context": [
+                        {"type": c["type"], "description": c["description"]} for c in g["required_context"][:-1]
+                    ],
+                    "user_in_frame": g.get("user_in_frame"),
+                    "user_gender": g["user_gender"],
+                    "user_age_group": g["user_age_group"] if rng.random() > 0.3 else "elderly",
+                }
+            )
         if decision and not segments:  # a false trigger
-            segments = [{"start_ms": 300, "end_ms": 1500, "transcript": "could you help me with that",
-                         "structured_intent": "The user asks for help.", "required_context": [],
-                         "user_in_frame": True, "user_gender": "unknown", "user_age_group": "adult"}]
+            segments = [
+                {
+                    "start_ms": 300,
+                    "end_ms": 1500,
+                    "transcript": "could you help me with that",
+                    "structured_intent": "The user asks for help.",
+                    "required_context": [],
+                    "user_in_frame": True,
+                    "user_gender": "unknown",
+                    "user_age_group": "adult",
+                }
+            ]
         outputs[record["scene_id"]] = json.dumps({"has_demand": decision, "segments": segments}, ensure_ascii=False)
     if hostile:
         positive = next(r["scene_id"] for r in records if r["label"] == "positive")
@@ -138,22 +168,43 @@ def write_predictions(outputs: Mapping[str, str | None], path: Path) -> Path:
 
 
 def sample_records() -> list[dict[str, Any]]:
-    from odu.sample import sample_dir
+    from odu.data.sample import sample_dir
 
-    return [json.loads(line) for line in (sample_dir() / "scenes.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    return [
+        json.loads(line) for line in (sample_dir() / "scenes.jsonl").read_text(encoding="utf-8").splitlines() if line
+    ]
 
 
-def score_sample_run(out: Path, seed: int, flip: float, word_error: float, shift_ms: int, hostile: bool = False,
-                     keep_predictions: bool = True) -> Path:
+def score_sample_run(
+    out: Path,
+    seed: int,
+    flip: float,
+    word_error: float,
+    shift_ms: int,
+    hostile: bool = False,
+    keep_predictions: bool = True,
+) -> Path:
     """An ``odu-bench score`` run (lexical judge) of damaged outputs on the bundled sample; its raw
     outputs are copied in as ``predictions.jsonl`` (as ``odu-bench eval`` writes them) unless not
     ``keep_predictions`` (then they stay at ``<out>.predictions.jsonl``)."""
-    from odu.sample import sample_dir
+    from odu.data.sample import sample_dir
 
     outputs = damaged_outputs(sample_records(), seed, flip, word_error, shift_ms, hostile)
     predictions = write_predictions(outputs, out.parent / f"{out.name}.predictions.jsonl")
-    code = main(["score", "--scenes", str(sample_dir() / "scenes.jsonl"), "--predictions", str(predictions),
-                 "--judge", "lexical", "--out", str(out), "--no-progress"])
+    code = main(
+        [
+            "score",
+            "--scenes",
+            str(sample_dir() / "scenes.jsonl"),
+            "--predictions",
+            str(predictions),
+            "--judge",
+            "lexical",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert code == 0, f"odu-bench score exited {code}"
     if keep_predictions:
         shutil.copyfile(predictions, out / "predictions.jsonl")
@@ -166,7 +217,7 @@ def score_sample_run(out: Path, seed: int, flip: float, word_error: float, shift
 def read_data(path: Path) -> Any:
     """The JSON handed to ``ODU.receive*`` by a site data script."""
     text = path.read_text(encoding="utf-8")
-    return json.loads(text[text.index("(") + 1:text.rindex(")")])
+    return json.loads(text[text.index("(") + 1 : text.rindex(")")])
 
 
 def read_index(site: Path) -> dict[str, Any]:
@@ -185,8 +236,10 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     """Two ``odu-bench score`` runs on the sample (one with hostile outputs, one whose raw outputs
     are a separate file) and the two floor baselines of ``odu-bench eval --sample``."""
     root = tmp_path_factory.mktemp("view-runs")
-    out = {"a": score_sample_run(root / "model-a", 1, 0.1, 0.15, 400, hostile=True),
-           "b": score_sample_run(root / "model-b", 2, 0.3, 0.35, 900, keep_predictions=False)}
+    out = {
+        "a": score_sample_run(root / "model-a", 1, 0.1, 0.15, 400, hostile=True),
+        "b": score_sample_run(root / "model-b", 2, 0.3, 0.35, 900, keep_predictions=False),
+    }
     assert main(["eval", "--sample", "--out", str(root / "eval")]) == 0
     out |= {"always": root / "eval" / "always", "never": root / "eval" / "never"}
     return out
@@ -196,8 +249,25 @@ def runs(tmp_path_factory) -> dict[str, Path]:
 def site(runs, tmp_path_factory) -> Path:
     """The bundled sample with two runs: a damaged model (score) and the always-trigger floor (eval)."""
     out = tmp_path_factory.mktemp("view-site") / "site"
-    assert main(["view", str(runs["a"]), str(runs["always"]), "--names", "model A", "always",
-                 "--sample", "--out", str(out), "--resamples", "200", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "view",
+                str(runs["a"]),
+                str(runs["always"]),
+                "--names",
+                "model A",
+                "always",
+                "--sample",
+                "--out",
+                str(out),
+                "--resamples",
+                "200",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -205,10 +275,29 @@ def screenshots(img_dir: Path) -> list[Path]:
     """Build the sample site with two systems and save the index and one scene page as PNGs."""
     work = Path(tempfile.mkdtemp(prefix="odu-view-shots-"))
     try:
-        runs = [score_sample_run(work / "model-a", 1, 0.1, 0.15, 400), score_sample_run(work / "model-b", 2, 0.3, 0.35, 900)]
+        runs = [
+            score_sample_run(work / "model-a", 1, 0.1, 0.15, 400),
+            score_sample_run(work / "model-b", 2, 0.3, 0.35, 900),
+        ]
         site = work / "site"
-        assert main(["view", *map(str, runs), "--names", "model A", "model B", "--sample", "--out", str(site),
-                     "--no-progress", "--resamples", "1000"]) == 0
+        assert (
+            main(
+                [
+                    "view",
+                    *map(str, runs),
+                    "--names",
+                    "model A",
+                    "model B",
+                    "--sample",
+                    "--out",
+                    str(site),
+                    "--no-progress",
+                    "--resamples",
+                    "1000",
+                ]
+            )
+            == 0
+        )
         img_dir.mkdir(parents=True, exist_ok=True)
         shots = []
         with chromium(1680, 860) as driver:

@@ -17,14 +17,15 @@ import pytest
 
 pytest.importorskip("websockets")
 
+from support.backend_media import GREEDY, loader, request  # noqa: E402
+from support.realtime_fake import RealtimeFake, Session  # noqa: E402
+
 from odu.cli import main as odu_main  # noqa: E402
+from odu.data.sample import sample_dataset_dir  # noqa: E402
 from odu.models import make_backend  # noqa: E402
 from odu.models.openai_omni import ModelUnavailableError  # noqa: E402
 from odu.models.realtime import REALTIME_SAMPLE_RATE, RealtimeModel, pcm16  # noqa: E402
-from odu.prepare import sample_dataset_dir  # noqa: E402
 from odu.prompts import AO_INSTRUCTION  # noqa: E402
-from realtime_fake import RealtimeFake, Session  # noqa: E402
-from test_models_backends import GREEDY, loader, media, request  # noqa: E402,F401  (media: module fixture)
 
 SECRET = "sk-realtime-test-9a8b7c6d5e4f"
 FAST_BACKOFF = (0.01, 2.0, 0.05)
@@ -64,9 +65,15 @@ def test_session_layout_and_one_text_response_per_scene(fake: RealtimeFake, medi
     assert config["max_output_tokens"] == 4096
     # App D.1: labels as user text, each clip committed in turn order, the reply as assistant text between
     layout = [(i["role"], [c["type"] for c in i["content"]]) for i in session.items]
-    assert layout == [("user", ["input_text", "input_text"]), ("user", ["input_audio"]), ("assistant", ["output_text"]),
-                      ("user", ["input_text"]), ("user", ["input_audio"]), ("user", ["input_text"]),
-                      ("assistant", ["output_text"])]  # the last one is the model's answer
+    assert layout == [
+        ("user", ["input_text", "input_text"]),
+        ("user", ["input_audio"]),
+        ("assistant", ["output_text"]),
+        ("user", ["input_text"]),
+        ("user", ["input_audio"]),
+        ("user", ["input_text"]),
+        ("assistant", ["output_text"]),
+    ]  # the last one is the model's answer
     assert session.items[2]["content"][0]["text"] == "First reply."
     assert session.items[3]["content"][0]["text"].startswith("[Turn 2")
     assert session.items[5]["content"][0]["text"].startswith("Annotate only")
@@ -78,17 +85,20 @@ def test_accounting_reaches_the_model_info(fake: RealtimeFake, media) -> None:
     model.generate([ao(media, ["a1"]), ao(media, ["a2"], scene="s2")], loader(media), GREEDY)
     info = model.info()
     stats = info["stats"]
-    assert stats["scenes"] == stats["sessions"] == 2 and stats["errors"] == 0 and stats["retries"] == 0
+    assert stats["scenes"] == stats["requests"] == 2 and stats["errors"] == 0 and stats["retries"] == 0
     seconds = sum(len(media[c].audio(REALTIME_SAMPLE_RATE)) for c in ("a1", "a2")) / REALTIME_SAMPLE_RATE
-    assert stats["audio_seconds"] == pytest.approx(seconds, abs=1e-3) and stats["media_bytes"] == round(seconds * 48_000)
-    assert stats["input_tokens"] > 0 and stats["output_tokens"] > 0 and stats["input_audio_tokens"] > 0
+    assert stats["audio_seconds"] == pytest.approx(seconds, abs=1e-3) and stats["media_bytes"] == round(
+        seconds * 48_000
+    )
+    assert stats["prompt_tokens"] > 0 and stats["completion_tokens"] > 0 and stats["input_audio_tokens"] > 0
     assert info["base_url"] == fake.base_url and info["generation"]["output_modalities"] == ["text"]
     assert SECRET not in json.dumps(info)
 
 
 def test_long_clips_are_appended_in_chunks_and_short_ones_padded(fake: RealtimeFake, media, tmp_path: Path) -> None:
-    from odu.media import LazyClip
-    from odu.synth import write_audio_file
+    from synth import write_audio_file
+
+    from odu.data.media import LazyClip
 
     tiny = LazyClip(write_audio_file(tmp_path / "tiny.wav", np.zeros(400, dtype=np.float32)))  # 25 ms at 16 kHz
     long = LazyClip(write_audio_file(tmp_path / "long.wav", np.full(16_000 * 25, 0.1, dtype=np.float32)))
@@ -124,19 +134,37 @@ def test_fake_refuses_beta_shapes_and_wrong_content_types(fake: RealtimeFake) ->
                         return seen[:-1]
         await client.close()
 
-    refused = asyncio.run(errors_for(
-        {"type": "session.update", "session": {"modalities": ["text"], "instructions": "x"}},  # beta shape
-        {"type": "session.update", "session": {"type": "realtime", "modalities": ["text"]}},
-        {"type": "session.update", "session": {"type": "realtime", "output_modalities": ["text", "audio"]}},
-        {"type": "session.update", "session": {"type": "realtime", "audio": {"input": {"format": {"type": "audio/pcm", "rate": 16000}}}}},
-        {"type": "conversation.item.create", "item": {"type": "message", "role": "assistant",
-                                                      "content": [{"type": "text", "text": "beta content type"}]}},
-        {"type": "conversation.item.create", "item": {"type": "message", "role": "user",
-                                                      "content": [{"type": "output_text", "text": "wrong role"}]}},
-    ))
-    assert [e["param"] for e in refused] == ["session.type", "session.modalities", "session.output_modalities",
-                                             "session.audio.input.format.rate", "item.content[0].type",
-                                             "item.content[0].type"]
+    refused = asyncio.run(
+        errors_for(
+            {"type": "session.update", "session": {"modalities": ["text"], "instructions": "x"}},  # beta shape
+            {"type": "session.update", "session": {"type": "realtime", "modalities": ["text"]}},
+            {"type": "session.update", "session": {"type": "realtime", "output_modalities": ["text", "audio"]}},
+            {
+                "type": "session.update",
+                "session": {"type": "realtime", "audio": {"input": {"format": {"type": "audio/pcm", "rate": 16000}}}},
+            },
+            {
+                "type": "conversation.item.create",
+                "item": {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "beta content type"}],
+                },
+            },
+            {
+                "type": "conversation.item.create",
+                "item": {"type": "message", "role": "user", "content": [{"type": "output_text", "text": "wrong role"}]},
+            },
+        )
+    )
+    assert [e["param"] for e in refused] == [
+        "session.type",
+        "session.modalities",
+        "session.output_modalities",
+        "session.audio.input.format.rate",
+        "item.content[0].type",
+        "item.content[0].type",
+    ]
 
 
 def test_a_session_left_in_its_defaults_answers_in_audio_and_by_itself(fake: RealtimeFake, media) -> None:
@@ -149,8 +177,12 @@ def test_a_session_left_in_its_defaults_answers_in_audio_and_by_itself(fake: Rea
     async def talk() -> list[str]:
         client = AsyncOpenAI(api_key=SECRET, base_url=fake.base_url)
         async with client.realtime.connect(model=MODEL) as conn:
-            await conn.send({"type": "input_audio_buffer.append",
-                             "audio": base64.b64encode(pcm16(media["a1"].audio(REALTIME_SAMPLE_RATE))).decode()})
+            await conn.send(
+                {
+                    "type": "input_audio_buffer.append",
+                    "audio": base64.b64encode(pcm16(media["a1"].audio(REALTIME_SAMPLE_RATE))).decode(),
+                }
+            )
             await conn.send({"type": "input_audio_buffer.commit"})
             kinds = []
             while not kinds or kinds[-1] != "response.done":
@@ -173,8 +205,9 @@ def test_transient_failures_are_retried_and_persistent_ones_become_inference_err
     assert gen.text is None and "model call failed" in gen.error and "server_error" in gen.error
 
 
-def test_wrong_key_or_model_stops_the_run_naming_the_server_without_the_key(fake: RealtimeFake, media,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_wrong_key_or_model_stops_the_run_naming_the_server_without_the_key(
+    fake: RealtimeFake, media, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-00000000")
     with pytest.raises(ModelUnavailableError) as exc:
         backend(fake).generate([ao(media, ["a1"])], loader(media), GREEDY)
@@ -183,7 +216,8 @@ def test_wrong_key_or_model_stops_the_run_naming_the_server_without_the_key(fake
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with pytest.raises(ModelUnavailableError, match="model_not_found"):
         RealtimeModel("gpt-realtime-9", base_url=fake.base_url, progress=False).generate(
-            [ao(media, ["a1"])], loader(media), GREEDY)
+            [ao(media, ["a1"])], loader(media), GREEDY
+        )
 
 
 def test_unreachable_server_is_an_inference_error_after_retries(media) -> None:
@@ -192,7 +226,9 @@ def test_unreachable_server_is_an_inference_error_after_retries(media) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    model = RealtimeModel(MODEL, base_url=f"http://127.0.0.1:{port}/v1", progress=False, backoff=FAST_BACKOFF, retries=1)
+    model = RealtimeModel(
+        MODEL, base_url=f"http://127.0.0.1:{port}/v1", progress=False, backoff=FAST_BACKOFF, retries=1
+    )
     [gen] = model.generate([ao(media, ["a1"])], loader(media), GREEDY)
     assert gen.error and "model call failed" in gen.error and model.info()["stats"]["retries"] == 1
 
@@ -215,17 +251,29 @@ def test_missing_key_and_bad_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- the bundled sample end to end -------------------------------------------------------------------
 
 
-def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(tmp_path: Path, hf_cache: str,
-                                                                   monkeypatch: pytest.MonkeyPatch,
-                                                                   capsys: pytest.CaptureFixture) -> None:
+def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(
+    tmp_path: Path, hf_cache: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     import datasets
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
     sample_dataset = sample_dataset_dir()  # where `eval --sample` prepares it (this test's $ODU_CACHE_DIR)
     first = next(iter(datasets.load_dataset(str(sample_dataset), "ao", split="test")))["scene_id"]
     with RealtimeFake(sample_dataset, key=SECRET, model=MODEL, script={first: "garbage"}) as fake:
-        code = odu_main(["eval", "--sample", "--model", "realtime", "--tasks", "odu_ao",
-                         "--model-args", f"model={MODEL},base_url={fake.base_url}", "--out", str(tmp_path / "rt")])
+        code = odu_main(
+            [
+                "eval",
+                "--sample",
+                "--model",
+                "realtime",
+                "--tasks",
+                "odu_ao",
+                "--model-args",
+                f"model={MODEL},base_url={fake.base_url}",
+                "--out",
+                str(tmp_path / "rt"),
+            ]
+        )
     out = capsys.readouterr()
     assert code == 0, out.err
     sessions: list[Session] = fake.sessions
@@ -236,13 +284,25 @@ def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(tmp_path: Pat
     assert summary["audio-only"]["n_scenes"] == len(sessions)
     card = json.loads((folder / "run_card.json").read_text(encoding="utf-8"))
     assert card["model"]["backend"]["backend"] == "realtime"
-    assert card["model"]["backend"]["stats"]["sessions"] == len(sessions)
+    assert card["model"]["backend"]["stats"]["requests"] == len(sessions)
     for path in folder.iterdir():
         assert SECRET not in path.read_text(encoding="utf-8"), path.name
     assert SECRET not in out.out + out.err
 
-    code = odu_main(["eval", "--sample", "--model", "replay", "--tasks", "odu_ao",
-                     "--model-args", f"predictions={folder / 'predictions.jsonl'}", "--out", str(tmp_path / "replay")])
+    code = odu_main(
+        [
+            "eval",
+            "--sample",
+            "--model",
+            "replay",
+            "--tasks",
+            "odu_ao",
+            "--model-args",
+            f"predictions={folder / 'predictions.jsonl'}",
+            "--out",
+            str(tmp_path / "replay"),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     [replayed] = (tmp_path / "replay").iterdir()
     again = json.loads((replayed / "summary.json").read_text(encoding="utf-8"))

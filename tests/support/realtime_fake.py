@@ -54,16 +54,43 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from omni_fakes import reference_output
+from support.omni_fakes import reference_output
 
 #: Fields of a GA ``realtime`` session (openai-python ``RealtimeSessionCreateRequestParam``).
-GA_SESSION_FIELDS = {"type", "model", "output_modalities", "instructions", "audio", "include", "max_output_tokens",
-                     "prompt", "reasoning", "tool_choice", "tools", "tracing", "truncation", "parallel_tool_calls"}
-CONTENT_TYPES = {"user": {"input_text", "input_audio", "input_image"}, "assistant": {"output_text", "output_audio"},
-                 "system": {"input_text"}}
-CLIENT_EVENTS = {"session.update", "input_audio_buffer.append", "input_audio_buffer.commit", "input_audio_buffer.clear",
-                 "conversation.item.create", "conversation.item.retrieve", "conversation.item.truncate",
-                 "conversation.item.delete", "response.create", "response.cancel", "output_audio_buffer.clear"}
+GA_SESSION_FIELDS = {
+    "type",
+    "model",
+    "output_modalities",
+    "instructions",
+    "audio",
+    "include",
+    "max_output_tokens",
+    "prompt",
+    "reasoning",
+    "tool_choice",
+    "tools",
+    "tracing",
+    "truncation",
+    "parallel_tool_calls",
+}
+CONTENT_TYPES = {
+    "user": {"input_text", "input_audio", "input_image"},
+    "assistant": {"output_text", "output_audio"},
+    "system": {"input_text"},
+}
+CLIENT_EVENTS = {
+    "session.update",
+    "input_audio_buffer.append",
+    "input_audio_buffer.commit",
+    "input_audio_buffer.clear",
+    "conversation.item.create",
+    "conversation.item.retrieve",
+    "conversation.item.truncate",
+    "conversation.item.delete",
+    "response.create",
+    "response.cancel",
+    "output_audio_buffer.clear",
+}
 SAMPLE_RATE = 24_000
 MAX_EVENT_BYTES = 15 * 1024 * 1024
 MIN_COMMIT_BYTES = SAMPLE_RATE * 2 // 10  # 100 ms of 16-bit PCM
@@ -81,11 +108,20 @@ class Session:
 
     path: str
     headers: dict[str, str]
-    config: dict[str, Any] = field(default_factory=lambda: {
-        "type": "realtime", "output_modalities": ["audio"], "instructions": "",
-        "audio": {"input": {"format": {"type": "audio/pcm", "rate": SAMPLE_RATE},
-                            "turn_detection": {"type": "server_vad", "create_response": True}}},
-        "max_output_tokens": "inf"})
+    config: dict[str, Any] = field(
+        default_factory=lambda: {
+            "type": "realtime",
+            "output_modalities": ["audio"],
+            "instructions": "",
+            "audio": {
+                "input": {
+                    "format": {"type": "audio/pcm", "rate": SAMPLE_RATE},
+                    "turn_detection": {"type": "server_vad", "create_response": True},
+                }
+            },
+            "max_output_tokens": "inf",
+        }
+    )
     items: list[dict[str, Any]] = field(default_factory=list)
     audio: list[bytes] = field(default_factory=list)  # committed buffers, in order
     buffer: bytes = b""
@@ -102,8 +138,14 @@ class RealtimeFake:
     ``"server_error"`` (a failed response) or ``"drop"`` (the connection closes without an answer).
     """
 
-    def __init__(self, dataset_dir: Path | None, *, key: str, model: str = "gpt-realtime-2",
-                 script: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        dataset_dir: Path | None,
+        *,
+        key: str,
+        model: str = "gpt-realtime-2",
+        script: Mapping[str, str] | None = None,
+    ) -> None:
         self.key = key
         self.model = model
         self.script = dict(script or {})
@@ -112,8 +154,8 @@ class RealtimeFake:
         if dataset_dir is not None:
             import datasets
 
-            from odu.dataset import row_to_record
-            from odu.media import LazyClip
+            from odu.data.dataset import row_to_record
+            from odu.data.media import LazyClip
             from odu.models.realtime import pcm16
 
             for row in datasets.load_dataset(str(dataset_dir), "ao", split="test"):
@@ -186,15 +228,33 @@ class RealtimeFake:
         self.sessions.append(session)
         query = parse_qs(urlsplit(request.path).query)
         if request.headers.get("Authorization") != f"Bearer {self.key}":
-            await self._send(ws, {"type": "error", "error": {
-                "type": "invalid_request_error", "code": "invalid_api_key", "param": None,
-                "message": "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys."}})
+            await self._send(
+                ws,
+                {
+                    "type": "error",
+                    "error": {
+                        "type": "invalid_request_error",
+                        "code": "invalid_api_key",
+                        "param": None,
+                        "message": "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.",
+                    },
+                },
+            )
             await ws.close(3000, "invalid_request_error.invalid_api_key")
             return
         if query.get("model") != [self.model]:
-            await self._send(ws, {"type": "error", "error": {
-                "type": "invalid_request_error", "code": "model_not_found", "param": None,
-                "message": f"The model '{(query.get('model') or [''])[0]}' does not exist or you do not have access to it."}})
+            await self._send(
+                ws,
+                {
+                    "type": "error",
+                    "error": {
+                        "type": "invalid_request_error",
+                        "code": "model_not_found",
+                        "param": None,
+                        "message": f"The model '{(query.get('model') or [''])[0]}' does not exist or you do not have access to it.",
+                    },
+                },
+            )
             await ws.close(3000, "invalid_request_error.model_not_found")
             return
         await self._send(ws, {"type": "session.created", "session": {**session.config, "model": self.model}})
@@ -207,8 +267,12 @@ class RealtimeFake:
                         raise EventError("invalid_value", f"Event too large: {len(message)} bytes (maximum 15 MiB).")
                     event = json.loads(message)
                     if not isinstance(event, dict) or event.get("type") not in CLIENT_EVENTS:
-                        raise EventError("invalid_value", f"Invalid value: {event.get('type')!r}. Supported values are: "
-                                         + ", ".join(sorted(CLIENT_EVENTS)), "type")
+                        raise EventError(
+                            "invalid_value",
+                            f"Invalid value: {event.get('type')!r}. Supported values are: "
+                            + ", ".join(sorted(CLIENT_EVENTS)),
+                            "type",
+                        )
                     session.events.append(event["type"])
                     if await self._event(ws, session, event) == "drop":
                         ws.transport.abort()  # no close frame: the client sees the connection drop
@@ -232,18 +296,29 @@ class RealtimeFake:
             try:
                 session.buffer += base64.b64decode(event.get("audio") or "", validate=True)
             except (binascii.Error, ValueError):
-                raise EventError("invalid_value", "Invalid 'audio'. Expected base64-encoded audio bytes.", "audio") from None
+                raise EventError(
+                    "invalid_value", "Invalid 'audio'. Expected base64-encoded audio bytes.", "audio"
+                ) from None
         elif kind == "input_audio_buffer.commit":
             if len(session.buffer) < MIN_COMMIT_BYTES:
                 ms = len(session.buffer) / 2 / SAMPLE_RATE * 1000
-                raise EventError("input_audio_buffer_commit_empty", "Error committing input audio buffer: buffer too "
-                                 f"small. Expected at least 100ms of audio, but buffer only has {ms:.2f}ms of audio.")
+                raise EventError(
+                    "input_audio_buffer_commit_empty",
+                    "Error committing input audio buffer: buffer too "
+                    f"small. Expected at least 100ms of audio, but buffer only has {ms:.2f}ms of audio.",
+                )
             session.audio.append(session.buffer)
             session.buffer = b""
             item = {"type": "message", "role": "user", "content": [{"type": "input_audio", "transcript": None}]}
             item_id = f"item_{next(self._ids)}"
-            await self._send(ws, {"type": "input_audio_buffer.committed", "item_id": item_id,
-                                  "previous_item_id": session.items[-1]["id"] if session.items else None})
+            await self._send(
+                ws,
+                {
+                    "type": "input_audio_buffer.committed",
+                    "item_id": item_id,
+                    "previous_item_id": session.items[-1]["id"] if session.items else None,
+                },
+            )
             await self._add_item(ws, session, item, item_id)
             turn_detection = session.config["audio"]["input"].get("turn_detection")
             if turn_detection and turn_detection.get("create_response", True):
@@ -256,29 +331,46 @@ class RealtimeFake:
         if not isinstance(config, dict):
             raise EventError("missing_required_parameter", "Missing required parameter: 'session'.", "session")
         if config.get("type") != "realtime":
-            raise EventError("missing_required_parameter", "Missing required parameter: 'session.type'.", "session.type")
+            raise EventError(
+                "missing_required_parameter", "Missing required parameter: 'session.type'.", "session.type"
+            )
         for name in config:
             if name not in GA_SESSION_FIELDS:
                 raise EventError("unknown_parameter", f"Unknown parameter: 'session.{name}'.", f"session.{name}")
         modalities = config.get("output_modalities", ["audio"])
         if not isinstance(modalities, list) or len(modalities) != 1 or modalities[0] not in ("text", "audio"):
-            raise EventError("invalid_value", "Invalid modalities: output_modalities must be ['text'] or ['audio'].",
-                             "session.output_modalities")
+            raise EventError(
+                "invalid_value",
+                "Invalid modalities: output_modalities must be ['text'] or ['audio'].",
+                "session.output_modalities",
+            )
         audio_input = (config.get("audio") or {}).get("input") or {}
         fmt = audio_input.get("format")
         if fmt is not None:
             if fmt.get("type") not in ("audio/pcm", "audio/pcmu", "audio/pcma"):
-                raise EventError("invalid_value", f"Invalid value: {fmt.get('type')!r}.", "session.audio.input.format.type")
+                raise EventError(
+                    "invalid_value", f"Invalid value: {fmt.get('type')!r}.", "session.audio.input.format.type"
+                )
             if fmt.get("type") == "audio/pcm" and fmt.get("rate", SAMPLE_RATE) != SAMPLE_RATE:
-                raise EventError("invalid_value", "Invalid value: rate must be 24000.", "session.audio.input.format.rate")
+                raise EventError(
+                    "invalid_value", "Invalid value: rate must be 24000.", "session.audio.input.format.rate"
+                )
         limit = config.get("max_output_tokens", "inf")
         if limit != "inf" and not (isinstance(limit, int) and 1 <= limit <= 4096):
-            raise EventError("integer_above_max_value", f"Invalid 'session.max_output_tokens': {limit!r}.",
-                             "session.max_output_tokens")
+            raise EventError(
+                "integer_above_max_value",
+                f"Invalid 'session.max_output_tokens': {limit!r}.",
+                "session.max_output_tokens",
+            )
         merged = dict(config)
         if "audio" in config:  # nested objects merge like the API's partial updates
-            merged["audio"] = {"input": {"format": {"type": "audio/pcm", "rate": SAMPLE_RATE},
-                                         "turn_detection": {"type": "server_vad", "create_response": True}, **audio_input}}
+            merged["audio"] = {
+                "input": {
+                    "format": {"type": "audio/pcm", "rate": SAMPLE_RATE},
+                    "turn_detection": {"type": "server_vad", "create_response": True},
+                    **audio_input,
+                }
+            }
         return merged
 
     def _checked_item(self, item: Any) -> dict[str, Any]:
@@ -286,20 +378,31 @@ class RealtimeFake:
             raise EventError("invalid_value", "Invalid 'item.type'.", "item.type")
         role = item.get("role")
         if role not in CONTENT_TYPES:
-            raise EventError("invalid_value", f"Invalid value: {role!r}. Supported values are: 'user', 'assistant', "
-                             "and 'system'.", "item.role")
+            raise EventError(
+                "invalid_value",
+                f"Invalid value: {role!r}. Supported values are: 'user', 'assistant', and 'system'.",
+                "item.role",
+            )
         content = item.get("content")
         if not isinstance(content, list) or not content:
-            raise EventError("missing_required_parameter", "Missing required parameter: 'item.content'.", "item.content")
+            raise EventError(
+                "missing_required_parameter", "Missing required parameter: 'item.content'.", "item.content"
+            )
         for i, part in enumerate(content):
             kind = part.get("type")
             if kind not in CONTENT_TYPES[role]:
                 allowed = " and ".join(f"'{t}'" for t in sorted(CONTENT_TYPES[role]))
-                raise EventError("invalid_value", f"Invalid value: {kind!r}. Supported values are: {allowed}.",
-                                 f"item.content[{i}].type")
+                raise EventError(
+                    "invalid_value",
+                    f"Invalid value: {kind!r}. Supported values are: {allowed}.",
+                    f"item.content[{i}].type",
+                )
             if kind in ("input_text", "output_text") and not isinstance(part.get("text"), str):
-                raise EventError("missing_required_parameter", f"Missing required parameter: 'item.content[{i}].text'.",
-                                 f"item.content[{i}].text")
+                raise EventError(
+                    "missing_required_parameter",
+                    f"Missing required parameter: 'item.content[{i}].text'.",
+                    f"item.content[{i}].text",
+                )
         return item
 
     async def _add_item(self, ws: Any, session: Session, item: dict[str, Any], item_id: str | None = None) -> None:
@@ -332,13 +435,27 @@ class RealtimeFake:
         base = {"id": response_id, "object": "realtime.response", "output_modalities": modalities}
         await self._send(ws, {"type": "response.created", "response": {**base, "status": "in_progress", "output": []}})
         text, failure = self._answer_text(session)
-        usage = {"total_tokens": 0, "input_tokens": 0, "output_tokens": 0,
-                 "input_token_details": {"audio_tokens": 0, "text_tokens": 0, "cached_tokens": 0},
-                 "output_token_details": {"text_tokens": 0, "audio_tokens": 0}}
+        usage = {
+            "total_tokens": 0,
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "input_token_details": {"audio_tokens": 0, "text_tokens": 0, "cached_tokens": 0},
+            "output_token_details": {"text_tokens": 0, "audio_tokens": 0},
+        }
         if fault == "server_error" or failure:
-            await self._send(ws, {"type": "response.done", "response": {
-                **base, "status": "failed", "output": [], "usage": usage,
-                "status_details": {"type": "failed", "error": {"type": "server_error", "code": None}}}})
+            await self._send(
+                ws,
+                {
+                    "type": "response.done",
+                    "response": {
+                        **base,
+                        "status": "failed",
+                        "output": [],
+                        "usage": usage,
+                        "status_details": {"type": "failed", "error": {"type": "server_error", "code": None}},
+                    },
+                },
+            )
             return None
         audio_tokens = sum(len(a) for a in session.audio) // 2 // 2400  # 10 tokens per second of audio
         usage.update(input_tokens=100 + audio_tokens, output_tokens=len(text.split()))
@@ -348,16 +465,20 @@ class RealtimeFake:
         common = {"response_id": response_id, "item_id": item_id, "output_index": 0, "content_index": 0}
         if modalities == ["text"]:
             for start in range(0, len(text), 40):
-                await self._send(ws, {"type": "response.output_text.delta", **common, "delta": text[start:start + 40]})
+                await self._send(
+                    ws, {"type": "response.output_text.delta", **common, "delta": text[start : start + 40]}
+                )
             await self._send(ws, {"type": "response.output_text.done", **common, "text": text})
             content = {"type": "output_text", "text": text}
         else:  # audio out: a transcript and audio, no output_text events
             await self._send(ws, {"type": "response.output_audio_transcript.delta", **common, "delta": text})
-            await self._send(ws, {"type": "response.output_audio.delta", **common,
-                                  "delta": base64.b64encode(b"\0" * 4800).decode()})
+            await self._send(
+                ws, {"type": "response.output_audio.delta", **common, "delta": base64.b64encode(b"\0" * 4800).decode()}
+            )
             content = {"type": "output_audio", "transcript": text}
         item = {"id": item_id, "type": "message", "role": "assistant", "status": "completed", "content": [content]}
         session.items.append(item)
-        await self._send(ws, {"type": "response.done", "response": {**base, "status": "completed", "output": [item],
-                                                                   "usage": usage}})
+        await self._send(
+            ws, {"type": "response.done", "response": {**base, "status": "completed", "output": [item], "usage": usage}}
+        )
         return None

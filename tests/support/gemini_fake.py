@@ -56,13 +56,22 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from omni_fakes import reference_output
-from openai_server import Fault, OpenAIServer, RecordedRequest, Reply
+from support.omni_fakes import reference_output
+from support.openai_server import Fault, OpenAIServer, RecordedRequest, Reply
 
 API_VERSIONS = ("v1", "v1beta")
 AUDIO_TYPES = {"audio/wav", "audio/mp3", "audio/aiff", "audio/aac", "audio/ogg", "audio/flac"}
-VIDEO_TYPES = {"video/mp4", "video/mpeg", "video/mov", "video/avi", "video/x-flv", "video/mpg", "video/webm",
-               "video/wmv", "video/3gpp"}
+VIDEO_TYPES = {
+    "video/mp4",
+    "video/mpeg",
+    "video/mov",
+    "video/avi",
+    "video/x-flv",
+    "video/mpg",
+    "video/webm",
+    "video/wmv",
+    "video/3gpp",
+}
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"}
 THINKING_LEVELS = {"MINIMAL", "LOW", "MEDIUM", "HIGH"}
 #: "Request payload size exceeds the limit: 20971520 bytes." (20 MiB, the API's own message).
@@ -73,8 +82,9 @@ def google_error(status: int, code: str, message: str, reason: str | None = None
     """An error body in Google's format (``{"error": {"code", "message", "status", "details"}}``)."""
     error: dict[str, Any] = {"code": status, "message": message, "status": code}
     if reason:
-        error["details"] = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason,
-                             "domain": "googleapis.com"}]
+        error["details"] = [
+            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason, "domain": "googleapis.com"}
+        ]
     return Reply(status=status, body={"error": error})
 
 
@@ -104,9 +114,16 @@ class GeminiFake:
     ``processing_polls``: how many ``files.get`` calls see a new upload still PROCESSING.
     """
 
-    def __init__(self, dataset_dir: Path | None, *, key: str, model: str = "gemini-3.1-pro-preview",
-                 script: Mapping[str, str] | None = None, inline_limit: int = INLINE_LIMIT,
-                 processing_polls: int = 1) -> None:
+    def __init__(
+        self,
+        dataset_dir: Path | None,
+        *,
+        key: str,
+        model: str = "gemini-3.1-pro-preview",
+        script: Mapping[str, str] | None = None,
+        inline_limit: int = INLINE_LIMIT,
+        processing_polls: int = 1,
+    ) -> None:
         self.key = key
         self.model = model
         self.script = dict(script or {})
@@ -117,7 +134,7 @@ class GeminiFake:
         if dataset_dir is not None:
             import datasets
 
-            from odu.dataset import row_to_record
+            from odu.data.dataset import row_to_record
 
             for config in ("av", "ao"):
                 for row in datasets.load_dataset(str(dataset_dir), config, split="test"):
@@ -155,12 +172,21 @@ class GeminiFake:
     def _check_key(self, req: RecordedRequest) -> None:
         key = req.headers.get("x-goog-api-key")
         if key is None:
-            raise Refusal(google_error(403, "PERMISSION_DENIED", "Method doesn't allow unregistered callers "
-                                       "(callers without established identity). Please use API Key or other form of "
-                                       "API consumer identity to call this API."))
+            raise Refusal(
+                google_error(
+                    403,
+                    "PERMISSION_DENIED",
+                    "Method doesn't allow unregistered callers "
+                    "(callers without established identity). Please use API Key or other form of "
+                    "API consumer identity to call this API.",
+                )
+            )
         if key != self.key:
-            raise Refusal(google_error(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.",
-                                       reason="API_KEY_INVALID"))
+            raise Refusal(
+                google_error(
+                    400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.", reason="API_KEY_INVALID"
+                )
+            )
 
     # --- generateContent ------------------------------------------------------------------------------
 
@@ -200,8 +226,10 @@ class GeminiFake:
     def _part(self, part: Mapping[str, Any], where: str, role: str) -> list[bytes]:
         kinds = [k for k in ("text", "inlineData", "fileData") if field(part, k) is not None]
         if len(kinds) != 1:
-            raise _bad(f"* GenerateContentRequest.{where}.data: required oneof field 'data' must have one initialized "
-                       f"field (got {kinds or 'none'})")
+            raise _bad(
+                f"* GenerateContentRequest.{where}.data: required oneof field 'data' must have one initialized "
+                f"field (got {kinds or 'none'})"
+            )
         if kinds == ["text"]:
             return []
         if role != "user":
@@ -212,8 +240,13 @@ class GeminiFake:
             self._check_mime(mime, where)
             try:  # proto3 JSON bytes: "either standard or URL-safe base64 encoding with/without paddings"
                 data = str(blob.get("data") or "")
-                return [base64.b64decode(data + "=" * (-len(data) % 4), altchars=b"-_" if "-" in data or "_" in data
-                                         else None, validate=True)]
+                return [
+                    base64.b64decode(
+                        data + "=" * (-len(data) % 4),
+                        altchars=b"-_" if "-" in data or "_" in data else None,
+                        validate=True,
+                    )
+                ]
             except (binascii.Error, ValueError):
                 raise _bad(f"* GenerateContentRequest.{where}.inline_data.data: Base64 decoding failed") from None
         ref = field(part, "fileData")
@@ -222,14 +255,24 @@ class GeminiFake:
         with self._lock:
             meta = self.files.get(name)
         if meta is None:
-            raise Refusal(google_error(403, "PERMISSION_DENIED", f"You do not have permission to access the File "
-                                       f"{name or uri} or it may not exist."))
+            raise Refusal(
+                google_error(
+                    403,
+                    "PERMISSION_DENIED",
+                    f"You do not have permission to access the File {name or uri} or it may not exist.",
+                )
+            )
         if meta["state"] != "ACTIVE":
-            raise Refusal(google_error(400, "FAILED_PRECONDITION", f"The File {name} is not in an ACTIVE state and "
-                                       "usage is not allowed."))
+            raise Refusal(
+                google_error(
+                    400, "FAILED_PRECONDITION", f"The File {name} is not in an ACTIVE state and usage is not allowed."
+                )
+            )
         if mime != meta["mimeType"]:
-            raise _bad(f"* GenerateContentRequest.{where}.file_data.mime_type: {mime} differs from the file's "
-                       f"{meta['mimeType']}")
+            raise _bad(
+                f"* GenerateContentRequest.{where}.file_data.mime_type: {mime} differs from the file's "
+                f"{meta['mimeType']}"
+            )
         return [meta["data"]]
 
     def _check_mime(self, mime: Any, where: str) -> None:
@@ -241,7 +284,9 @@ class GeminiFake:
         thinking = field(config, "thinkingConfig") or {}
         level, budget = field(thinking, "thinkingLevel"), field(thinking, "thinkingBudget")
         if level is not None and budget is not None:
-            raise _bad("You cannot use both thinking_level and the legacy thinking_budget parameter in the same request.")
+            raise _bad(
+                "You cannot use both thinking_level and the legacy thinking_budget parameter in the same request."
+            )
         if level is not None:
             if self.model.startswith("gemini-2"):
                 raise _bad("Thinking level is not supported for this model.")
@@ -255,8 +300,10 @@ class GeminiFake:
         mode = self.script.get(sid or "", "reference")
         usage = {"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120}
         if mode == "error":
-            return Fault(status=500, body={"error": {"code": 500, "message": "Internal error encountered.",
-                                                     "status": "INTERNAL"}})
+            return Fault(
+                status=500,
+                body={"error": {"code": 500, "message": "Internal error encountered.", "status": "INTERNAL"}},
+            )
         if mode == "blocked":
             return Reply(body={"candidates": [{"finishReason": "SAFETY", "index": 0}], "usageMetadata": usage})
         if sid is None:
@@ -269,8 +316,13 @@ class GeminiFake:
         if mode == "think":
             parts.insert(0, {"text": "The user points at the oil bottle.", "thought": True})
             usage["thoughtsTokenCount"] = 7
-        return Reply(body={"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP",
-                                           "index": 0}], "usageMetadata": usage, "modelVersion": self.model})
+        return Reply(
+            body={
+                "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+                "usageMetadata": usage,
+                "modelVersion": self.model,
+            }
+        )
 
     # --- Files API --------------------------------------------------------------------------------------
 
@@ -289,11 +341,17 @@ class GeminiFake:
         sid = f"s{next(self._ids)}"
         path = f"{req.path}/sessions/{sid}"
         with self._lock:
-            self._sessions[sid] = {"length": length, "mime": mime, "data": b"", "display_name": field(meta, "displayName")}
+            self._sessions[sid] = {
+                "length": length,
+                "mime": mime,
+                "data": b"",
+                "display_name": field(meta, "displayName"),
+            }
         assert self.server is not None
         self.server.route("POST", path, self._guarded(lambda r, sid=sid: self._upload_chunk(r, sid)))
-        return Reply(body={}, headers={"X-Goog-Upload-URL": f"{self.server.origin}{path}",
-                                       "X-Goog-Upload-Status": "active"})
+        return Reply(
+            body={}, headers={"X-Goog-Upload-URL": f"{self.server.origin}{path}", "X-Goog-Upload-Status": "active"}
+        )
 
     def _upload_chunk(self, req: RecordedRequest, sid: str) -> Reply:
         # The chunk requests carry no API key: the upload URL is the credential (the SDK sends none).
@@ -312,9 +370,15 @@ class GeminiFake:
         name = f"files/f{next(self._ids)}"
         assert self.server is not None
         uri = f"{self.server.origin}/v1beta/{name}"
-        meta = {"name": name, "displayName": session["display_name"], "mimeType": session["mime"],
-                "sizeBytes": str(len(session["data"])), "uri": uri, "state": "PROCESSING",
-                "sha256Hash": base64.b64encode(hashlib.sha256(session["data"]).hexdigest().encode()).decode()}
+        meta = {
+            "name": name,
+            "displayName": session["display_name"],
+            "mimeType": session["mime"],
+            "sizeBytes": str(len(session["data"])),
+            "uri": uri,
+            "state": "PROCESSING",
+            "sha256Hash": base64.b64encode(hashlib.sha256(session["data"]).hexdigest().encode()).decode(),
+        }
         with self._lock:
             self.files[name] = {**meta, "data": session["data"], "polls": 0}
         for version in API_VERSIONS:
@@ -343,4 +407,3 @@ class GeminiFake:
                 raise Refusal(google_error(404, "NOT_FOUND", f"File {name} not found."))
             self.deleted.append(name)
         return Reply(body={})
-

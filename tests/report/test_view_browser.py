@@ -9,8 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from view_support import (  # noqa: F401  (runs, site: session fixtures)
-    HOSTILE, chromium, chromium_available, console_errors, read_index, read_scenes, runs, sample_records, site,
+from support.view_support import (
+    HOSTILE,
+    chromium,
+    chromium_available,
+    console_errors,
+    read_index,
+    read_scenes,
+    sample_records,
 )
 
 from odu.cli import main
@@ -48,8 +54,11 @@ def open_index(driver: Any, site: Path) -> None:
 
 def open_scene(driver: Any, site: Path, sid: str) -> None:
     driver.get((site / "scene.html").as_uri() + "#" + sid)
-    wait(driver, f"document.getElementById('scene-id').textContent === {json.dumps(sid)} && "
-                 "document.querySelector('.timeline-section') !== null")
+    wait(
+        driver,
+        f"document.getElementById('scene-id').textContent === {json.dumps(sid)} && "
+        "document.querySelector('.timeline-section') !== null",
+    )
 
 
 def expected_marks(page: dict[str, Any]) -> int:
@@ -74,7 +83,11 @@ def test_index_lists_every_scene_and_filters_narrow_it(browser, site):
     assert set(shown_ids(browser)) == ao and 0 < len(ao) < 21
     # a score filter on the first system (percent), on top
     browser.find_element(By.CSS_SELECTOR, "input[aria-label='filter s2']").send_keys("<50")
-    low = {s["id"] for s in index["scenes"] if s["id"] in ao and s["systems"][0]["s2"] is not None and s["systems"][0]["s2"] < 0.5}
+    low = {
+        s["id"]
+        for s in index["scenes"]
+        if s["id"] in ao and s["systems"][0]["s2"] is not None and s["systems"][0]["s2"] < 0.5
+    }
     assert set(shown_ids(browser)) == low
     # search over reference and predicted transcripts and intents
     browser.find_element(By.CSS_SELECTOR, "button.clear").click()
@@ -94,23 +107,29 @@ def test_index_sorts_by_the_difference_between_two_systems(browser, site):
     open_index(browser, site)
     Select(browser.find_element(By.ID, "delta-metric")).select_by_value("s3")
     browser.find_element(By.ID, "delta-sort").click()
-    deltas = {s["id"]: s["systems"][0]["s3"] - s["systems"][1]["s3"] for s in index["scenes"]
-              if s["systems"][0]["s3"] is not None and s["systems"][1]["s3"] is not None}
+    deltas = {
+        s["id"]: s["systems"][0]["s3"] - s["systems"][1]["s3"]
+        for s in index["scenes"]
+        if s["systems"][0]["s3"] is not None and s["systems"][1]["s3"] is not None
+    }
     order = shown_ids(browser)
-    assert [deltas[i] for i in order[:len(deltas)]] == sorted(deltas.values(), reverse=True)
-    assert set(order[len(deltas):]) == {s["id"] for s in index["scenes"]} - set(deltas)  # undefined last
+    assert [deltas[i] for i in order[: len(deltas)]] == sorted(deltas.values(), reverse=True)
+    assert set(order[len(deltas) :]) == {s["id"] for s in index["scenes"]} - set(deltas)  # undefined last
     # a score column sorts too (click its header)
     browser.find_element(By.CSS_SELECTOR, "th.sortable[data-key='s2_0']").click()
     values = [next(s for s in index["scenes"] if s["id"] == i)["systems"][0]["s2"] for i in shown_ids(browser)]
     defined = [v for v in values if v is not None]
-    assert defined == sorted(defined, reverse=True) and values[:len(defined)] == defined
+    assert defined == sorted(defined, reverse=True) and values[: len(defined)] == defined
     assert console_errors(browser) == []
 
 
 def test_scene_page_plays_its_audio_and_draws_one_mark_per_segment(browser, site):
     pages = read_scenes(site)
-    sid = next(s for s, p in pages.items() if p["modality"] == "audio-only" and len(p["clips"]) > 1
-               and p["label"] == "positive")
+    sid = next(
+        s
+        for s, p in pages.items()
+        if p["modality"] == "audio-only" and len(p["clips"]) > 1 and p["label"] == "positive"
+    )
     open_scene(browser, site, sid)
     assert browser.execute_script("return document.querySelectorAll('.tl-mark').length") == expected_marks(pages[sid])
     assert expected_marks(pages[sid]) >= 3
@@ -134,7 +153,9 @@ def test_every_scene_page_renders_with_its_media_and_no_console_error(browser, s
     pages = read_scenes(site)
     for sid, page in pages.items():
         open_scene(browser, site, sid)
-        assert browser.execute_script("return document.querySelectorAll('.tl-mark').length") == expected_marks(page), sid
+        assert browser.execute_script("return document.querySelectorAll('.tl-mark').length") == expected_marks(page), (
+            sid
+        )
         wait(browser, "[...document.querySelectorAll('audio, video')].every(m => m.readyState >= 2)")
         media = browser.execute_script("return [...document.querySelectorAll('audio, video')].map(m => m.tagName)")
         assert media == ["VIDEO" if c["kind"] == "video" else "AUDIO" for c in page["clips"]], sid
@@ -163,21 +184,30 @@ def test_keyboard_moves_between_scenes(browser, site):
 
 def test_hostile_model_output_is_shown_as_text(browser, site):
     pages = read_scenes(site)
-    hostile = [sid for sid, p in pages.items()
-               if HOSTILE in (p["systems"][0]["raw"] or "") or
-               any(HOSTILE in s["transcript"] for s in p["systems"][0]["segments"] or [])]
+    hostile = [
+        sid
+        for sid, p in pages.items()
+        if HOSTILE in (p["systems"][0]["raw"] or "")
+        or any(HOSTILE in s["transcript"] for s in p["systems"][0]["segments"] or [])
+    ]
     assert len(hostile) == 2
     for sid in hostile:
         open_scene(browser, site, sid)
         browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
         assert browser.execute_script("return window.__pwned") is None
         assert browser.execute_script("return document.querySelectorAll('#scene script, #scene img').length") == 0
-        assert browser.execute_script("return [...document.querySelectorAll('#scene *')].filter(e => e.textContent === 'bold').length") == 0
+        assert (
+            browser.execute_script(
+                "return [...document.querySelectorAll('#scene *')].filter(e => e.textContent === 'bold').length"
+            )
+            == 0
+        )
         assert "<script>window.__pwned = 1</script>" in browser.find_element("id", "scene").text
     open_index(browser, site)
     browser.find_element("id", "search").send_keys("__pwned")
-    assert shown_ids(browser) == [s for s in hostile if any(HOSTILE in seg["transcript"]
-                                                           for seg in pages[s]["systems"][0]["segments"] or [])]
+    assert shown_ids(browser) == [
+        s for s in hostile if any(HOSTILE in seg["transcript"] for seg in pages[s]["systems"][0]["segments"] or [])
+    ]
     assert browser.execute_script("return window.__pwned") is None
     assert console_errors(browser) == []
 
@@ -189,30 +219,37 @@ def test_side_by_side_columns_follow_the_picker(browser, site):
     sid = next(s for s, p in pages.items() if p["label"] == "positive")
     open_scene(browser, site, sid)
     heads = lambda: browser.execute_script(  # noqa: E731
-        "return [...document.querySelectorAll('.outputs .col-head')].map(h => h.textContent)")
+        "return [...document.querySelectorAll('.outputs .col-head')].map(h => h.textContent)"
+    )
     assert heads() == ["model A", "always"]
     browser.find_elements(By.CSS_SELECTOR, "#system-picker input")[1].click()
     assert heads() == ["model A"]
-    assert browser.execute_script("return document.querySelectorAll('.tl-mark').length") == \
-        expected_marks({**pages[sid], "systems": pages[sid]["systems"][:1]})
+    assert browser.execute_script("return document.querySelectorAll('.tl-mark').length") == expected_marks(
+        {**pages[sid], "systems": pages[sid]["systems"][:1]}
+    )
     browser.find_elements(By.CSS_SELECTOR, "#system-picker input")[1].click()
     assert heads() == ["model A", "always"]
     assert console_errors(browser) == []
 
 
 def test_problems_are_named_on_the_pages(browser, runs, tmp_path):
-    from odu.sample import sample_dir
+    from odu.data.sample import sample_dir
 
     release = tmp_path / "release"
     shutil.copytree(sample_dir(), release)
     records = sample_records()
     dropped = records[-1]["scene_id"]
     (release / "scenes.jsonl").write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records[:-1]), encoding="utf-8")
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records[:-1]), encoding="utf-8"
+    )
     (release / records[0]["clips"][0]["src"]).write_bytes(b"not a video")
     out = tmp_path / "site"
-    assert main(["view", str(runs["a"]), "--dataset", str(release), "--out", str(out), "--resamples", "20",
-                 "--no-progress"]) == 1
+    assert (
+        main(
+            ["view", str(runs["a"]), "--dataset", str(release), "--out", str(out), "--resamples", "20", "--no-progress"]
+        )
+        == 1
+    )
     open_index(browser, out)
     problems = browser.find_element("css selector", ".problems").text
     assert dropped in problems and records[0]["scene_id"] in problems

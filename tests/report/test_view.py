@@ -8,8 +8,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from view_support import (  # noqa: F401  (runs, site: session fixtures)
-    HOSTILE, damaged_outputs, read_index, read_scenes, runs, sample_records, site, write_predictions,
+from support.view_support import (
+    HOSTILE,
+    damaged_outputs,
+    read_index,
+    read_scenes,
+    sample_records,
+    write_predictions,
 )
 
 from odu.cli import main
@@ -18,7 +23,7 @@ from odu.report.view.align import alignment, group_alignments
 from odu.schema import load_scenes
 from odu.text import normalize
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 # --- M4 edits ---------------------------------------------------------------------------------------
@@ -70,8 +75,14 @@ def test_site_layout_index_and_scene_data(site, runs):
     assert any("approximate" in n for n in index["notes"])
     row = next(json.loads(x) for x in (runs["a"] / "scenes.jsonl").read_text().splitlines())
     entry = next(s for s in index["scenes"] if s["id"] == row["scene_id"])
-    assert entry["systems"][0] | {"flags": None} == {"predicted": row["predicted_has_demand"], "s2": row["s2"],
-                                                      "s3": row["s3"], "s4": row["s4"], "s5": row["s5"], "flags": None}
+    assert entry["systems"][0] | {"flags": None} == {
+        "predicted": row["predicted_has_demand"],
+        "s2": row["s2"],
+        "s3": row["s3"],
+        "s4": row["s4"],
+        "s5": row["s5"],
+        "flags": None,
+    }
     assert entry["systems"][1]["flags"] == []  # always-trigger on a positive scene: nothing wrong
     negative = next(s for s in index["scenes"] if s["label"] == "negative")
     assert "false trigger" in negative["systems"][1]["flags"]
@@ -81,12 +92,14 @@ def test_site_layout_index_and_scene_data(site, runs):
     for sid, page in scenes.items():
         assert [c["id"] for c in page["clips"]] == [c["id"] for c in records[sid]["clips"]]
         assert page["reference"]["language"] == records[sid]["language"]
-        assert len(page["reference"]["segments"]) == len(records[sid]["annotations"][records[sid]["language"]]["evaluation_targets"]["segments"])
+        assert len(page["reference"]["segments"]) == len(
+            records[sid]["annotations"][records[sid]["language"]]["evaluation_targets"]["segments"]
+        )
         assert [s["present"] for s in page["systems"]] == [True, True]
 
 
 def test_media_written_once_as_the_original_bytes(site):
-    from odu.sample import sample_dir
+    from odu.data.sample import sample_dir
 
     originals = {p.read_bytes() for p in (sample_dir() / "media").iterdir()}
     written = list((site / "media").iterdir())
@@ -102,8 +115,11 @@ def test_hostile_text_stays_data(site):
     textContent: it cannot end the data script or appear in the HTML pages."""
     pages = read_scenes(site)
     raw = [p for p in pages.values() if HOSTILE in (p["systems"][0]["raw"] or "")]
-    segments = [p for p in pages.values() if any(HOSTILE in seg["transcript"] and seg["intent"] == HOSTILE
-                                                 for seg in p["systems"][0]["segments"] or [])]
+    segments = [
+        p
+        for p in pages.values()
+        if any(HOSTILE in seg["transcript"] and seg["intent"] == HOSTILE for seg in p["systems"][0]["segments"] or [])
+    ]
     assert len(raw) == len(segments) == 1  # a negative scene's non-JSON output, a positive scene's segment
     assert raw[0]["systems"][0]["flags"] == ["parse error"]
     for html in ("index.html", "scene.html"):
@@ -115,8 +131,25 @@ def test_hostile_text_stays_data(site):
 
 def test_score_run_reads_raw_outputs_from_predictions_option(runs, tmp_path):
     out = tmp_path / "site"
-    assert main(["view", str(runs["b"]), str(runs["never"]), "--predictions", str(runs["b"].parent / "model-b.predictions.jsonl"), "-",
-                 "--sample", "--out", str(out), "--resamples", "50", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "view",
+                str(runs["b"]),
+                str(runs["never"]),
+                "--predictions",
+                str(runs["b"].parent / "model-b.predictions.jsonl"),
+                "-",
+                "--sample",
+                "--out",
+                str(out),
+                "--resamples",
+                "50",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     pages = read_scenes(out)
     with_segments = [p for p in pages.values() if p["systems"][0]["segments"]]
     assert with_segments and all(p["systems"][0]["has_outputs"] for p in pages.values())
@@ -131,8 +164,23 @@ def test_score_run_reads_raw_outputs_from_predictions_option(runs, tmp_path):
 
 def test_three_systems_side_by_side(runs, tmp_path):
     out = tmp_path / "site"
-    assert main(["view", str(runs["a"]), str(runs["always"]), str(runs["never"]), "--sample", "--out", str(out),
-                 "--resamples", "50", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "view",
+                str(runs["a"]),
+                str(runs["always"]),
+                str(runs["never"]),
+                "--sample",
+                "--out",
+                str(out),
+                "--resamples",
+                "50",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     index = read_index(out)
     assert [s["name"] for s in index["systems"]] == ["model-a", "odu-always", "odu-never"]
     assert all(len(s["systems"]) == 3 for s in index["scenes"])
@@ -142,12 +190,43 @@ def test_three_systems_side_by_side(runs, tmp_path):
 
 
 def test_harness_output_folder_gives_the_eval_rows(runs, tmp_path):
-    assert main(["lm-eval", "run", "--model", "odu-always", "--tasks", "odu_av,odu_ao", "--log_samples",
-                 "--output_path", str(tmp_path / "harness")]) == 0
+    assert (
+        main(
+            [
+                "lm-eval",
+                "run",
+                "--model",
+                "odu-always",
+                "--tasks",
+                "odu_av,odu_ao",
+                "--log_samples",
+                "--output_path",
+                str(tmp_path / "harness"),
+            ]
+        )
+        == 0
+    )
     folder = next(p for p in (tmp_path / "harness").iterdir() if p.is_dir())
     out = tmp_path / "site"
-    assert main(["view", str(folder), str(runs["always"]), "--names", "harness", "eval", "--sample", "--out", str(out),
-                 "--resamples", "50", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "view",
+                str(folder),
+                str(runs["always"]),
+                "--names",
+                "harness",
+                "eval",
+                "--sample",
+                "--out",
+                str(out),
+                "--resamples",
+                "50",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     index = read_index(out)
     for scene in index["scenes"]:
         assert scene["systems"][0] == scene["systems"][1]
@@ -162,12 +241,41 @@ def test_annotation_only_release_shows_everything_but_players(tmp_path):
     scenes.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     predictions = write_predictions(damaged_outputs(records, 5, 0.2, 0.2, 500), tmp_path / "predictions.jsonl")
     run = tmp_path / "run"
-    assert main(["score", "--scenes", str(scenes), "--predictions", str(predictions), "--judge", "lexical",
-                 "--out", str(run), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--scenes",
+                str(scenes),
+                "--predictions",
+                str(predictions),
+                "--judge",
+                "lexical",
+                "--out",
+                str(run),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     shutil.copyfile(predictions, run / "predictions.jsonl")
     out = tmp_path / "site"
-    assert main(["view", str(run), "--dataset", str(FIXTURES / "demo_scenes.json"), "--out", str(out),
-                 "--resamples", "50", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "view",
+                str(run),
+                "--dataset",
+                str(FIXTURES / "demo_scenes.json"),
+                "--out",
+                str(out),
+                "--resamples",
+                "50",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     index = read_index(out)
     assert index["dataset"]["media"] is False and index["problems"] == []
     assert not any((out / "media").iterdir())
@@ -179,18 +287,21 @@ def test_annotation_only_release_shows_everything_but_players(tmp_path):
 
 
 def test_missing_scene_and_unreadable_clip_are_named_and_the_rest_built(runs, tmp_path, capsys):
-    from odu.sample import sample_dir
+    from odu.data.sample import sample_dir
 
     release = tmp_path / "release"
     shutil.copytree(sample_dir(), release)
     records = sample_records()
     dropped = records[3]["scene_id"]
-    (release / "scenes.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records if r["scene_id"] != dropped),
-                                          encoding="utf-8")
+    (release / "scenes.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records if r["scene_id"] != dropped), encoding="utf-8"
+    )
     broken = records[0]["clips"][0]
     (release / broken["src"]).write_bytes(b"\x00\x00\x00\x18ftypmp42 cut short")
     out = tmp_path / "site"
-    code = main(["view", str(runs["a"]), "--dataset", str(release), "--out", str(out), "--resamples", "50", "--no-progress"])
+    code = main(
+        ["view", str(runs["a"]), "--dataset", str(release), "--out", str(out), "--resamples", "50", "--no-progress"]
+    )
     assert code == 1  # built, with problems
     err = capsys.readouterr().err
     assert f"scene {dropped} (scored by model-a) is not in the dataset" in err
@@ -202,7 +313,9 @@ def test_missing_scene_and_unreadable_clip_are_named_and_the_rest_built(runs, tm
     assert pages[dropped]["problems"] and pages[dropped]["systems"][0]["s2"] is not None
     clip = pages[records[0]["scene_id"]]["clips"][0]
     assert clip["media"] is None and "cannot be read" in clip["error"]
-    assert all(c["media"] for sid, p in pages.items() if sid not in (dropped, records[0]["scene_id"]) for c in p["clips"])
+    assert all(
+        c["media"] for sid, p in pages.items() if sid not in (dropped, records[0]["scene_id"]) for c in p["clips"]
+    )
 
 
 def test_out_is_replaced_only_when_it_holds_a_view(runs, tmp_path, capsys):
@@ -223,13 +336,16 @@ def test_out_is_replaced_only_when_it_holds_a_view(runs, tmp_path, capsys):
     assert not list(tmp_path.glob(".site.*"))
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["RUN", "--sample", "--names", "a", "b"], "--names gives 2 value(s) for 1 run(s)"),
-    (["NOPE", "--sample"], "no summary.json"),
-    (["RUN", "--dataset", "no/such/dir/at/all"], "no such directory, and not a Hub repo id"),
-    (["RUN", "RUN", "--sample"], "duplicate system name"),
-    (["RUN", "--sample", "--resamples", "0"], "--resamples must be at least 1"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["RUN", "--sample", "--names", "a", "b"], "--names gives 2 value(s) for 1 run(s)"),
+        (["NOPE", "--sample"], "no summary.json"),
+        (["RUN", "--dataset", "no/such/dir/at/all"], "no such directory, and not a Hub repo id"),
+        (["RUN", "RUN", "--sample"], "duplicate system name"),
+        (["RUN", "--sample", "--resamples", "0"], "--resamples must be at least 1"),
+    ],
+)
 def test_bad_arguments_are_named(runs, tmp_path, capsys, argv, message):
     argv = [str(runs["never"]) if a == "RUN" else str(tmp_path / a) if a == "NOPE" else a for a in argv]
     assert main(["view", *argv, "--out", str(tmp_path / "site"), "--no-progress"]) == 2

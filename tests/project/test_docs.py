@@ -1,15 +1,18 @@
 """The documentation says what the code does: README.md and docs/*.md, checked against the code.
 
 - Every ``NAME = value`` quoted in ``docs/scoring.md`` (the open choices and the parsing limits) is
-  the value of ``odu.constants.NAME``; a quote elsewhere in the docs is checked too when
-  ``odu.constants`` defines the name (other settings may live in other modules).
+  the value of ``odu.constants.NAME``; a quote elsewhere in the docs is the value of ``NAME`` in
+  the module of ``odu`` that defines it (settings live next to the code that uses them), and a
+  constant the docs place in a module (```NAME``` or ```PREFIX_*``` "in ``odu/x.py``") is defined
+  there.
 - README.md stays one screen (at most 250 lines); every relative link resolves to a file, and every
   ``#anchor`` to a heading of it; every page of ``docs/`` is on README's map.
 - Every command shown in a shell code block that starts with ``odu-bench`` parses with the real
   parser (``odu.cli.build_parser()``), and every ``benchmarks/*.py`` named exists.
-- Every repository path (``odu/constants.py``, ``tests/test_match.py``) and module (``odu.media``,
-  ``from odu.dataset import ...``) the docs name exists, found as files without importing anything:
-  when a module moves, this names each page that still points at the old place.
+- Every repository path (``odu/constants.py``, ``tests/scoring/test_match.py``) and module
+  (``odu.data.media``, ``from odu.data.dataset import ...``) the docs name exists, found as files
+  without importing anything: when a module moves, this names each page that still points at the
+  old place.
 
 Placeholders in commands (``MODEL``, ``PATH``, ``scenes.jsonl``, ``path/to/release``, ``runs/mymodel``,
 ``ORG/odu-bench``) are parsed as written: argparse checks option names, arity, choices and types
@@ -19,13 +22,15 @@ are parsed in an empty temporary working directory where none of the named paths
 code such as ``odu-bench score --out`` names a command or an option in prose; there the
 subcommand and every ``--option`` must exist.
 
-Only ``odu.cli`` and ``odu.constants`` are imported, so moving other modules does not touch this file.
+Only ``odu.cli`` and ``odu.constants`` are imported by name; the module of any other quoted constant
+is found in the source (``odu/**/*.py``), so moving modules does not touch this file.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import re
 import shlex
 from pathlib import Path
@@ -35,7 +40,7 @@ import pytest
 import odu.constants
 from odu.cli import build_parser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 SCORING = DOCS / "scoring.md"
@@ -43,8 +48,13 @@ README_MAX_LINES = 250
 
 #: The documentation: the README, docs/, the lm-eval task and metric cards, and the dataset card
 #: wherever it lives.
-DOC_FILES = [README, *sorted(DOCS.glob("*.md")), ROOT / "lm_eval_tasks/odu/README.md", ROOT / "odu_metric/README.md",
-             *sorted({*ROOT.glob("dataset_card.md"), *(ROOT / "odu").rglob("dataset_card.md")})]
+DOC_FILES = [
+    README,
+    *sorted(DOCS.glob("*.md")),
+    ROOT / "lm_eval_tasks/odu/README.md",
+    ROOT / "odu_metric/README.md",
+    *sorted({*ROOT.glob("dataset_card.md"), *(ROOT / "odu").rglob("dataset_card.md")}),
+]
 
 #: Constants that docs/scoring.md must quote: the scorer's open choices and the parsing limits.
 SCORING_CONSTANT = re.compile(r"^(TRANSCRIPT_|IOU_|CONTAINMENT_|CJK_|MAX_)[A-Z0-9_]+$")
@@ -86,8 +96,11 @@ def quoted_constants(text: str) -> list[tuple[str, object]]:
 
 def test_scoring_doc_quotes_the_constants_as_they_are() -> None:
     quotes = quoted_constants(_text(SCORING))
-    wrong = [(name, value, getattr(odu.constants, name, "<not in odu.constants>"))
-             for name, value in quotes if getattr(odu.constants, name, object()) != value]
+    wrong = [
+        (name, value, getattr(odu.constants, name, "<not in odu.constants>"))
+        for name, value in quotes
+        if getattr(odu.constants, name, object()) != value
+    ]
     assert not wrong, f"docs/scoring.md quotes (name, doc value, constant): {wrong}"
     quoted = {name for name, _ in quotes}
     required = {name for name in vars(odu.constants) if SCORING_CONSTANT.match(name)}
@@ -95,11 +108,70 @@ def test_scoring_doc_quotes_the_constants_as_they_are() -> None:
     assert required <= quoted, f"docs/scoring.md does not quote {sorted(required - quoted)}"
 
 
+def constant_homes() -> dict[str, list[str]]:
+    """Upper-case names assigned at the top level of each module of ``odu`` -> those modules
+    (dotted), read from the source without importing it (re-exports are imports, not homes)."""
+    homes: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "odu").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for node in ast.parse(_text(path)).body:
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else []
+            )
+            for target in targets:
+                if isinstance(target, ast.Name) and re.fullmatch(r"[A-Z][A-Z0-9_]*", target.id):
+                    homes.setdefault(target.id, []).append(module)
+    return homes
+
+
+def test_constant_homes_are_found_in_the_source() -> None:
+    homes = constant_homes()
+    assert homes["MAX_SEGMENTS"] == ["odu.constants"] and homes["PROMPT_VERSION"] == ["odu.prompts"]
+    assert homes["BOOTSTRAP_SEED"] == ["odu.report.bootstrap"]  # odu.report re-exports it: not a home
+
+
 @pytest.mark.parametrize("doc", DOC_FILES, ids=_doc_id)
 def test_constants_quoted_elsewhere_match(doc: Path) -> None:
-    wrong = [(name, value, getattr(odu.constants, name)) for name, value in quoted_constants(_text(doc))
-             if hasattr(odu.constants, name) and getattr(odu.constants, name) != value]
+    homes = constant_homes()
+    wrong = []
+    for name, value in quoted_constants(_text(doc)):
+        if name not in homes:
+            wrong.append((name, value, "<defined in no module of odu>"))
+        for module in homes.get(name, []):
+            if (actual := getattr(importlib.import_module(module), name)) != value:
+                wrong.append((name, value, f"{module}.{name} = {actual!r}"))
     assert not wrong, f"{_doc_id(doc)} quotes (name, doc value, constant): {wrong}"
+
+
+#: ```NAME``` / ```NAME = value``` / ```PREFIX_*```, then (within a clause) "in ``odu/x.py``".
+PLACED = re.compile(r"`([A-Z][A-Z0-9_]*)(\*?)(?: = [^`]+)?`[^`]{0,60}?\bin `(odu/[\w/]+\.py)`")
+
+
+def misplaced_constants(text: str, homes: dict[str, list[str]]) -> list[str]:
+    """The constants ``text`` places in a module that does not define them."""
+    wrong = []
+    for name, star, path in PLACED.findall(_prose(text)):
+        module = path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+        if not any(module in where for n, where in homes.items() if (n.startswith(name) if star else n == name)):
+            wrong.append(f"`{name}{star}` in `{path}`")
+    return wrong
+
+
+def test_a_stale_placement_is_found() -> None:
+    homes = constant_homes()
+    text = "Defaults are the `JUDGE_*` constants in `odu/constants.py`; `MAX_SEGMENTS = 32` (in `odu/constants.py`)."
+    assert misplaced_constants(text, homes) == ["`JUDGE_*` in `odu/constants.py`"]
+    assert misplaced_constants("the `JUDGE_*` constants in `odu/judge/openai_judge.py`", homes) == []
+
+
+@pytest.mark.parametrize("doc", DOC_FILES, ids=_doc_id)
+def test_constants_are_where_the_docs_place_them(doc: Path) -> None:
+    wrong = misplaced_constants(_text(doc), constant_homes())
+    assert not wrong, f"{_doc_id(doc)} places constants where they are not defined: {wrong}"
 
 
 # --- README size and links -------------------------------------------------------------------------
@@ -124,7 +196,11 @@ def heading_anchors(text: str) -> set[str]:
 
 def test_heading_anchors_follow_github() -> None:
     assert heading_anchors("## Parsing rules (model output → prediction)\n## `odu-bench score`\n## A\n## A\n") == {
-        "parsing-rules-model-output--prediction", "odu-bench-score", "a", "a-1"}
+        "parsing-rules-model-output--prediction",
+        "odu-bench-score",
+        "a",
+        "a-1",
+    }
 
 
 @pytest.mark.parametrize("doc", DOC_FILES, ids=_doc_id)
@@ -175,10 +251,15 @@ def shell_commands(text: str) -> list[list[str]]:
 
 
 def test_shell_commands_are_split_like_a_shell() -> None:
-    block = "```bash\npip install -e . && odu-bench eval --sample   # the sample\n" \
-            "odu-bench score --out x \\\n    --judge-extra-body '{\"a\": [1, 2]}'\n```\n"
-    assert shell_commands(block) == [["pip", "install", "-e", "."], ["odu-bench", "eval", "--sample"],
-                                     ["odu-bench", "score", "--out", "x", "--judge-extra-body", '{"a": [1, 2]}']]
+    block = (
+        "```bash\npip install -e . && odu-bench eval --sample   # the sample\n"
+        "odu-bench score --out x \\\n    --judge-extra-body '{\"a\": [1, 2]}'\n```\n"
+    )
+    assert shell_commands(block) == [
+        ["pip", "install", "-e", "."],
+        ["odu-bench", "eval", "--sample"],
+        ["odu-bench", "score", "--out", "x", "--judge-extra-body", '{"a": [1, 2]}'],
+    ]
 
 
 def _odu_commands(commands: list[list[str]]) -> list[list[str]]:
@@ -195,8 +276,9 @@ def _parse(argv: list[str]) -> str | None:
 
 
 @pytest.mark.parametrize("doc", DOC_FILES, ids=_doc_id)
-def test_commands_shown_parse(doc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_commands_shown_parse(
+    doc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)  # none of the paths the commands name exists here
     failed = []
     for command in _odu_commands(shell_commands(_text(doc))):
@@ -214,7 +296,9 @@ def test_the_commands_checked_are_many_and_cover_every_subcommand() -> None:
 def test_a_wrong_command_does_not_parse(capsys: pytest.CaptureFixture[str]) -> None:
     assert _parse(["score", "--scenes", "s.jsonl", "--predictions", "p.jsonl", "--out", "o"]) is None
     assert _parse(["score", "--scenes", "s.jsonl", "--out", "o"]) is not None  # --predictions missing
-    assert _parse(["score", "--scenes", "s", "--predictions", "p", "--out", "o", "--judge-extra-body", "{x"]) is not None
+    assert (
+        _parse(["score", "--scenes", "s", "--predictions", "p", "--out", "o", "--judge-extra-body", "{x"]) is not None
+    )
     assert _parse(["eval", "--sample", "--annotation-language", "fr"]) is not None
 
 

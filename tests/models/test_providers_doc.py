@@ -10,15 +10,18 @@ import shlex
 from pathlib import Path
 
 import pytest
+from support.omni_fakes import FakeOmni
+from support.openai_server import OpenAIServer
 
 from odu.cli import main as odu_main
-from odu.prepare import sample_dataset_dir
-from omni_fakes import FakeOmni
-from openai_server import OpenAIServer
+from odu.data.sample import sample_dataset_dir
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "providers.md"
-KEYS = {"GEMINI_API_KEY": "AIza-doc-route-1a2b3c4d", "OPENAI_API_KEY": "sk-doc-route-5e6f7a8b",
-        "JUDGE_API_KEY": "sk-doc-judge-9c0d1e2f"}
+DOC = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
+KEYS = {
+    "GEMINI_API_KEY": "AIza-doc-route-1a2b3c4d",
+    "OPENAI_API_KEY": "sk-doc-route-5e6f7a8b",
+    "JUDGE_API_KEY": "sk-doc-judge-9c0d1e2f",
+}
 
 
 def documented_commands() -> dict[str, list[str]]:
@@ -43,15 +46,21 @@ def sample_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("backend", ["gemini", "realtime"])
-def test_documented_route_runs_against_its_fake(backend: str, tmp_path: Path, sample_dataset: Path, hf_cache: str,
-                                                monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+def test_documented_route_runs_against_its_fake(
+    backend: str,
+    tmp_path: Path,
+    sample_dataset: Path,
+    hf_cache: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
+) -> None:
     import json
 
     import datasets
 
     pytest.importorskip("google.genai" if backend == "gemini" else "websockets")
-    from gemini_fake import GeminiFake
-    from realtime_fake import RealtimeFake
+    from support.gemini_fake import GeminiFake
+    from support.realtime_fake import RealtimeFake
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
     for name, value in KEYS.items():
@@ -67,8 +76,13 @@ def test_documented_route_runs_against_its_fake(backend: str, tmp_path: Path, sa
             fake = context.__enter__()
             url = fake.base_url
         try:
-            filled = [a.replace("$JUDGE_URL", judge.base_url).replace("JUDGE_MODEL", "judge-test")
-                      .replace("GEMINI_MODEL_ID", "gemini-doc-test").replace("DIR", str(sample_dataset)) for a in args]
+            filled = [
+                a.replace("$JUDGE_URL", judge.base_url)
+                .replace("JUDGE_MODEL", "judge-test")
+                .replace("GEMINI_MODEL_ID", "gemini-doc-test")
+                .replace("DIR", str(sample_dataset))
+                for a in args
+            ]
             at = filled.index("--model-args") + 1
             filled[at] += f",base_url={url}"
             code = odu_main([*filled, "--out", str(tmp_path / "out")])

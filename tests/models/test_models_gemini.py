@@ -14,16 +14,17 @@ import pytest
 
 pytest.importorskip("google.genai")
 
-from gemini_fake import INLINE_LIMIT, GeminiFake  # noqa: E402
+from support.backend_media import GREEDY, loader, request  # noqa: E402
+from support.gemini_fake import INLINE_LIMIT, GeminiFake  # noqa: E402
+from support.openai_server import Fault, OpenAIServer  # noqa: E402
+
 from odu.cli import main as odu_main  # noqa: E402
-from odu.models import make_backend  # noqa: E402
+from odu.data.sample import sample_dataset_dir  # noqa: E402
 from odu.models import gemini as gemini_module  # noqa: E402
+from odu.models import make_backend  # noqa: E402
 from odu.models.gemini import GeminiModel  # noqa: E402
 from odu.models.openai_omni import ModelUnavailableError  # noqa: E402
-from odu.prepare import sample_dataset_dir  # noqa: E402
 from odu.prompts import AO_INSTRUCTION, AV_INSTRUCTION  # noqa: E402
-from openai_server import Fault, OpenAIServer  # noqa: E402
-from test_models_backends import GREEDY, loader, media, request  # noqa: E402,F401  (media: module fixture)
 
 SECRET = "AIza-gemini-test-5f4e3d2c1b0a"
 FAST_BACKOFF = (0.01, 2.0, 0.05)
@@ -53,8 +54,12 @@ def b64(data: str) -> bytes:
 
 
 def inline_parts(body: dict) -> list[dict]:
-    return [p["inlineData"] if "inlineData" in p else p["inline_data"] for c in body["contents"] for p in c["parts"]
-            if "inlineData" in p or "inline_data" in p]
+    return [
+        p["inlineData"] if "inlineData" in p else p["inline_data"]
+        for c in body["contents"]
+        for p in c["parts"]
+        if "inlineData" in p or "inline_data" in p
+    ]
 
 
 def texts(content: dict) -> list[str]:
@@ -107,8 +112,12 @@ def test_request_above_the_inline_limit_goes_through_the_files_api(fake: GeminiF
     gen = model.generate([request(media, ["v1", "v2"])], loader(media), GREEDY)
     assert gen[0].error is None, gen[0].error
     [body] = fake.generate_requests
-    refs = [p.get("fileData") or p.get("file_data") for c in body["contents"] for p in c["parts"]
-            if "fileData" in p or "file_data" in p]
+    refs = [
+        p.get("fileData") or p.get("file_data")
+        for c in body["contents"]
+        for p in c["parts"]
+        if "fileData" in p or "file_data" in p
+    ]
     assert len(refs) == 1 and (refs[0].get("mimeType") or refs[0].get("mime_type")) == "video/mp4"
     assert fake.deleted and not fake.files  # cleaned up at the end of the run
     starts = [r for r in fake.server.requests if r.path.startswith("/upload/") and "sessions" not in r.path]
@@ -116,7 +125,9 @@ def test_request_above_the_inline_limit_goes_through_the_files_api(fake: GeminiF
     polls = [r for r in fake.server.requests if r.method == "GET" and "/files/" in r.path]
     assert len(polls) == 2  # PROCESSING once, then ACTIVE
     stats = model.info()["stats"]
-    assert stats["uploaded_files"] == 1 and stats["uploaded_bytes"] == max(len(media["v1"].bytes), len(media["v2"].bytes))
+    assert stats["uploaded_files"] == 1 and stats["uploaded_bytes"] == max(
+        len(media["v1"].bytes), len(media["v2"].bytes)
+    )
 
 
 def test_the_default_inline_budget_fits_the_api_limit(fake: GeminiFake) -> None:
@@ -147,8 +158,10 @@ def test_fake_refuses_what_the_api_refuses(fake: GeminiFake) -> None:
     from google import genai
     from google.genai import errors, types
 
-    client = genai.Client(api_key=SECRET, http_options=types.HttpOptions(
-        base_url=fake.server.origin, retry_options=types.HttpRetryOptions(attempts=1)))
+    client = genai.Client(
+        api_key=SECRET,
+        http_options=types.HttpOptions(base_url=fake.server.origin, retry_options=types.HttpRetryOptions(attempts=1)),
+    )
 
     def refused(contents, config=None) -> str:
         with pytest.raises(errors.ClientError) as exc:
@@ -160,12 +173,15 @@ def test_fake_refuses_what_the_api_refuses(fake: GeminiFake) -> None:
     assert "alternate" in refused([user, user])
     assert "ends with a user role" in refused([user, model])
     assert "valid role" in refused([types.Content(role="assistant", parts=[types.Part.from_text(text="x")])])
-    assert "Unsupported MIME" in refused([types.Content(role="user", parts=[
-        types.Part.from_bytes(data=b"RIFF", mime_type="audio/x-m4a")])])
+    assert "Unsupported MIME" in refused(
+        [types.Content(role="user", parts=[types.Part.from_bytes(data=b"RIFF", mime_type="audio/x-m4a")])]
+    )
     both = types.GenerateContentConfig(thinking_config=types.ThinkingConfig(thinking_level="low", thinking_budget=64))
     assert "both" in refused([user], both)
-    bad_key = genai.Client(api_key="wrong", http_options=types.HttpOptions(
-        base_url=fake.server.origin, retry_options=types.HttpRetryOptions(attempts=1)))
+    bad_key = genai.Client(
+        api_key="wrong",
+        http_options=types.HttpOptions(base_url=fake.server.origin, retry_options=types.HttpRetryOptions(attempts=1)),
+    )
     with pytest.raises(errors.ClientError) as exc:
         bad_key.models.generate_content(model=MODEL, contents=[user])
     assert exc.value.code == 400 and "API_KEY_INVALID" in str(exc.value.details)
@@ -178,13 +194,25 @@ def test_a_file_used_before_it_is_active_is_refused(fake: GeminiFake, media) -> 
     from google.genai import errors, types
 
     fake.processing_polls = 5
-    client = genai.Client(api_key=SECRET, http_options=types.HttpOptions(
-        base_url=fake.server.origin, retry_options=types.HttpRetryOptions(attempts=1)))
+    client = genai.Client(
+        api_key=SECRET,
+        http_options=types.HttpOptions(base_url=fake.server.origin, retry_options=types.HttpRetryOptions(attempts=1)),
+    )
     file = client.files.upload(file=io.BytesIO(media["a1"].bytes), config={"mime_type": "audio/wav"})
     assert file.state.value == "PROCESSING"
     with pytest.raises(errors.ClientError) as exc:
-        client.models.generate_content(model=MODEL, contents=[types.Content(role="user", parts=[
-            types.Part.from_uri(file_uri=file.uri, mime_type="audio/wav"), types.Part.from_text(text="?")])])
+        client.models.generate_content(
+            model=MODEL,
+            contents=[
+                types.Content(
+                    role="user",
+                    parts=[
+                        types.Part.from_uri(file_uri=file.uri, mime_type="audio/wav"),
+                        types.Part.from_text(text="?"),
+                    ],
+                )
+            ],
+        )
     assert exc.value.status == "FAILED_PRECONDITION"
 
 
@@ -212,8 +240,9 @@ def test_blocked_answers_and_thought_parts(media, tmp_path: Path) -> None:
         assert model.info()["stats"]["thoughts_tokens"] == 7
 
 
-def test_wrong_key_or_model_stops_the_run_naming_the_server_without_the_key(fake: GeminiFake, media,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_wrong_key_or_model_stops_the_run_naming_the_server_without_the_key(
+    fake: GeminiFake, media, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", "AIza-wrong-key-0000")
     with pytest.raises(ModelUnavailableError) as exc:
         backend(fake).generate([request(media, ["a1"], modality="audio-only")], loader(media), GREEDY)
@@ -221,7 +250,8 @@ def test_wrong_key_or_model_stops_the_run_naming_the_server_without_the_key(fake
     monkeypatch.setenv("GEMINI_API_KEY", SECRET)
     with pytest.raises(ModelUnavailableError, match="404"):
         GeminiModel("gemini-9-ultra", base_url=fake.server.origin, progress=False).generate(
-            [request(media, ["a1"], modality="audio-only")], loader(media), GREEDY)
+            [request(media, ["a1"], modality="audio-only")], loader(media), GREEDY
+        )
 
 
 def test_missing_key_names_both_variables(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -232,8 +262,9 @@ def test_missing_key_names_both_variables(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_accounting_reaches_the_model_info(fake: GeminiFake, media) -> None:
     model = backend(fake)
-    model.generate([request(media, ["v1", "v2"]), request(media, ["a1"], modality="audio-only", scene="s2")],
-                   loader(media), GREEDY)
+    model.generate(
+        [request(media, ["v1", "v2"]), request(media, ["a1"], modality="audio-only", scene="s2")], loader(media), GREEDY
+    )
     info = model.info()
     stats = info["stats"]
     assert stats["scenes"] == 2 and stats["requests"] == 2 and stats["errors"] == 0
@@ -246,9 +277,9 @@ def test_accounting_reaches_the_model_info(fake: GeminiFake, media) -> None:
 # --- the bundled sample end to end -------------------------------------------------------------------
 
 
-def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(tmp_path: Path, hf_cache: str,
-                                                                   monkeypatch: pytest.MonkeyPatch,
-                                                                   capsys: pytest.CaptureFixture) -> None:
+def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(
+    tmp_path: Path, hf_cache: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
     import datasets
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
@@ -256,9 +287,20 @@ def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(tmp_path: Pat
     first_ao = next(iter(datasets.load_dataset(str(sample_dataset), "ao", split="test")))["scene_id"]
     with OpenAIServer() as server:
         fake = GeminiFake(sample_dataset, key=SECRET, model=MODEL, script={first_ao: "garbage"}).attach(server)
-        code = odu_main(["eval", "--sample", "--model", "gemini", "--tasks", "odu_av,odu_ao",
-                         "--model-args", f"model={MODEL},base_url={server.origin},thinking_level=high",
-                         "--out", str(tmp_path / "gemini")])
+        code = odu_main(
+            [
+                "eval",
+                "--sample",
+                "--model",
+                "gemini",
+                "--tasks",
+                "odu_av,odu_ao",
+                "--model-args",
+                f"model={MODEL},base_url={server.origin},thinking_level=high",
+                "--out",
+                str(tmp_path / "gemini"),
+            ]
+        )
     out = capsys.readouterr()
     assert code == 0, out.err
     assert not fake.refusals
@@ -273,8 +315,20 @@ def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(tmp_path: Pat
         assert SECRET not in path.read_text(encoding="utf-8"), path.name
     assert SECRET not in out.out + out.err
 
-    code = odu_main(["eval", "--sample", "--model", "replay", "--tasks", "odu_av,odu_ao",
-                     "--model-args", f"predictions={folder / 'predictions.jsonl'}", "--out", str(tmp_path / "replay")])
+    code = odu_main(
+        [
+            "eval",
+            "--sample",
+            "--model",
+            "replay",
+            "--tasks",
+            "odu_av,odu_ao",
+            "--model-args",
+            f"predictions={folder / 'predictions.jsonl'}",
+            "--out",
+            str(tmp_path / "replay"),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     [replayed] = (tmp_path / "replay").iterdir()
     again = json.loads((replayed / "summary.json").read_text(encoding="utf-8"))
@@ -287,8 +341,10 @@ def test_the_sdks_load_only_when_a_native_backend_runs() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, odu, odu.models, odu.cli.eval, odu.models.gemini, odu.models.realtime; "
-            "print(sorted(m for m in ('google.genai', 'websockets', 'aiohttp') if m in sys.modules))")
+    code = (
+        "import sys, odu, odu.models, odu.cli.eval, odu.models.gemini, odu.models.realtime; "
+        "print(sorted(m for m in ('google.genai', 'websockets', 'aiohttp') if m in sys.modules))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
