@@ -35,6 +35,7 @@ from av.video.frame import PictureType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # build tooling: synth
 
+from _timing import best_of  # noqa: E402
 from synth import VideoSettings, encode_mp4, write_audio_file  # noqa: E402
 
 from odu.data.media import (  # noqa: E402
@@ -91,13 +92,7 @@ def timed(fn: Callable[[], Any], repeats: int) -> float:
     """Best CPU time (all threads of this process) of ``repeats`` calls, in seconds, after one
     warm-up call. CPU time measures the decoding work and is far less disturbed than wall time
     by other load on a shared machine; the minimum is the least disturbed run."""
-    fn()
-    runs = []
-    for _ in range(repeats):
-        start = time.process_time()
-        fn()
-        runs.append(time.process_time() - start)
-    return min(runs)
+    return best_of(repeats, fn, clock=time.process_time, warm_up=True)
 
 
 def decode_all(path: Path) -> int:

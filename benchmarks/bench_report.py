@@ -21,11 +21,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _timing import best_of
 
 from odu.report.bootstrap import SceneBootstrap
 from odu.report.channels import CHANNELS, channel_report, scene_counts
@@ -107,15 +106,6 @@ def naive_channels(systems: list[System], resamples: int, seed: int) -> None:
                 pooled += counts[sid]
             coverage = pooled[:, 0] / np.maximum(pooled[:, 1], 1)
             _ = coverage[request] - coverage
-
-
-def best_of(repeats: int, fn: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 Tests are grouped by the part of the toolkit they pin: ``scoring/``, ``judge/``, ``models/``,
 ``data/``, ``harness/``, ``report/``, ``cli/``, ``doors/`` (the ``evaluate`` metric), ``project/``
-(layout, citation, lint and types); test data in ``fixtures/``.
+(layout, citation, docs, lint and types); test data in ``fixtures/``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # build tooling: synth, make_sample
 
+from support.backend_media import media  # noqa: F401  (module fixture: short clips for the backend tests)
 from support.dataset_fixtures import demo_dataset, demo_release, hf_cache  # noqa: F401  (session fixtures)
 from support.openai_server import OpenAIServer
+from support.sample_runs import prepared_sample  # noqa: F401  (the bundled sample where eval --sample puts it)
+from support.view_support import runs, site  # noqa: F401  (session fixtures of the viewer tests)
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""What several subcommands share: the ``--annotation-language`` option, and what they print about
-the judge (its note and accounting line, the judge-error exit code)."""
+"""What several subcommands share: the ``--annotation-language`` and bootstrap options, and what
+they print about the judge (its note and accounting line, the judge-error exit code)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..constants import LANGUAGES
+from ..report.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 
 def add_annotation_language(
@@ -16,6 +17,26 @@ def add_annotation_language(
 ) -> None:
     """Add ``--annotation-language`` (``scene``, the default, or one of the dataset's languages)."""
     parser.add_argument("--annotation-language", choices=("scene", *LANGUAGES), default="scene", help=help)
+
+
+def add_bootstrap_options(parser: argparse.ArgumentParser, of: str = "") -> None:
+    """Add ``--seed`` and ``--resamples`` of the scene bootstrap (App E.1); ``of`` names what its
+    intervals are for in the help."""
+    parser.add_argument(
+        "--seed", type=int, default=BOOTSTRAP_SEED, help=f"bootstrap seed{of} (default {BOOTSTRAP_SEED})"
+    )
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=BOOTSTRAP_RESAMPLES,
+        help=f"bootstrap resamples{of} (default {BOOTSTRAP_RESAMPLES}, App E.1)",
+    )
+
+
+def check_resamples(args: argparse.Namespace) -> None:
+    """:class:`ValueError` when ``--resamples`` is below 1."""
+    if args.resamples < 1:
+        raise ValueError("--resamples must be at least 1")
 
 
 def judge_note(info: Mapping[str, Any]) -> str:

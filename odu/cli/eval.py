@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     from ..harness.tasks import dataset_source, task_dir, use_judge
     from ..judge import JudgeUnavailableError
     from ..judge.spec import judge_from_args
-    from ..models.openai_omni import ModelUnavailableError
+    from ..models.remote import ModelUnavailableError
     from ..schema import SchemaError
     from ..tables import table3
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..report.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from .common import add_bootstrap_options, check_resamples
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -17,13 +17,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="`odu-bench score` output directory")
     p.add_argument("--out", default="odu-report", help="output directory (default: ./odu-report)")
     p.add_argument("--names", nargs="+", metavar="NAME", help="system names, one per RUN_DIR")
-    p.add_argument("--seed", type=int, default=BOOTSTRAP_SEED, help=f"bootstrap seed (default {BOOTSTRAP_SEED})")
-    p.add_argument(
-        "--resamples",
-        type=int,
-        default=BOOTSTRAP_RESAMPLES,
-        help=f"bootstrap resamples (default {BOOTSTRAP_RESAMPLES}, App E.1)",
-    )
+    add_bootstrap_options(p)
     p.add_argument("--no-plots", action="store_true", help="skip the heatmap PNGs")
     p.set_defaults(run=run)
 
@@ -32,10 +26,8 @@ def run(args: argparse.Namespace) -> int:
     from ..report import build_report, load_systems, write_report
     from ..tables import table3
 
-    if args.resamples < 1:
-        print("odu-bench report: error: --resamples must be at least 1", file=sys.stderr)
-        return 2
     try:
+        check_resamples(args)
         systems = load_systems(args.run_dirs, args.names)
         report = build_report(systems, args.resamples, args.seed)
     except ValueError as exc:

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ..report.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from .common import add_bootstrap_options, check_resamples
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -33,18 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     data.add_argument("--sample", action="store_true", help="the bundled offline sample")
     p.add_argument("--out", required=True, metavar="SITE", help="output folder (replaced if it holds an earlier view)")
-    p.add_argument(
-        "--seed",
-        type=int,
-        default=BOOTSTRAP_SEED,
-        help=f"bootstrap seed of the headline CIs (default {BOOTSTRAP_SEED})",
-    )
-    p.add_argument(
-        "--resamples",
-        type=int,
-        default=BOOTSTRAP_RESAMPLES,
-        help=f"bootstrap resamples of the headline CIs (default {BOOTSTRAP_RESAMPLES}, App E.1)",
-    )
+    add_bootstrap_options(p, " of the headline CIs")
     p.add_argument("--json", action="store_true", help="print what was built as JSON instead of lines")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
@@ -53,10 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..report.view import build_site, load_dataset_scenes, load_runs
 
-    if args.resamples < 1:
-        print("odu-bench view: error: --resamples must be at least 1", file=sys.stderr)
-        return 2
     try:
+        check_resamples(args)
         runs = load_runs(args.run_dirs, args.names, args.predictions)
         dataset = load_dataset_scenes(args.dataset, args.sample)
         result = build_site(

@@ -28,7 +28,8 @@ from tqdm.auto import tqdm
 
 from ..cache import cache_dir as odu_cache_dir
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip
-from ..models.openai_omni import MODEL_CONCURRENCY, MODEL_TIMEOUT_S, wav_bytes
+from ..models.clips import wav_bytes
+from ..models.remote import MODEL_CONCURRENCY, MODEL_TIMEOUT_S
 from ..openai_client import API_KEY_ENV, RETRIES, CallFailedError, CallStats, OpenAIClient, ServerUnavailableError
 from ..prompts import AsrSentence
 from ..schema import read_json_records
@@ -174,9 +175,7 @@ class TranscriptionEndpoint:
             self.stats.cache_hits += 1
             return _sentences(json.loads(cached.read_text(encoding="utf-8")), f"{cached}")
         where = f"scene {scene_id} clip {clip_id}"
-        audio = await asyncio.to_thread(
-            lambda: wav_bytes(clip.audio(DEFAULT_AUDIO_SAMPLE_RATE), DEFAULT_AUDIO_SAMPLE_RATE)
-        )
+        audio = await asyncio.to_thread(lambda: wav_bytes(clip, DEFAULT_AUDIO_SAMPLE_RATE))
 
         async def send() -> Any:
             self.stats.requests += 1

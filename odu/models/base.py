@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..prompts import PROMPT_VERSION, ChatInput, ClipRef, Turn, build_chat, turns_from_records
@@ -154,18 +154,88 @@ def decode_output(text: str | None) -> Generation:
     return Generation(text)
 
 
+@dataclass(frozen=True, slots=True)
+class Decoding:
+    """A task's generation settings as the backends apply them: greedy unless ``do_sample``; lm-eval's
+    ``max_gen_toks`` (else ``max_tokens``, else the backend's default); ``top_p`` only when sampling;
+    ``until`` as stop sequences.
+
+    >>> d = Decoding.of({"until": ["END"], "max_gen_toks": 512}, 4096)
+    >>> d.fields("max_output_tokens", "stop_sequences")
+    {'temperature': 0.0, 'max_output_tokens': 512, 'stop_sequences': ['END']}
+    >>> d.pitfalls("max_output_tokens")
+    ["stop sequences ['END'] may cut the JSON answer", 'max_output_tokens=512 may cut the JSON answer']
+    """
+
+    temperature: float
+    max_tokens: int
+    top_p: float | None = None
+    stop: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, gen_kwargs: Mapping[str, Any], max_tokens: int) -> Decoding:
+        sampling = bool(gen_kwargs.get("do_sample", False))
+        until = gen_kwargs.get("until") or []
+        return cls(
+            temperature=float(gen_kwargs.get("temperature", 0.0)) if sampling else 0.0,
+            max_tokens=int(gen_kwargs.get("max_gen_toks", gen_kwargs.get("max_tokens", max_tokens))),
+            top_p=float(gen_kwargs["top_p"]) if sampling and "top_p" in gen_kwargs else None,
+            stop=(until,) if isinstance(until, str) else tuple(s for s in until if s),
+        )
+
+    def with_max_tokens(self, max_tokens: int | None) -> Decoding:
+        """These settings with ``max_tokens`` when given (a backend setting that overrides the task's)."""
+        return replace(self, max_tokens=max_tokens) if max_tokens else self
+
+    def fields(self, max_tokens: str, stop: str) -> dict[str, Any]:
+        """The settings under an API's names for the token limit and the stop sequences (``top_p``
+        and the stop sequences only when set)."""
+        out: dict[str, Any] = {"temperature": self.temperature, max_tokens: self.max_tokens}
+        if self.top_p is not None:
+            out["top_p"] = self.top_p
+        if self.stop:
+            out[stop] = list(self.stop)
+        return out
+
+    def pitfalls(self, max_tokens: str) -> list[str]:
+        """Run-card warnings: sampling, stop sequences, a token limit that may cut the JSON answer
+        (``max_tokens``: the API's name of the limit)."""
+        out = []
+        if self.temperature > 0 or (self.top_p or 1.0) < 1:
+            out.append(
+                f"sampling on (temperature={self.temperature}, top_p={self.top_p or 1.0}): "
+                "outputs are not greedy, reruns differ"
+            )
+        if self.stop:
+            out.append(f"stop sequences {list(self.stop)!r} may cut the JSON answer")
+        if self.max_tokens < MODEL_MIN_SAFE_MAX_TOKENS:
+            out.append(f"{max_tokens}={self.max_tokens} may cut the JSON answer")
+        return out
+
+
 #: Loads one clip of a request: ``(request, clip) -> odu.data.media.LazyClip``.
 ClipLoader = Callable[[SceneRequest, ClipRef], Any]
 #: Called with ``(index, generation)`` as each request finishes (e.g. to cache it at once).
 OnDone = Callable[[int, "Generation"], None]
 
 
+@dataclass(frozen=True, slots=True)
+class SceneBatch:
+    """One :meth:`Backend.generate` call: the requests (at least one), how to load their clips, the
+    task's generation settings (lm-eval's ``gen_kwargs``) and what to call as each request finishes."""
+
+    requests: list[SceneRequest]
+    load_clip: ClipLoader | None
+    gen_kwargs: Mapping[str, Any]
+    on_done: OnDone | None
+
+
 class Backend:
     """Turns scene requests into generations. Implementations never raise for one bad scene.
 
-    A backend implements :meth:`generate` or, when it answers each scene from the request alone
-    (no media, no generation settings, nothing slow: the floor baselines, replayed outputs), only
-    :meth:`answer`.
+    A backend implements :meth:`generate_batch` or, when it answers each scene from the request
+    alone (no media, no generation settings, nothing slow: the floor baselines, replayed outputs),
+    only :meth:`answer`.
     """
 
     #: Short name recorded in run cards ("openai", "replay", "never", ...).
@@ -183,10 +253,15 @@ class Backend:
         ``load_clip`` fetches media when it is needed; ``gen_kwargs`` are the task's generation
         settings in lm-eval's vocabulary (``max_gen_toks``, ``temperature``, ``do_sample``,
         ``until``), applied by backends that generate; slow backends call ``on_done`` as each
-        request finishes, so that a killed run keeps what was done. By default, :meth:`answer`
-        per request.
+        request finishes, so that a killed run keeps what was done. Backends implement
+        :meth:`generate_batch`, or :meth:`answer` alone.
         """
-        return [self.answer(r) for r in requests]
+        batch = SceneBatch(list(requests), load_clip, gen_kwargs or {}, on_done)
+        return self.generate_batch(batch) if batch.requests else []
+
+    def generate_batch(self, batch: SceneBatch) -> list[Generation]:
+        """:meth:`generate` of a batch of at least one request; by default :meth:`answer` per request."""
+        return [self.answer(r) for r in batch.requests]
 
     def answer(self, request: SceneRequest) -> Generation:
         """The answer to one request from the request alone (backends that need nothing else)."""
@@ -211,8 +286,10 @@ __all__ = [
     "MODEL_MIN_SAFE_MAX_TOKENS",
     "Backend",
     "ClipLoader",
+    "Decoding",
     "Generation",
     "OnDone",
+    "SceneBatch",
     "RequestError",
     "SceneRequest",
     "decode_output",

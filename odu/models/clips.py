@@ -9,6 +9,7 @@ clip to a content-addressed file for backends that take paths (``file://`` URLs,
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import tempfile
@@ -80,6 +81,15 @@ def media_type(clip: LazyClip) -> tuple[str, str]:
     return ("video/mp4", ".mp4") if info.has_video else ("audio/wav", ".wav")
 
 
+def wav_bytes(clip: LazyClip, sample_rate: int) -> bytes:
+    """The clip's audio, mono at ``sample_rate``, as a 16-bit PCM WAV file (for APIs that take few codecs)."""
+    import soundfile as sf
+
+    buf = io.BytesIO()
+    sf.write(buf, clip.audio(sample_rate), sample_rate, subtype="PCM_16", format="WAV")
+    return buf.getvalue()
+
+
 def spool_clip(clip: LazyClip, sha256: str, directory: Path | None = None) -> Path:
     """``clip`` as a file named by its hash (``<cache>/media/<sha256><suffix>``), written once."""
     if clip.path is not None:
@@ -96,4 +106,4 @@ def spool_clip(clip: LazyClip, sha256: str, directory: Path | None = None) -> Pa
     return path
 
 
-__all__ = ["DatasetClips", "locator", "media_type", "spool_clip"]
+__all__ = ["DatasetClips", "locator", "media_type", "spool_clip", "wav_bytes"]

@@ -30,32 +30,23 @@ scrubbed from every message.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import io
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..constants import AUDIO_ONLY
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip, MediaError
-from ..openai_client import (
-    BACKOFF,
-    RETRIES,
-    ApiClient,
-    CallFailedError,
-    CallStats,
-    ServerRefusedError,
-    TransientError,
-    status_failure,
-)
-from ..prompts import ClipRef, Part
-from .base import MODEL_MIN_SAFE_MAX_TOKENS, Backend, ClipLoader, Generation, OnDone, SceneRequest
-from .batch import gather_scenes
-from .clips import media_type
-from .messages import chat_messages
-from .openai_omni import MODEL_CONCURRENCY, MODEL_TIMEOUT_S, ModelUnavailableError, wav_bytes
+from ..openai_client import ApiClient, CallFailedError, ServerRefusedError, TransientError, status_failure
+from ..prompts import ClipRef
+from .base import MODEL_MAX_TOKENS, ClipLoader, Decoding, Generation, SceneBatch, SceneRequest
+from .clips import media_type, wav_bytes
+from .messages import role_turns
+from .remote import ModelStats, ModelUnavailableError, RemoteBackend
 
 T = TypeVar("T")
 
@@ -96,35 +87,20 @@ GEMINI_FILE_WAIT_S = 600.0
 
 
 @dataclass
-class GeminiStats(CallStats):
-    """The backend's counters: the client's (``requests``: ``generateContent`` calls), plus scenes,
+class GeminiStats(ModelStats):
+    """The backend's counters: a remote backend's (``requests``: ``generateContent`` calls), plus
     Files API calls, cut answers, thinking tokens and media sent inline or uploaded."""
 
-    scenes: int = 0
     file_requests: int = 0
-    truncated: int = 0
     thoughts_tokens: int = 0
-    media_bytes: int = 0
     inline_bytes: int = 0
     uploaded_files: int = 0
     uploaded_bytes: int = 0
 
     #: Order of the counters in the run card's ``stats``.
-    ORDER = (
-        "scenes",
-        "requests",
-        "file_requests",
-        "retries",
-        "errors",
-        "truncated",
-        "prompt_tokens",
-        "completion_tokens",
-        "thoughts_tokens",
-        "media_bytes",
-        "inline_bytes",
-        "uploaded_files",
-        "uploaded_bytes",
-        "wall_time_s",
+    ORDER = tuple(
+        "scenes requests file_requests retries errors truncated prompt_tokens completion_tokens thoughts_tokens "
+        "media_bytes inline_bytes uploaded_files uploaded_bytes wall_time_s".split()
     )
 
 
@@ -198,34 +174,35 @@ class GeminiClient(ApiClient):
         return genai.Client(api_key=self._api_key, http_options=options).aio
 
 
-class GeminiModel(Backend):
+class GeminiModel(RemoteBackend):
     """A Gemini model through the ``google-genai`` SDK; see the module docstring."""
 
     name = "gemini"
+    client_type = GeminiClient
+    role = "Gemini"
+    key_envs = GEMINI_API_KEY_ENVS
+    default_url = GEMINI_DEFAULT_URL
+    limit_name = "max_output_tokens"
+    truncation_advice = " (thinking tokens count against it): raise max_output_tokens or lower the thinking setting"
+    client: GeminiClient
+    _stats: GeminiStats
 
     def __init__(
         self,
         model: str,
         *,
-        base_url: str | None = None,
-        api_key_env: str | None = None,
-        concurrency: int = MODEL_CONCURRENCY,
-        timeout: float = MODEL_TIMEOUT_S,
-        retries: int = RETRIES,
         max_output_tokens: int | None = None,
         thinking_level: str | None = None,
         thinking_budget: int | None = None,
         inline_limit_mb: float = GEMINI_INLINE_REQUEST_MB,
         audio_sample_rate: int = DEFAULT_AUDIO_SAMPLE_RATE,
-        progress: bool = True,
-        backoff: tuple[float, float, float] = BACKOFF,
+        **server: Any,
     ) -> None:
         try:
             import google.genai  # noqa: F401
         except ImportError:
             raise ValueError("the gemini backend needs the google-genai SDK: pip install 'odu-bench[gemini]'") from None
-        if not model:
-            raise ValueError("the gemini backend needs a model name (model=gemini-...)")
+        super().__init__(model, GeminiStats(), **server)
         if thinking_level is not None and thinking_budget is not None:
             # "You cannot use both thinking_level and thinking_budget in the same request; doing so
             # returns a 400 error" (https://ai.google.dev/gemini-api/docs/gemini-3).
@@ -239,113 +216,49 @@ class GeminiModel(Backend):
                     f"{model}: Gemini 2.5 models take thinking_budget, not thinking_level "
                     "(https://ai.google.dev/gemini-api/docs/thinking)"
                 )
-        if (
-            concurrency < 1
-            or retries < 0
-            or timeout <= 0
-            or inline_limit_mb <= 0
-            or (max_output_tokens is not None and max_output_tokens < 1)
-        ):
-            raise ValueError("concurrency, max_output_tokens >= 1; retries >= 0; timeout, inline_limit_mb > 0")
-        self._stats = GeminiStats()
-        self.client = GeminiClient(
-            "Gemini",
-            model,
-            base_url=base_url,
-            api_key_env=api_key_env or GEMINI_API_KEY_ENVS,
-            timeout=timeout,
-            retries=retries,
-            backoff=backoff,
-            stats=self._stats,
-            unavailable=ModelUnavailableError,
-        )
-        self.model = model
-        self.concurrency = concurrency
+        if inline_limit_mb <= 0 or (max_output_tokens is not None and max_output_tokens < 1):
+            raise ValueError("max_output_tokens >= 1; inline_limit_mb > 0")
         self.max_output_tokens = max_output_tokens
         self.thinking_level = thinking_level
         self.thinking_budget = None if thinking_budget is None else int(thinking_budget)
         self.inline_limit = int(inline_limit_mb * 1_000_000)
         self.audio_sample_rate = audio_sample_rate
-        self.progress = progress
-        self._generation: dict[str, Any] = {}
+        self._decoding = Decoding.of({}, MODEL_MAX_TOKENS).with_max_tokens(max_output_tokens)
         self._uploads: dict[str, asyncio.Task[Any]] = {}
 
     # --- public interface -------------------------------------------------------------------------
 
-    def generate(
-        self,
-        requests: Sequence[SceneRequest],
-        load_clip: ClipLoader | None = None,
-        gen_kwargs: Mapping[str, Any] | None = None,
-        on_done: OnDone | None = None,
-    ) -> list[Generation]:
-        requests = list(requests)
-        if not requests:
-            return []
-        self._generation = self._options(gen_kwargs or {})
-        return self.client.run(lambda: self._generate_all(requests, load_clip, on_done))
+    def prepare(self, batch: SceneBatch) -> None:
+        self._decoding = Decoding.of(batch.gen_kwargs, MODEL_MAX_TOKENS).with_max_tokens(self.max_output_tokens)
 
     def info(self) -> dict[str, Any]:
         return {
-            "backend": self.name,
-            "model": self.model,
-            "base_url": self.client.server,
-            "api_key_env": self.client.api_key_env,
-            "concurrency": self.concurrency,
-            "timeout_s": self.client.timeout,
-            "retries": self.client.retries,
+            **self.server_info(),
             "media": {
                 "inline_limit_mb": self.inline_limit / 1_000_000,
                 "audio_sample_rate": self.audio_sample_rate,
                 "layout": "roles (assistant replies as model contents)",
             },
             "thinking": self._thinking() or "model default",
-            "generation": self._generation or self._options({}),
+            "generation": self._generation_config(),
             "stats": self._stats.as_dict(GeminiStats.ORDER),
         }
 
     def pitfalls(self) -> list[str]:
-        out = []
-        gen = self._generation or self._options({})
-        if gen["temperature"] > 0 or gen.get("top_p", 1.0) < 1:
-            out.append(
-                f"sampling on (temperature={gen['temperature']}, top_p={gen.get('top_p', 1.0)}): "
-                "outputs are not greedy, reruns differ"
-            )
-        if gen.get("stop_sequences"):
-            out.append(f"stop sequences {gen['stop_sequences']!r} may cut the JSON answer")
-        if gen["max_output_tokens"] < MODEL_MIN_SAFE_MAX_TOKENS:
-            out.append(f"max_output_tokens={gen['max_output_tokens']} may cut the JSON answer")
-        if self._stats.truncated:
-            out.append(
-                f"{self._stats.truncated} answer(s) stopped at max_output_tokens={gen['max_output_tokens']} "
-                "(thinking tokens count against it): raise max_output_tokens or lower the thinking setting"
-            )
-        return out
+        return self._decoding.pitfalls(self.limit_name) + super().pitfalls()
+
+    def output_limit(self) -> int:
+        return self._decoding.max_tokens
 
     # --- request layout (no network) ----------------------------------------------------------------
 
     def layout(self, request: SceneRequest, load_clip: ClipLoader | None) -> tuple[str, list[GeminiTurn]]:
         """``(system instruction, contents)`` of ``request`` with its media loaded (raises :class:`MediaError`)."""
+        system, turns = role_turns(request, load_clip, lambda ref, clip: self._media(request, ref, clip))
+        return system, [("model" if role == "assistant" else "user", items) for role, items in turns]
 
-        def media(part: Part) -> list[dict[str, Any]]:
-            assert part.clip is not None
-            if load_clip is None:
-                raise MediaError(f"scene {request.scene_id} clip {part.clip.id}: no media source given")
-            return [{"type": "clip", "media": self._media(request, part.clip, load_clip(request, part.clip))}]
-
-        messages = chat_messages(request.chat(), media, history="roles")
-        turns: list[GeminiTurn] = []
-        for message in messages[1:]:
-            role = "model" if message["role"] == "assistant" else "user"
-            content = message["content"]
-            items = (
-                [content]
-                if isinstance(content, str)
-                else [c["text"] if c["type"] == "text" else c["media"] for c in content]
-            )
-            turns.append((role, items))
-        return messages[0]["content"], turns
+    def encode(self, request: SceneRequest, load_clip: ClipLoader | None) -> tuple[str, list[GeminiTurn]]:
+        return self.layout(request, load_clip)
 
     def _media(self, request: SceneRequest, ref: ClipRef, clip: LazyClip) -> GeminiMedia:
         mime = media_type(clip)[0]
@@ -354,7 +267,7 @@ class GeminiModel(Backend):
             if mime in GEMINI_AUDIO_TYPES:
                 data = clip.bytes
             else:
-                data, mime = wav_bytes(clip.audio(self.audio_sample_rate), self.audio_sample_rate), "audio/wav"
+                data, mime = wav_bytes(clip, self.audio_sample_rate), "audio/wav"
         elif mime in GEMINI_VIDEO_TYPES:
             data = clip.bytes
         else:
@@ -364,21 +277,9 @@ class GeminiModel(Backend):
             )
         return GeminiMedia(mime, data, hashlib.sha256(data).hexdigest())
 
-    def _options(self, gen_kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        """``generationConfig`` fields from lm-eval generation kwargs: greedy unless ``do_sample``."""
-        sampling = bool(gen_kwargs.get("do_sample", False))
-        options: dict[str, Any] = {
-            "temperature": float(gen_kwargs.get("temperature", 0.0)) if sampling else 0.0,
-            "max_output_tokens": self.max_output_tokens or int(gen_kwargs.get("max_gen_toks", 4096)),
-            "candidate_count": 1,
-        }
-        if sampling and "top_p" in gen_kwargs:
-            options["top_p"] = float(gen_kwargs["top_p"])
-        until = gen_kwargs.get("until") or []
-        stops = [until] if isinstance(until, str) else [s for s in until if s]
-        if stops:
-            options["stop_sequences"] = stops
-        return options
+    def _generation_config(self) -> dict[str, Any]:
+        """``generationConfig`` fields of the task's generation settings."""
+        return {**self._decoding.fields("max_output_tokens", "stop_sequences"), "candidate_count": 1}
 
     def _thinking(self) -> dict[str, Any]:
         if self.thinking_level is not None:
@@ -389,53 +290,30 @@ class GeminiModel(Backend):
 
     # --- calls ---------------------------------------------------------------------------------------
 
-    async def _generate_all(
-        self, requests: list[SceneRequest], load_clip: ClipLoader | None, on_done: OnDone | None
-    ) -> list[Generation]:
+    @contextlib.asynccontextmanager
+    async def session(self) -> AsyncIterator[Any]:
+        """The batch's SDK client and request config; the batch's uploads are deleted at its end."""
         from google.genai import types
 
         client = self.client.aio_sdk()
-        config = types.GenerateContentConfig(
-            **self._generation,
-            thinking_config=types.ThinkingConfig(**self._thinking()) if self._thinking() else None,
-        )
+        thinking = types.ThinkingConfig(**self._thinking()) if self._thinking() else None
+        config = types.GenerateContentConfig(**self._generation_config(), thinking_config=thinking)
         self._uploads = {}
         try:
-            return await gather_scenes(
-                self.client,
-                requests,
-                lambda r: self._answer(client, r, load_clip, config),
-                concurrency=self.concurrency,
-                progress=self.progress,
-                on_done=on_done,
-            )
+            yield client, config
         finally:
             await self._delete_uploads(client)
             await client.aclose()
 
-    async def _answer(
-        self, client: Any, request: SceneRequest, load_clip: ClipLoader | None, config: Any
-    ) -> Generation:
-        self._stats.scenes += 1
-        try:
-            system, turns = await asyncio.to_thread(self.layout, request, load_clip)
-        except MediaError as exc:
-            self._stats.errors += 1
-            return Generation.failed(f"media: {exc}")
-        try:
-            contents = await self._contents(client, system, turns)
-            call_config = config.model_copy(update={"system_instruction": system})
-            response = await self._call(
-                lambda: client.models.generate_content(model=self.model, contents=contents, config=call_config),
-                counter="requests",
-            )
-        except CallFailedError as exc:
-            self._stats.errors += 1
-            return Generation.failed(self.client.scrub(f"model call failed: {exc}"))
-        generation = self._read(response)
-        if generation.error is not None:
-            self._stats.errors += 1
-        return generation
+    async def send(self, sdk: Any, encoded: Any) -> Generation:
+        (client, config), (system, turns) = sdk, encoded
+        contents = await self._contents(client, system, turns)
+        call_config = config.model_copy(update={"system_instruction": system})
+        response = await self._call(
+            lambda: client.models.generate_content(model=self.model, contents=contents, config=call_config),
+            counter="requests",
+        )
+        return self._read(response)
 
     async def _contents(self, client: Any, system: str, turns: list[GeminiTurn]) -> list[Any]:
         """SDK contents of ``turns``: media inline while the request stays within the inline limit,
@@ -456,7 +334,7 @@ class GeminiModel(Backend):
         def part(item: str | GeminiMedia) -> Any:
             if isinstance(item, str):
                 return types.Part.from_text(text=item)
-            self._stats.media_bytes += len(item.data)
+            self.count_media(item.data)
             if item.sha256 in files:
                 return types.Part.from_uri(file_uri=files[item.sha256].uri, mime_type=item.mime)
             self._stats.inline_bytes += len(item.data)
@@ -534,7 +412,7 @@ class GeminiModel(Backend):
             self._stats.truncated += 1
             if not text:
                 return Generation.failed(
-                    f"no answer text before max_output_tokens={self._generation['max_output_tokens']} "
+                    f"no answer text before max_output_tokens={self._decoding.max_tokens} "
                     "(thinking tokens count against it)"
                 )
         elif finish not in ("STOP", "") and not text:

@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..prompts import ChatInput, Part
+from ..data.media import LazyClip, MediaError
+from ..prompts import ChatInput, ClipRef, Part
+from .base import ClipLoader, SceneRequest
 
 HISTORY_LAYOUTS: tuple[str, ...] = ("inline", "roles")
 
@@ -77,4 +79,41 @@ def chat_messages(chat: ChatInput, media: MediaParts, history: str = "inline") -
     return messages
 
 
-__all__ = ["HISTORY_LAYOUTS", "MediaParts", "chat_messages"]
+def scene_messages(
+    request: SceneRequest,
+    load_clip: ClipLoader | None,
+    encode: Callable[[ClipRef, LazyClip], list[dict[str, Any]]],
+    history: str = "inline",
+) -> list[dict[str, Any]]:
+    """:func:`chat_messages` of ``request``: each clip loaded by ``load_clip`` and turned into
+    content parts by ``encode``; :class:`MediaError` when a clip is needed and there is no loader."""
+
+    def media(part: Part) -> list[dict[str, Any]]:
+        assert part.clip is not None
+        if load_clip is None:
+            raise MediaError(f"scene {request.scene_id} clip {part.clip.id}: no media source given")
+        return encode(part.clip, load_clip(request, part.clip))
+
+    return chat_messages(request.chat(), media, history)
+
+
+def role_turns(
+    request: SceneRequest, load_clip: ClipLoader | None, encode: Callable[[ClipRef, LazyClip], Any]
+) -> tuple[str, list[tuple[str, list[Any]]]]:
+    """``request`` in the ``roles`` layout as ``(system instruction, turns)``, for APIs with their
+    own content types: each turn is its role and its items in order, a text as a string and a clip
+    as what ``encode`` made of it (:class:`MediaError` as for :func:`scene_messages`)."""
+    messages = scene_messages(
+        request, load_clip, lambda ref, clip: [{"type": "clip", "media": encode(ref, clip)}], "roles"
+    )
+    turns = []
+    for message in messages[1:]:
+        content = message["content"]
+        if isinstance(content, str):
+            turns.append((message["role"], [content]))
+        else:
+            turns.append((message["role"], [c["text"] if c["type"] == "text" else c["media"] for c in content]))
+    return messages[0]["content"], turns
+
+
+__all__ = ["HISTORY_LAYOUTS", "MediaParts", "chat_messages", "role_turns", "scene_messages"]

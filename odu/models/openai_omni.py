@@ -2,7 +2,7 @@
 OpenAI endpoint, OpenAI, ...), through the toolkit's one OpenAI client (:mod:`odu.openai_client`).
 
 One chat call per scene, built from :func:`odu.prompts.build_chat` (App F.1 / F.2 instruction,
-App D.1 turn layout; App D.2 ASR text for the text-only baseline) by :func:`.messages.chat_messages`:
+App D.1 turn layout; App D.2 ASR text for the text-only baseline) by :func:`.messages.scene_messages`:
 
 * video as ``video_url`` (a ``data:`` URL, or ``file://`` with ``media_url="file"`` for servers that
   read local paths, e.g. vLLM with ``--allowed-local-media-path``), audio as ``input_audio``
@@ -16,99 +16,42 @@ App D.1 turn layout; App D.2 ASR text for the text-only baseline) by :func:`.mes
   ``{"mm_processor_kwargs": {"use_audio_in_video": true}}``); ``stream=True`` for servers that
   only stream (DashScope's Qwen-Omni).
 
-Media is read only when a scene is actually sent, inside the concurrency gate, so memory holds at
-most ``concurrency`` scenes' media. 429, 5xx, timeouts and connection errors are retried with
-exponential backoff (``Retry-After`` honoured; the client's retry policy); a scene whose call still
-fails, or whose media cannot be read, gets an inference error (:class:`.base.Generation`), never an
-empty answer. 401 / 403 / 404 (wrong key, model or URL) stop the run at once. The API key is read
-from an environment variable, sent only in the request header and scrubbed from every message.
+Media is read only when a scene is actually sent (:class:`.remote.RemoteBackend`: concurrency,
+inference errors). 429, 5xx, timeouts and connection errors are retried with exponential backoff
+(``Retry-After`` honoured; the client's retry policy); 401 / 403 / 404 (wrong key, model or URL)
+stop the run at once. The API key is read from an environment variable, sent only in the request
+header and scrubbed from every message.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import io
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import contextlib
+from collections.abc import AsyncIterator, Mapping
 from fractions import Fraction
 from typing import Any
 
 from ..constants import AUDIO_ONLY, AUDIO_VISUAL
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip, MediaError
-from ..openai_client import (
-    API_KEY_ENV,
-    BACKOFF,
-    RETRIES,
-    CallFailedError,
-    CallStats,
-    OpenAIClient,
-    ServerUnavailableError,
-)
-from ..prompts import ClipRef, Part
-from .base import (
-    MODEL_FRAMES_FPS,
-    MODEL_MAX_TOKENS,
-    MODEL_MIN_SAFE_MAX_TOKENS,
-    Backend,
-    ClipLoader,
-    Generation,
-    OnDone,
-    SceneRequest,
-)
-from .batch import gather_scenes
-from .clips import media_type, spool_clip
-from .messages import HISTORY_LAYOUTS, chat_messages
+from ..openai_client import OpenAIClient
+from ..prompts import ClipRef
+from .base import MODEL_FRAMES_FPS, MODEL_MAX_TOKENS, ClipLoader, Decoding, Generation, SceneBatch, SceneRequest
+from .clips import media_type, spool_clip, wav_bytes
+from .messages import HISTORY_LAYOUTS, scene_messages
+from .remote import ModelStats, RemoteBackend
 
 MEDIA_URLS = ("data", "file")
 VIDEO_MODES = ("video", "frames")
 AUDIO_IN_VIDEO = ("native", "separate", "none")
 
-#: Model calls in flight at once (``concurrency=`` model argument).
-MODEL_CONCURRENCY = 4
-#: Seconds before one model HTTP request is abandoned and retried; omni prefill of long video is slow.
-MODEL_TIMEOUT_S = 600.0
 #: Frames mode (servers that take images only): at most this many frames per clip (spread evenly).
 MODEL_MAX_FRAMES = 64
 #: JPEG quality (2 = best .. 31) of frames sent as images (FFmpeg ``qscale``).
 MODEL_FRAME_JPEG_QSCALE = 3
 
 
-class ModelUnavailableError(ServerUnavailableError):
-    """The model server refuses every call (wrong key, model or URL); the message says which."""
-
-
-@dataclass
-class ModelStats(CallStats):
-    """The backend's counters: the client's, plus scenes asked and media bytes sent."""
-
-    scenes: int = 0
-    media_bytes: int = 0
-
-    #: Order of the counters in the run card's ``stats``.
-    ORDER = (
-        "scenes",
-        "requests",
-        "retries",
-        "errors",
-        "prompt_tokens",
-        "completion_tokens",
-        "media_bytes",
-        "wall_time_s",
-    )
-
-
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
-
-
-def wav_bytes(samples: Any, sample_rate: int) -> bytes:
-    """Mono float32 samples as a 16-bit PCM WAV file."""
-    import soundfile as sf
-
-    buf = io.BytesIO()
-    sf.write(buf, samples, sample_rate, subtype="PCM_16", format="WAV")
-    return buf.getvalue()
 
 
 def jpeg_bytes(frame: Any, qscale: int = MODEL_FRAME_JPEG_QSCALE) -> bytes:
@@ -127,20 +70,16 @@ def jpeg_bytes(frame: Any, qscale: int = MODEL_FRAME_JPEG_QSCALE) -> bytes:
     return b"".join(bytes(p) for p in packets)
 
 
-class OpenAIOmni(Backend):
+class OpenAIOmni(RemoteBackend):
     """An omni model on an OpenAI-compatible chat server; see the module docstring."""
 
     name = "openai"
+    client: OpenAIClient
 
     def __init__(
         self,
         model: str,
         *,
-        base_url: str | None = None,
-        api_key_env: str = API_KEY_ENV,
-        concurrency: int = MODEL_CONCURRENCY,
-        timeout: float = MODEL_TIMEOUT_S,
-        retries: int = RETRIES,
         max_tokens: int = MODEL_MAX_TOKENS,
         media_url: str = "data",
         video_mode: str = "video",
@@ -151,11 +90,9 @@ class OpenAIOmni(Backend):
         history: str = "inline",
         stream: bool = False,
         extra_body: Mapping[str, Any] | None = None,
-        progress: bool = True,
-        backoff: tuple[float, float, float] = BACKOFF,
+        **server: Any,
     ) -> None:
-        if not model:
-            raise ValueError("the OpenAI-compatible backend needs a model name (model=...)")
+        super().__init__(model, ModelStats(), **server)
         audio_in_video = audio_in_video or ("native" if video_mode == "video" else "separate")
         for value, allowed, what in (
             (media_url, MEDIA_URLS, "media_url"),
@@ -169,22 +106,8 @@ class OpenAIOmni(Backend):
             raise ValueError(
                 "video_mode=frames sends images, which carry no audio: use audio_in_video=separate or none"
             )
-        if concurrency < 1 or retries < 0 or timeout <= 0 or max_tokens < 1 or fps <= 0 or max_frames < 1:
-            raise ValueError("concurrency, max_tokens, max_frames >= 1; retries >= 0; timeout, fps > 0")
-        self._stats = ModelStats()
-        self.client = OpenAIClient(
-            "model",
-            model,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            timeout=timeout,
-            retries=retries,
-            backoff=backoff,
-            stats=self._stats,
-            unavailable=ModelUnavailableError,
-        )
-        self.model = model
-        self.concurrency = concurrency
+        if max_tokens < 1 or fps <= 0 or max_frames < 1:
+            raise ValueError("max_tokens, max_frames >= 1; fps > 0")
         self.max_tokens = max_tokens
         self.media_url = media_url
         self.video_mode = video_mode
@@ -195,36 +118,21 @@ class OpenAIOmni(Backend):
         self.history = history
         self.stream = stream
         self.extra_body = dict(extra_body or {})
-        self.progress = progress
-        self._generation: dict[str, Any] = {}
+        self._decoding = Decoding.of({}, max_tokens)
+        self._asked = False
         self._modalities: set[str] = set()
 
     # --- public interface -------------------------------------------------------------------------
 
-    def generate(
-        self,
-        requests: Sequence[SceneRequest],
-        load_clip: ClipLoader | None = None,
-        gen_kwargs: Mapping[str, Any] | None = None,
-        on_done: OnDone | None = None,
-    ) -> list[Generation]:
-        requests = list(requests)
-        if not requests:
-            return []
-        options = self._options(gen_kwargs or {})
-        self._generation = {k: v for k, v in options.items() if k not in ("model", "extra_body")}
-        self._modalities.update(r.modality for r in requests)
-        return self.client.run(lambda: self._generate_all(requests, load_clip, options, on_done))
+    def prepare(self, batch: SceneBatch) -> None:
+        self._decoding = Decoding.of(batch.gen_kwargs, self.max_tokens)
+        self._asked = True
+        self._modalities.update(r.modality for r in batch.requests)
 
     def info(self) -> dict[str, Any]:
+        generation = self._decoding.fields("max_tokens", "stop") if self._asked else None
         return {
-            "backend": self.name,
-            "model": self.model,
-            "base_url": self.client.public_base_url,
-            "api_key_env": self.client.api_key_env,
-            "concurrency": self.concurrency,
-            "timeout_s": self.client.timeout,
-            "retries": self.client.retries,
+            **self.server_info(),
             "media": {
                 "media_url": self.media_url,
                 "video_mode": self.video_mode,
@@ -236,22 +144,12 @@ class OpenAIOmni(Backend):
             "history": self.history,
             "stream": self.stream,
             "extra_body": self.extra_body,
-            "generation": self._generation or {"temperature": 0.0, "max_tokens": self.max_tokens},
+            "generation": generation or {"temperature": 0.0, "max_tokens": self.max_tokens},
             "stats": self._stats.as_dict(ModelStats.ORDER),
         }
 
     def pitfalls(self) -> list[str]:
-        out = []
-        gen = self._generation
-        if gen.get("temperature", 0.0) > 0 or gen.get("top_p", 1.0) < 1:
-            out.append(
-                f"sampling on (temperature={gen.get('temperature')}, top_p={gen.get('top_p', 1.0)}): "
-                "outputs are not greedy, reruns differ"
-            )
-        if gen.get("stop"):
-            out.append(f"stop sequences {gen['stop']!r} may cut the JSON answer")
-        if gen.get("max_tokens", self.max_tokens) < MODEL_MIN_SAFE_MAX_TOKENS:
-            out.append(f"max_tokens={gen.get('max_tokens')} may cut the JSON answer")
+        out = self._decoding.pitfalls(self.limit_name) + super().pitfalls()
         if AUDIO_VISUAL in self._modalities or not self._modalities:
             if self.audio_in_video == "none":
                 out.append("audio of audio-visual clips not sent (audio_in_video=none): the model sees video only")
@@ -263,72 +161,31 @@ class OpenAIOmni(Backend):
                 )
         return out
 
-    # --- internals --------------------------------------------------------------------------------
-
-    def _options(self, gen_kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        """Chat-call options from lm-eval generation kwargs: greedy unless ``do_sample``."""
-        sampling = bool(gen_kwargs.get("do_sample", False))
-        temperature = float(gen_kwargs.get("temperature", 0.0)) if sampling else 0.0
-        options: dict[str, Any] = {
-            "model": self.model,
-            "temperature": temperature,
-            "max_tokens": int(gen_kwargs.get("max_gen_toks", gen_kwargs.get("max_tokens", self.max_tokens))),
-        }
-        if sampling and "top_p" in gen_kwargs:
-            options["top_p"] = float(gen_kwargs["top_p"])
-        until = gen_kwargs.get("until") or []
-        stops = [until] if isinstance(until, str) else [s for s in until if s]
-        if stops:
-            options["stop"] = stops
-        if self.extra_body:
-            options["extra_body"] = self.extra_body
-        return options
-
-    async def _generate_all(
-        self,
-        requests: list[SceneRequest],
-        load_clip: ClipLoader | None,
-        options: dict[str, Any],
-        on_done: OnDone | None,
-    ) -> list[Generation]:
-        client = self.client.async_sdk()
-        try:
-            return await gather_scenes(
-                self.client,
-                requests,
-                lambda request: self._generate_one(client, request, load_clip, options),
-                concurrency=self.concurrency,
-                progress=self.progress,
-                on_done=on_done,
-            )
-        finally:
-            await client.close()
-
-    async def _generate_one(
-        self, client: Any, request: SceneRequest, load_clip: ClipLoader | None, options: dict[str, Any]
-    ) -> Generation:
-        self._stats.scenes += 1
-        try:
-            messages = await asyncio.to_thread(self.messages, request, load_clip)
-        except MediaError as exc:
-            self._stats.errors += 1
-            return Generation.failed(f"media: {exc}")
-        try:
-            return Generation(await self._complete(client, {**options, "messages": messages}))
-        except CallFailedError as exc:
-            self._stats.errors += 1
-            return Generation.failed(self.client.scrub(f"model call failed: {exc}"))
-
     def messages(self, request: SceneRequest, load_clip: ClipLoader | None) -> list[dict[str, Any]]:
         """The chat ``messages`` of ``request``, media loaded and encoded (raises :class:`MediaError`)."""
+        return scene_messages(request, load_clip, lambda ref, clip: self._media_parts(request, ref, clip), self.history)
 
-        def media(part: Part) -> list[dict[str, Any]]:
-            assert part.clip is not None
-            if load_clip is None:
-                raise MediaError(f"scene {request.scene_id} clip {part.clip.id}: no media source given")
-            return self._media_parts(request, part.clip, load_clip(request, part.clip))
+    def output_limit(self) -> int:
+        return self._decoding.max_tokens
 
-        return chat_messages(request.chat(), media, self.history)
+    # --- one scene ------------------------------------------------------------------------------
+
+    def encode(self, request: SceneRequest, load_clip: ClipLoader | None) -> list[dict[str, Any]]:
+        return self.messages(request, load_clip)
+
+    @contextlib.asynccontextmanager
+    async def session(self) -> AsyncIterator[Any]:
+        sdk = self.client.async_sdk()
+        try:
+            yield sdk
+        finally:
+            await sdk.close()
+
+    async def send(self, sdk: Any, encoded: Any) -> Generation:
+        options: dict[str, Any] = {"model": self.model, **self._decoding.fields("max_tokens", "stop")}
+        if self.extra_body:
+            options["extra_body"] = self.extra_body
+        return Generation(await self._complete(sdk, {**options, "messages": encoded}))
 
     def _media_parts(self, request: SceneRequest, ref: ClipRef, clip: LazyClip) -> list[dict[str, Any]]:
         where = f"scene {request.scene_id} clip {ref.id}"
@@ -340,8 +197,7 @@ class OpenAIOmni(Backend):
                 parts.append({"type": "video_url", "video_url": {"url": self._url(clip, ref)}})
             else:
                 for frame in clip.frames(fps=self.fps, max_frames=self.max_frames).frames:
-                    data = jpeg_bytes(frame)
-                    self._stats.media_bytes += len(data)
+                    data = self.count_media(jpeg_bytes(frame))
                     parts.append({"type": "image_url", "image_url": {"url": "data:image/jpeg;base64," + _b64(data)}})
             if self.audio_in_video == "separate":
                 parts.append(self._audio_part(clip, ref, extract=True))
@@ -352,9 +208,7 @@ class OpenAIOmni(Backend):
     def _url(self, clip: LazyClip, ref: ClipRef) -> str:
         if self.media_url == "file":
             return spool_clip(clip, ref.sha256).resolve().as_uri()
-        data = clip.bytes
-        self._stats.media_bytes += len(data)
-        return f"data:{media_type(clip)[0]};base64,{_b64(data)}"
+        return f"data:{media_type(clip)[0]};base64,{_b64(self.count_media(clip.bytes))}"
 
     def _audio_part(self, clip: LazyClip, ref: ClipRef, extract: bool) -> dict[str, Any]:
         """``input_audio`` (WAV/MP3 as they are; anything else, or a video's track, as 16-bit WAV)."""
@@ -364,9 +218,8 @@ class OpenAIOmni(Backend):
         if not extract and mime in ("audio/wav", "audio/mpeg"):
             data, fmt = clip.bytes, "wav" if mime == "audio/wav" else "mp3"
         else:
-            data, fmt = wav_bytes(clip.audio(self.audio_sample_rate), self.audio_sample_rate), "wav"
-        self._stats.media_bytes += len(data)
-        return {"type": "input_audio", "input_audio": {"data": _b64(data), "format": fmt}}
+            data, fmt = wav_bytes(clip, self.audio_sample_rate), "wav"
+        return {"type": "input_audio", "input_audio": {"data": _b64(self.count_media(data)), "format": fmt}}
 
     async def _complete(self, client: Any, options: dict[str, Any]) -> str:
         """The reply text of one chat call, retrying transient failures; :class:`CallFailedError` else."""
@@ -381,6 +234,7 @@ class OpenAIOmni(Backend):
         response = await client.chat.completions.create(**options)
         self._stats.count_usage(getattr(response, "usage", None))
         choices = getattr(response, "choices", None) or []
+        self._count_finish(choices[0] if choices else None)
         return (choices[0].message.content or "") if choices else ""
 
     async def _streamed(self, client: Any, options: dict[str, Any]) -> str:
@@ -389,18 +243,21 @@ class OpenAIOmni(Backend):
         async for chunk in stream:
             self._stats.count_usage(getattr(chunk, "usage", None))
             for choice in getattr(chunk, "choices", None) or []:
+                self._count_finish(choice)
                 if choice.delta is not None and choice.delta.content:
                     pieces.append(choice.delta.content)
         return "".join(pieces)
+
+    def _count_finish(self, choice: Any) -> None:
+        """An answer the server cut at ``max_tokens`` (``finish_reason: "length"``) is counted."""
+        if getattr(choice, "finish_reason", None) == "length":
+            self._stats.truncated += 1
 
 
 __all__ = [
     "AUDIO_IN_VIDEO",
     "MEDIA_URLS",
     "VIDEO_MODES",
-    "ModelStats",
-    "ModelUnavailableError",
     "OpenAIOmni",
     "jpeg_bytes",
-    "wav_bytes",
 ]

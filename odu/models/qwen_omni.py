@@ -13,14 +13,12 @@ torch and transformers are imported when the backend is built, never at module i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tqdm.auto import tqdm
 
 from ..constants import AUDIO_ONLY
 from ..data.media import MediaError
-from ..prompts import Part
 from .base import (
     MODEL_FRAMES_FPS,
     MODEL_MAX_TOKENS,
@@ -28,11 +26,11 @@ from .base import (
     Backend,
     ClipLoader,
     Generation,
-    OnDone,
+    SceneBatch,
     SceneRequest,
 )
 from .clips import spool_clip
-from .messages import chat_messages
+from .messages import scene_messages
 
 #: model_type (config.json) -> (thinker class, processor class) in ``transformers``.
 THINKERS: dict[str, tuple[str, str]] = {
@@ -83,23 +81,15 @@ class QwenOmniLocal(Backend):
         self.max_tokens, self.history, self.progress = max_tokens, history, progress
         self._generation: dict[str, Any] = {}
 
-    def generate(
-        self,
-        requests: Sequence[SceneRequest],
-        load_clip: ClipLoader | None = None,
-        gen_kwargs: Mapping[str, Any] | None = None,
-        on_done: OnDone | None = None,
-    ) -> list[Generation]:
-        gen_kwargs = gen_kwargs or {}
-        max_new = int(gen_kwargs.get("max_gen_toks", self.max_tokens))
+    def generate_batch(self, batch: SceneBatch) -> list[Generation]:
+        max_new = int(batch.gen_kwargs.get("max_gen_toks", self.max_tokens))
         self._generation = {"do_sample": False, "max_new_tokens": max_new}
         out = []
-        for i, request in enumerate(
-            tqdm(requests, desc=f"model {self.pretrained}", unit="scene", disable=not self.progress)
-        ):
-            out.append(self._generate_one(request, load_clip, max_new))
-            if on_done is not None:
-                on_done(i, out[-1])
+        bar = tqdm(batch.requests, desc=f"model {self.pretrained}", unit="scene", disable=not self.progress)
+        for i, request in enumerate(bar):
+            out.append(self._generate_one(request, batch.load_clip, max_new))
+            if batch.on_done is not None:
+                batch.on_done(i, out[-1])
         return out
 
     def _generate_one(self, request: SceneRequest, load_clip: ClipLoader | None, max_new: int) -> Generation:
@@ -134,16 +124,9 @@ class QwenOmniLocal(Backend):
 
     def conversation(self, request: SceneRequest, load_clip: ClipLoader | None) -> list[dict[str, Any]]:
         """The processor conversation: clips as file paths, every content as a list of parts."""
-
-        def media(part: Part) -> list[dict[str, Any]]:
-            assert part.clip is not None
-            if load_clip is None:
-                raise MediaError(f"scene {request.scene_id} clip {part.clip.id}: no media source given")
-            path = str(spool_clip(load_clip(request, part.clip), part.clip.sha256))
-            kind = "audio" if request.modality == AUDIO_ONLY else "video"
-            return [{"type": kind, "path": path}]
-
-        messages = chat_messages(request.chat(), media, self.history)
+        kind = "audio" if request.modality == AUDIO_ONLY else "video"
+        encode = lambda ref, clip: [{"type": kind, "path": str(spool_clip(clip, ref.sha256))}]  # noqa: E731
+        messages = scene_messages(request, load_clip, encode, self.history)
         return [
             {
                 "role": m["role"],

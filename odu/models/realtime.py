@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,22 +37,11 @@ import numpy as np
 
 from ..constants import AUDIO_ONLY
 from ..data.media import LazyClip, MediaError
-from ..openai_client import (
-    API_KEY_ENV,
-    BACKOFF,
-    RETRIES,
-    CallFailedError,
-    CallStats,
-    OpenAIClient,
-    RealtimeSocket,
-    ServerRefusedError,
-    TransientError,
-)
-from ..prompts import ClipRef, Part
-from .base import Backend, ClipLoader, Generation, OnDone, SceneRequest
-from .batch import gather_scenes
-from .messages import chat_messages
-from .openai_omni import MODEL_CONCURRENCY, MODEL_TIMEOUT_S, ModelUnavailableError
+from ..openai_client import CallFailedError, OpenAIClient, RealtimeSocket, ServerRefusedError, TransientError
+from ..prompts import ClipRef
+from .base import ClipLoader, Generation, SceneBatch, SceneRequest
+from .messages import role_turns
+from .remote import ModelStats, RemoteBackend
 
 #: PCM input rate: "The PCM audio format. Only a 24kHz sample rate is supported" (openai-python
 #: ``types/realtime/realtime_audio_formats_param.py``, from the API's OpenAPI spec).
@@ -81,34 +70,20 @@ def pcm16(samples: np.ndarray) -> bytes:
 
 
 @dataclass
-class RealtimeStats(CallStats):
-    """The backend's counters: the client's (``requests``: sessions opened; ``prompt_tokens`` /
-    ``completion_tokens``: the API's input / output tokens), plus scenes, cut answers, input audio
-    tokens and seconds, media bytes, append events and padded clips."""
+class RealtimeStats(ModelStats):
+    """The backend's counters: a remote backend's (``requests``: sessions opened; ``prompt_tokens`` /
+    ``completion_tokens``: the API's input / output tokens; ``media_bytes``: PCM sent), plus cut
+    answers, input audio tokens and seconds, append events and padded clips."""
 
-    scenes: int = 0
-    truncated: int = 0
     input_audio_tokens: int = 0
     audio_seconds: float = 0.0
-    media_bytes: int = 0
     append_events: int = 0
     padded_clips: int = 0
 
     #: Order of the counters in the run card's ``stats``.
-    ORDER = (
-        "scenes",
-        "requests",
-        "retries",
-        "errors",
-        "truncated",
-        "prompt_tokens",
-        "input_audio_tokens",
-        "completion_tokens",
-        "audio_seconds",
-        "media_bytes",
-        "append_events",
-        "padded_clips",
-        "wall_time_s",
+    ORDER = tuple(
+        "scenes requests retries errors truncated prompt_tokens input_audio_tokens completion_tokens audio_seconds "
+        "media_bytes append_events padded_clips wall_time_s".split()
     )
 
 
@@ -116,98 +91,49 @@ class RealtimeStats(CallStats):
 Step = tuple[str, Any]
 
 
-class RealtimeModel(Backend):
+class RealtimeModel(RemoteBackend):
     """A GPT-Realtime model over the Realtime WebSocket, audio-only scenes; see the module docstring."""
 
     name = "realtime"
+    role = "Realtime"
+    default_url = "https://api.openai.com/v1"
+    limit_name = "max_output_tokens"
+    client: OpenAIClient
+    _stats: RealtimeStats
 
     def __init__(
         self,
         model: str,
         *,
-        base_url: str | None = None,
-        api_key_env: str = API_KEY_ENV,
-        concurrency: int = MODEL_CONCURRENCY,
-        timeout: float = MODEL_TIMEOUT_S,
-        retries: int = RETRIES,
         max_output_tokens: int | None = None,
         reasoning_effort: str | None = None,
-        progress: bool = True,
-        backoff: tuple[float, float, float] = BACKOFF,
+        **server: Any,
     ) -> None:
         try:
             import websockets  # noqa: F401
         except ImportError:
             raise ValueError("the realtime backend needs websockets: pip install 'odu-bench[realtime]'") from None
-        if not model:
-            raise ValueError("the realtime backend needs a model name (model=gpt-realtime-...)")
-        if (
-            concurrency < 1
-            or retries < 0
-            or timeout <= 0
-            or (max_output_tokens is not None and not 1 <= max_output_tokens <= REALTIME_MAX_OUTPUT_TOKENS)
-        ):
-            raise ValueError(
-                f"concurrency >= 1; retries >= 0; timeout > 0; max_output_tokens in 1..{REALTIME_MAX_OUTPUT_TOKENS}"
-            )
-        self._stats = RealtimeStats()
-        self.client = OpenAIClient(
-            "Realtime",
-            model,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            timeout=timeout,
-            retries=retries,
-            backoff=backoff,
-            stats=self._stats,
-            unavailable=ModelUnavailableError,
-        )
-        self.model = model
-        self.concurrency = concurrency
+        super().__init__(model, RealtimeStats(), **server)
+        if max_output_tokens is not None and not 1 <= max_output_tokens <= REALTIME_MAX_OUTPUT_TOKENS:
+            raise ValueError(f"max_output_tokens in 1..{REALTIME_MAX_OUTPUT_TOKENS}")
         self.max_output_tokens = max_output_tokens
         self.reasoning_effort = reasoning_effort
-        self.progress = progress
-        self._asked: dict[str, Any] = {}
+        self._asked: Mapping[str, Any] = {}
 
     # --- public interface -------------------------------------------------------------------------
 
-    def generate(
-        self,
-        requests: Sequence[SceneRequest],
-        load_clip: ClipLoader | None = None,
-        gen_kwargs: Mapping[str, Any] | None = None,
-        on_done: OnDone | None = None,
-    ) -> list[Generation]:
-        requests = list(requests)
-        if not requests:
-            return []
-        other = sorted({r.modality for r in requests if r.modality != AUDIO_ONLY})
+    def prepare(self, batch: SceneBatch) -> None:
+        other = sorted({r.modality for r in batch.requests if r.modality != AUDIO_ONLY})
         if other:
             raise ValueError(
                 f"the realtime backend answers audio-only scenes (GPT-Realtime takes no video; Table 3 has "
                 f"no audio-visual row for it), got {', '.join(other)}: run the odu_ao tasks"
             )
-        self._asked = dict(gen_kwargs or {})
-        return self.client.run(
-            lambda: gather_scenes(
-                self.client,
-                requests,
-                lambda r: self._answer(r, load_clip),
-                concurrency=self.concurrency,
-                progress=self.progress,
-                on_done=on_done,
-            )
-        )
+        self._asked = batch.gen_kwargs
 
     def info(self) -> dict[str, Any]:
         return {
-            "backend": self.name,
-            "model": self.model,
-            "base_url": self.client.server,
-            "api_key_env": self.client.api_key_env,
-            "concurrency": self.concurrency,
-            "timeout_s": self.client.timeout,
-            "retries": self.client.retries,
+            **self.server_info(),
             "media": {
                 "input_format": {"type": "audio/pcm", "rate": REALTIME_SAMPLE_RATE},
                 "turn_detection": None,
@@ -215,7 +141,7 @@ class RealtimeModel(Backend):
             },
             "generation": {
                 "output_modalities": ["text"],
-                "max_output_tokens": self._max_output_tokens(),
+                "max_output_tokens": self.output_limit(),
                 "reasoning_effort": self.reasoning_effort,
                 "decoding": "model default (the GA Realtime API has no temperature)",
             },
@@ -226,8 +152,7 @@ class RealtimeModel(Backend):
         out = []
         if self._asked.get("do_sample") or float(self._asked.get("temperature", 0.0) or 0.0) > 0:
             out.append("the task asked for sampling settings; the Realtime API takes none, so they were not applied")
-        if self._stats.truncated:
-            out.append(f"{self._stats.truncated} answer(s) stopped at max_output_tokens={self._max_output_tokens()}")
+        out += super().pitfalls()
         if self._stats.padded_clips:
             out.append(
                 f"{self._stats.padded_clips} clip(s) shorter than {REALTIME_MIN_COMMIT_S * 1000:.0f} ms were "
@@ -239,32 +164,27 @@ class RealtimeModel(Backend):
 
     def steps(self, request: SceneRequest, load_clip: ClipLoader | None) -> tuple[str, list[Step]]:
         """``(instructions, steps)`` of ``request``, its clips decoded to 24 kHz PCM (raises :class:`MediaError`)."""
-
-        def media(part: Part) -> list[dict[str, Any]]:
-            assert part.clip is not None
-            if load_clip is None:
-                raise MediaError(f"scene {request.scene_id} clip {part.clip.id}: no media source given")
-            return [{"type": "clip", "pcm": self._pcm(request, part.clip, load_clip(request, part.clip))}]
-
-        messages = chat_messages(request.chat(), media, history="roles")
+        instructions, turns = role_turns(request, load_clip, lambda ref, clip: self._pcm(request, ref, clip))
         steps: list[Step] = []
-        for message in messages[1:]:
-            content = message["content"]
-            if message["role"] == "assistant":
-                steps.append(("assistant", content))
+        for role, items in turns:
+            if role == "assistant":
+                steps += [("assistant", text) for text in items]
                 continue
-            texts: list[str] = [content] if isinstance(content, str) else []
-            for item in content if isinstance(content, list) else []:
-                if item["type"] == "text":
-                    texts.append(item["text"])
+            texts: list[str] = []
+            for item in items:
+                if isinstance(item, str):
+                    texts.append(item)
                     continue
                 if texts:
                     steps.append(("user", texts))
                     texts = []
-                steps.append(("audio", item["pcm"]))
+                steps.append(("audio", item))
             if texts:
                 steps.append(("user", texts))
-        return messages[0]["content"], steps
+        return instructions, steps
+
+    def encode(self, request: SceneRequest, load_clip: ClipLoader | None) -> tuple[str, list[Step]]:
+        return self.steps(request, load_clip)
 
     def _pcm(self, request: SceneRequest, ref: ClipRef, clip: LazyClip) -> bytes:
         try:
@@ -277,7 +197,7 @@ class RealtimeModel(Backend):
             self._stats.padded_clips += 1
         return pcm16(samples)
 
-    def _max_output_tokens(self) -> int | str:
+    def output_limit(self) -> int | str:
         asked = self.max_output_tokens or int(self._asked.get("max_gen_toks", REALTIME_MAX_OUTPUT_TOKENS))
         return asked if asked <= REALTIME_MAX_OUTPUT_TOKENS else "inf"
 
@@ -287,7 +207,7 @@ class RealtimeModel(Backend):
             "output_modalities": ["text"],
             "instructions": instructions,
             "audio": {"input": {"format": {"type": "audio/pcm", "rate": REALTIME_SAMPLE_RATE}, "turn_detection": None}},
-            "max_output_tokens": self._max_output_tokens(),
+            "max_output_tokens": self.output_limit(),
         }
         if self.reasoning_effort:
             session["reasoning"] = {"effort": self.reasoning_effort}
@@ -295,19 +215,9 @@ class RealtimeModel(Backend):
 
     # --- the session ------------------------------------------------------------------------------------
 
-    async def _answer(self, request: SceneRequest, load_clip: ClipLoader | None) -> Generation:
-        self._stats.scenes += 1
-        try:
-            instructions, steps = await asyncio.to_thread(self.steps, request, load_clip)
-        except MediaError as exc:
-            self._stats.errors += 1
-            return Generation.failed(f"media: {exc}")
-        try:
-            text = await self.client.call(lambda: self._converse(instructions, steps))
-        except CallFailedError as exc:
-            self._stats.errors += 1
-            return Generation.failed(self.client.scrub(f"model call failed: {exc}"))
-        return Generation(text)
+    async def send(self, sdk: Any, encoded: Any) -> Generation:
+        instructions, steps = encoded
+        return Generation(await self.client.call(lambda: self._converse(instructions, steps)))
 
     async def _converse(self, instructions: str, steps: list[Step]) -> str:
         """One whole session for one scene: the answer text (raises the retry policy's exceptions)."""
@@ -356,7 +266,7 @@ class RealtimeModel(Backend):
         await ws.send({"type": "input_audio_buffer.commit"})
         await self._until(ws, "input_audio_buffer.committed")
         await self._until(ws, "conversation.item.added")  # the committed user item: acks stay in step
-        self._stats.media_bytes += len(pcm)
+        self.count_media(pcm)
         self._stats.audio_seconds += len(pcm) / 2 / REALTIME_SAMPLE_RATE
 
     async def _until(self, ws: RealtimeSocket, wanted: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import pytest
 evaluate = pytest.importorskip("evaluate")
 
 from support.judge_fakes import judge_responder  # noqa: E402
+from support.predictions import predicted_segment  # noqa: E402
 
 from odu.judge import make_judge  # noqa: E402
 from odu.schema import SchemaError, load_scenes  # noqa: E402
@@ -39,20 +40,13 @@ def _outputs(seed: int = 0) -> list[dict]:
             {
                 "has_demand": ann["has_demand"],
                 "segments": [
-                    {
-                        "start_ms": g["start_ms"] + 120,
-                        "end_ms": g["end_ms"],
-                        "transcript": g["transcript"],
-                        "structured_intent": g["structured_intent"],
-                        "required_context": [
-                            {"type": c["type"], "description": c["description"]}
-                            for c in g["required_context"]
-                            if rng.random() < 0.5
-                        ],
-                        "user_in_frame": g.get("user_in_frame", True),
-                        "user_gender": g["user_gender"],
-                        "user_age_group": "adult",
-                    }
+                    predicted_segment(
+                        g,
+                        lambda: rng.random() < 0.5,
+                        start_ms=g["start_ms"] + 120,
+                        user_in_frame=g.get("user_in_frame", True),
+                        user_age_group="adult",
+                    )
                     for g in ann["segments"]
                 ],
             }

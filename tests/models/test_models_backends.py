@@ -12,18 +12,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from support.backend_media import GREEDY, loader, request
-from support.openai_server import Fault, OpenAIServer, Reply
+from support.backend_media import FAST_BACKOFF, GREEDY, loader, request
+from support.openai_server import Fault, OpenAIServer, Reply, chat_completion
 
 from odu.data.media import LazyClip, MediaError, sample_times
 from odu.models import AlwaysTrigger, NeverTrigger, Replay, make_backend
 from odu.models.base import Generation, RequestError, SceneRequest, decode_output, encode_output
-from odu.models.openai_omni import ModelUnavailableError, OpenAIOmni
+from odu.models.openai_omni import OpenAIOmni
+from odu.models.remote import ModelUnavailableError
 from odu.parse import parse_output
 from odu.prompts import AO_INSTRUCTION, AV_INSTRUCTION, PROMPT_VERSION
 
 SECRET = "sk-model-0a1b2c3d4e5f6a7b"
-FAST_BACKOFF = (0.01, 2.0, 0.05)
 ANSWER = '{"has_demand": false, "segments": []}'
 
 
@@ -195,6 +195,21 @@ def test_generation_settings_and_their_pitfalls(openai_server, media) -> None:
     assert openai_server.requests[-1].json["mm_processor_kwargs"] == {"use_audio_in_video": True}
     assert quiet.pitfalls() == []
     assert any("audio_in_video=none" in p for p in backend(openai_server, audio_in_video="none").pitfalls())
+
+
+def test_answers_cut_at_the_token_limit_are_counted_and_flagged(openai_server, media) -> None:
+    """``finish_reason: "length"`` (the OpenAI chat API's mark of an answer stopped at ``max_tokens``)."""
+
+    def cut(body) -> Reply:
+        completion = chat_completion(body, '{"has_demand": tr')
+        completion["choices"][0]["finish_reason"] = "length"
+        return Reply(body=completion)
+
+    openai_server.responder = cut
+    model = backend(openai_server)
+    [gen] = model.generate([request(media, ["a1"], modality="audio-only")], loader(media), GREEDY)
+    assert gen.text == '{"has_demand": tr' and model.info()["stats"]["truncated"] == 1
+    assert "1 answer(s) stopped at max_tokens=4096" in model.pitfalls()
 
 
 def test_streaming_servers_are_read_chunk_by_chunk(openai_server, media) -> None:

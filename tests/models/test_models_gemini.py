@@ -11,23 +11,20 @@ import json
 from pathlib import Path
 
 import pytest
+from support.backend_media import FAST_BACKOFF, GREEDY, loader, request
+from support.gemini_fake import INLINE_LIMIT, GeminiFake
+from support.openai_server import Fault, OpenAIServer
+from support.sample_runs import assert_no_secret, assert_replay_scores_the_same, eval_sample, first_scene, read_json
 
-pytest.importorskip("google.genai")
+from odu.models import gemini as gemini_module
+from odu.models import make_backend
+from odu.models.gemini import GeminiModel
+from odu.models.remote import ModelUnavailableError
+from odu.prompts import AO_INSTRUCTION, AV_INSTRUCTION
 
-from support.backend_media import GREEDY, loader, request  # noqa: E402
-from support.gemini_fake import INLINE_LIMIT, GeminiFake  # noqa: E402
-from support.openai_server import Fault, OpenAIServer  # noqa: E402
-
-from odu.cli import main as odu_main  # noqa: E402
-from odu.data.sample import sample_dataset_dir  # noqa: E402
-from odu.models import gemini as gemini_module  # noqa: E402
-from odu.models import make_backend  # noqa: E402
-from odu.models.gemini import GeminiModel  # noqa: E402
-from odu.models.openai_omni import ModelUnavailableError  # noqa: E402
-from odu.prompts import AO_INSTRUCTION, AV_INSTRUCTION  # noqa: E402
+pytest.importorskip("google.genai")  # the backend's SDK (the fakes and modules import without it)
 
 SECRET = "AIza-gemini-test-5f4e3d2c1b0a"
-FAST_BACKOFF = (0.01, 2.0, 0.05)
 MODEL = "gemini-3.1-pro-preview"
 
 
@@ -278,62 +275,22 @@ def test_accounting_reaches_the_model_info(fake: GeminiFake, media) -> None:
 
 
 def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(
-    tmp_path: Path, hf_cache: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    tmp_path: Path, prepared_sample: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    import datasets
-
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
-    sample_dataset = sample_dataset_dir()  # where `eval --sample` prepares it (this test's $ODU_CACHE_DIR)
-    first_ao = next(iter(datasets.load_dataset(str(sample_dataset), "ao", split="test")))["scene_id"]
+    script = {first_scene(prepared_sample, "ao"): "garbage"}
     with OpenAIServer() as server:
-        fake = GeminiFake(sample_dataset, key=SECRET, model=MODEL, script={first_ao: "garbage"}).attach(server)
-        code = odu_main(
-            [
-                "eval",
-                "--sample",
-                "--model",
-                "gemini",
-                "--tasks",
-                "odu_av,odu_ao",
-                "--model-args",
-                f"model={MODEL},base_url={server.origin},thinking_level=high",
-                "--out",
-                str(tmp_path / "gemini"),
-            ]
-        )
-    out = capsys.readouterr()
-    assert code == 0, out.err
+        fake = GeminiFake(prepared_sample, key=SECRET, model=MODEL, script=script).attach(server)
+        model_args = f"model={MODEL},base_url={server.origin},thinking_level=high"
+        folder = eval_sample(tmp_path / "gemini", "gemini", "odu_av,odu_ao", model_args)
     assert not fake.refusals
-    [folder] = (tmp_path / "gemini").iterdir()
-    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    summary = read_json(folder / "summary.json")
     assert summary["inference_errors"] == 0 and summary["parse_errors"] == 1  # the scripted garbage answer
-    card = json.loads((folder / "run_card.json").read_text(encoding="utf-8"))
-    backend_info = card["model"]["backend"]
+    backend_info = read_json(folder / "run_card.json")["model"]["backend"]
     assert backend_info["backend"] == "gemini" and backend_info["thinking"] == {"thinking_level": "high"}
     assert backend_info["stats"]["scenes"] == len(fake.generate_requests) > 0
-    for path in folder.iterdir():
-        assert SECRET not in path.read_text(encoding="utf-8"), path.name
-    assert SECRET not in out.out + out.err
-
-    code = odu_main(
-        [
-            "eval",
-            "--sample",
-            "--model",
-            "replay",
-            "--tasks",
-            "odu_av,odu_ao",
-            "--model-args",
-            f"predictions={folder / 'predictions.jsonl'}",
-            "--out",
-            str(tmp_path / "replay"),
-        ]
-    )
-    assert code == 0, capsys.readouterr().err
-    [replayed] = (tmp_path / "replay").iterdir()
-    again = json.loads((replayed / "summary.json").read_text(encoding="utf-8"))
-    for key in ("audio-visual", "audio-only", "tasks", "parse_errors"):
-        assert again[key] == summary[key], key
+    out = capsys.readouterr()
+    assert_no_secret(folder, SECRET, out.out, out.err)
+    assert_replay_scores_the_same(folder, "odu_av,odu_ao", tmp_path / "replay")
 
 
 def test_the_sdks_load_only_when_a_native_backend_runs() -> None:

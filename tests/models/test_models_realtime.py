@@ -14,21 +14,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.backend_media import FAST_BACKOFF, GREEDY, loader, request
+from support.realtime_fake import RealtimeFake, Session
+from support.sample_runs import assert_no_secret, assert_replay_scores_the_same, eval_sample, first_scene, read_json
 
-pytest.importorskip("websockets")
+from odu.models import make_backend
+from odu.models.realtime import REALTIME_SAMPLE_RATE, RealtimeModel, pcm16
+from odu.models.remote import ModelUnavailableError
+from odu.prompts import AO_INSTRUCTION
 
-from support.backend_media import GREEDY, loader, request  # noqa: E402
-from support.realtime_fake import RealtimeFake, Session  # noqa: E402
-
-from odu.cli import main as odu_main  # noqa: E402
-from odu.data.sample import sample_dataset_dir  # noqa: E402
-from odu.models import make_backend  # noqa: E402
-from odu.models.openai_omni import ModelUnavailableError  # noqa: E402
-from odu.models.realtime import REALTIME_SAMPLE_RATE, RealtimeModel, pcm16  # noqa: E402
-from odu.prompts import AO_INSTRUCTION  # noqa: E402
+pytest.importorskip("websockets")  # the backend's SDK (the fakes and modules import without it)
 
 SECRET = "sk-realtime-test-9a8b7c6d5e4f"
-FAST_BACKOFF = (0.01, 2.0, 0.05)
 MODEL = "gpt-realtime-2"
 
 
@@ -252,59 +249,18 @@ def test_missing_key_and_bad_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_sample_end_to_end_scores_equal_replay_of_the_same_outputs(
-    tmp_path: Path, hf_cache: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    tmp_path: Path, prepared_sample: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    import datasets
-
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
-    sample_dataset = sample_dataset_dir()  # where `eval --sample` prepares it (this test's $ODU_CACHE_DIR)
-    first = next(iter(datasets.load_dataset(str(sample_dataset), "ao", split="test")))["scene_id"]
-    with RealtimeFake(sample_dataset, key=SECRET, model=MODEL, script={first: "garbage"}) as fake:
-        code = odu_main(
-            [
-                "eval",
-                "--sample",
-                "--model",
-                "realtime",
-                "--tasks",
-                "odu_ao",
-                "--model-args",
-                f"model={MODEL},base_url={fake.base_url}",
-                "--out",
-                str(tmp_path / "rt"),
-            ]
-        )
-    out = capsys.readouterr()
-    assert code == 0, out.err
+    script = {first_scene(prepared_sample, "ao"): "garbage"}
+    with RealtimeFake(prepared_sample, key=SECRET, model=MODEL, script=script) as fake:
+        folder = eval_sample(tmp_path / "rt", "realtime", "odu_ao", f"model={MODEL},base_url={fake.base_url}")
     sessions: list[Session] = fake.sessions
     assert sessions and all(not s.errors and s.responses == 1 for s in sessions)
-    [folder] = (tmp_path / "rt").iterdir()
-    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    summary = read_json(folder / "summary.json")
     assert summary["inference_errors"] == 0 and summary["parse_errors"] == 1  # the scripted garbage answer
     assert summary["audio-only"]["n_scenes"] == len(sessions)
-    card = json.loads((folder / "run_card.json").read_text(encoding="utf-8"))
-    assert card["model"]["backend"]["backend"] == "realtime"
-    assert card["model"]["backend"]["stats"]["requests"] == len(sessions)
-    for path in folder.iterdir():
-        assert SECRET not in path.read_text(encoding="utf-8"), path.name
-    assert SECRET not in out.out + out.err
-
-    code = odu_main(
-        [
-            "eval",
-            "--sample",
-            "--model",
-            "replay",
-            "--tasks",
-            "odu_ao",
-            "--model-args",
-            f"predictions={folder / 'predictions.jsonl'}",
-            "--out",
-            str(tmp_path / "replay"),
-        ]
-    )
-    assert code == 0, capsys.readouterr().err
-    [replayed] = (tmp_path / "replay").iterdir()
-    again = json.loads((replayed / "summary.json").read_text(encoding="utf-8"))
-    for key in ("audio-only", "tasks", "parse_errors"):
-        assert again[key] == summary[key], key
+    backend_info = read_json(folder / "run_card.json")["model"]["backend"]
+    assert backend_info["backend"] == "realtime" and backend_info["stats"]["requests"] == len(sessions)
+    out = capsys.readouterr()
+    assert_no_secret(folder, SECRET, out.out, out.err)
+    assert_replay_scores_the_same(folder, "odu_ao", tmp_path / "replay")

@@ -10,7 +10,8 @@ from support.openai_server import OpenAIServer, Reply
 
 from odu.harness.asr import AsrError, TranscriptionEndpoint
 from odu.judge import JudgeUnavailableError, OpenAIJudge
-from odu.models.openai_omni import ModelUnavailableError, OpenAIOmni
+from odu.models.openai_omni import OpenAIOmni
+from odu.models.remote import ModelUnavailableError
 from odu.openai_client import LOCAL_SERVER_KEY, OpenAIClient, ServerUnavailableError, url_secrets
 
 URL = "https://bob:s3cret-pw@llm.example.com:8443/v1?api-key=abcd1234&v=1"

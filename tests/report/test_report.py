@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support.predictions import predicted_segment
 
 from odu.cli import main
 from odu.judge import make_judge
@@ -321,20 +322,9 @@ def _outputs(scenes: list[dict], flip: float, drop_context: float, seed: int) ->
             out = {
                 "has_demand": ann["has_demand"],
                 "segments": [
-                    {
-                        "start_ms": g["start_ms"],
-                        "end_ms": g["end_ms"],
-                        "transcript": g["transcript"],
-                        "structured_intent": g["structured_intent"],
-                        "required_context": [
-                            {"type": c["type"], "description": c["description"]}
-                            for c in g["required_context"]
-                            if rng.random() >= drop_context
-                        ],
-                        "user_in_frame": g.get("user_in_frame", False),
-                        "user_gender": g["user_gender"],
-                        "user_age_group": g["user_age_group"],
-                    }
+                    predicted_segment(
+                        g, lambda: rng.random() >= drop_context, user_in_frame=g.get("user_in_frame", False)
+                    )
                     for g in ann["segments"]
                 ],
             }

@@ -8,8 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.cli import argv
 from support.view_support import (
     HOSTILE,
+    build_view,
     damaged_outputs,
     read_index,
     read_scenes,
@@ -131,32 +133,15 @@ def test_hostile_text_stays_data(site):
 
 def test_score_run_reads_raw_outputs_from_predictions_option(runs, tmp_path):
     out = tmp_path / "site"
-    assert (
-        main(
-            [
-                "view",
-                str(runs["b"]),
-                str(runs["never"]),
-                "--predictions",
-                str(runs["b"].parent / "model-b.predictions.jsonl"),
-                "-",
-                "--sample",
-                "--out",
-                str(out),
-                "--resamples",
-                "50",
-                "--no-progress",
-            ]
-        )
-        == 0
-    )
+    predictions = [runs["b"].parent / "model-b.predictions.jsonl", "-"]
+    assert build_view(out, runs["b"], runs["never"], predictions=predictions) == 0
     pages = read_scenes(out)
     with_segments = [p for p in pages.values() if p["systems"][0]["segments"]]
     assert with_segments and all(p["systems"][0]["has_outputs"] for p in pages.values())
     assert all(p["systems"][1]["has_outputs"] for p in pages.values())  # eval runs carry predictions.jsonl
     # without raw outputs the rows are still shown, and the page says why segments are missing
     bare = tmp_path / "bare"
-    assert main(["view", str(runs["b"]), "--sample", "--out", str(bare), "--resamples", "50", "--no-progress"]) == 0
+    assert build_view(bare, runs["b"]) == 0
     index = read_index(bare)
     assert any("no raw outputs" in n for n in index["notes"])
     assert all(p["systems"][0]["segments"] is None for p in read_scenes(bare).values())
@@ -164,23 +149,7 @@ def test_score_run_reads_raw_outputs_from_predictions_option(runs, tmp_path):
 
 def test_three_systems_side_by_side(runs, tmp_path):
     out = tmp_path / "site"
-    assert (
-        main(
-            [
-                "view",
-                str(runs["a"]),
-                str(runs["always"]),
-                str(runs["never"]),
-                "--sample",
-                "--out",
-                str(out),
-                "--resamples",
-                "50",
-                "--no-progress",
-            ]
-        )
-        == 0
-    )
+    assert build_view(out, runs["a"], runs["always"], runs["never"]) == 0
     index = read_index(out)
     assert [s["name"] for s in index["systems"]] == ["model-a", "odu-always", "odu-never"]
     assert all(len(s["systems"]) == 3 for s in index["scenes"])
@@ -190,43 +159,11 @@ def test_three_systems_side_by_side(runs, tmp_path):
 
 
 def test_harness_output_folder_gives_the_eval_rows(runs, tmp_path):
-    assert (
-        main(
-            [
-                "lm-eval",
-                "run",
-                "--model",
-                "odu-always",
-                "--tasks",
-                "odu_av,odu_ao",
-                "--log_samples",
-                "--output_path",
-                str(tmp_path / "harness"),
-            ]
-        )
-        == 0
-    )
+    harness = ["lm-eval", "run", "--model", "odu-always", "--tasks", "odu_av,odu_ao", "--log_samples"]
+    assert main([*harness, "--output_path", str(tmp_path / "harness")]) == 0
     folder = next(p for p in (tmp_path / "harness").iterdir() if p.is_dir())
     out = tmp_path / "site"
-    assert (
-        main(
-            [
-                "view",
-                str(folder),
-                str(runs["always"]),
-                "--names",
-                "harness",
-                "eval",
-                "--sample",
-                "--out",
-                str(out),
-                "--resamples",
-                "50",
-                "--no-progress",
-            ]
-        )
-        == 0
-    )
+    assert build_view(out, folder, runs["always"], names=["harness", "eval"]) == 0
     index = read_index(out)
     for scene in index["scenes"]:
         assert scene["systems"][0] == scene["systems"][1]
@@ -241,41 +178,10 @@ def test_annotation_only_release_shows_everything_but_players(tmp_path):
     scenes.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     predictions = write_predictions(damaged_outputs(records, 5, 0.2, 0.2, 500), tmp_path / "predictions.jsonl")
     run = tmp_path / "run"
-    assert (
-        main(
-            [
-                "score",
-                "--scenes",
-                str(scenes),
-                "--predictions",
-                str(predictions),
-                "--judge",
-                "lexical",
-                "--out",
-                str(run),
-                "--no-progress",
-            ]
-        )
-        == 0
-    )
+    assert main(argv("score", scenes=scenes, predictions=predictions, judge="lexical", out=run, no_progress=True)) == 0
     shutil.copyfile(predictions, run / "predictions.jsonl")
     out = tmp_path / "site"
-    assert (
-        main(
-            [
-                "view",
-                str(run),
-                "--dataset",
-                str(FIXTURES / "demo_scenes.json"),
-                "--out",
-                str(out),
-                "--resamples",
-                "50",
-                "--no-progress",
-            ]
-        )
-        == 0
-    )
+    assert build_view(out, run, dataset=FIXTURES / "demo_scenes.json") == 0
     index = read_index(out)
     assert index["dataset"]["media"] is False and index["problems"] == []
     assert not any((out / "media").iterdir())
@@ -299,9 +205,7 @@ def test_missing_scene_and_unreadable_clip_are_named_and_the_rest_built(runs, tm
     broken = records[0]["clips"][0]
     (release / broken["src"]).write_bytes(b"\x00\x00\x00\x18ftypmp42 cut short")
     out = tmp_path / "site"
-    code = main(
-        ["view", str(runs["a"]), "--dataset", str(release), "--out", str(out), "--resamples", "50", "--no-progress"]
-    )
+    code = build_view(out, runs["a"], dataset=release)
     assert code == 1  # built, with problems
     err = capsys.readouterr().err
     assert f"scene {dropped} (scored by model-a) is not in the dataset" in err
@@ -322,14 +226,14 @@ def test_out_is_replaced_only_when_it_holds_a_view(runs, tmp_path, capsys):
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "keep.txt").write_text("mine")
-    argv = [str(runs["never"]), "--sample", "--resamples", "20", "--no-progress", "--out"]
-    assert main(["view", *argv, str(foreign)]) == 2
+    args = [str(runs["never"]), "--sample", "--resamples", "20", "--no-progress", "--out"]
+    assert main(["view", *args, str(foreign)]) == 2
     assert "not an odu-bench view site" in capsys.readouterr().err
     assert [p.name for p in foreign.iterdir()] == ["keep.txt"]
     site = tmp_path / "site"
-    assert main(["view", *argv, str(site)]) == 0
+    assert main(["view", *args, str(site)]) == 0
     capsys.readouterr()
-    assert main(["view", *argv, str(site), "--json"]) == 0  # an earlier view is replaced
+    assert main(["view", *args, str(site), "--json"]) == 0  # an earlier view is replaced
     built = json.loads(capsys.readouterr().out)
     assert built == json.loads((site / "odu-view.json").read_text(encoding="utf-8"))
     assert built["n_scenes"] == 21 and built["problems"] == []
@@ -337,7 +241,7 @@ def test_out_is_replaced_only_when_it_holds_a_view(runs, tmp_path, capsys):
 
 
 @pytest.mark.parametrize(
-    ("argv", "message"),
+    ("args", "message"),
     [
         (["RUN", "--sample", "--names", "a", "b"], "--names gives 2 value(s) for 1 run(s)"),
         (["NOPE", "--sample"], "no summary.json"),
@@ -346,8 +250,8 @@ def test_out_is_replaced_only_when_it_holds_a_view(runs, tmp_path, capsys):
         (["RUN", "--sample", "--resamples", "0"], "--resamples must be at least 1"),
     ],
 )
-def test_bad_arguments_are_named(runs, tmp_path, capsys, argv, message):
-    argv = [str(runs["never"]) if a == "RUN" else str(tmp_path / a) if a == "NOPE" else a for a in argv]
-    assert main(["view", *argv, "--out", str(tmp_path / "site"), "--no-progress"]) == 2
+def test_bad_arguments_are_named(runs, tmp_path, capsys, args, message):
+    args = [str(runs["never"]) if a == "RUN" else str(tmp_path / a) if a == "NOPE" else a for a in args]
+    assert main(["view", *args, "--out", str(tmp_path / "site"), "--no-progress"]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "site").exists()

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from support.view_support import (
     HOSTILE,
+    build_view,
     chromium,
     chromium_available,
     console_errors,
@@ -18,8 +19,6 @@ from support.view_support import (
     read_scenes,
     sample_records,
 )
-
-from odu.cli import main
 
 pytestmark = pytest.mark.skipif(
     not chromium_available(),
@@ -244,12 +243,7 @@ def test_problems_are_named_on_the_pages(browser, runs, tmp_path):
     )
     (release / records[0]["clips"][0]["src"]).write_bytes(b"not a video")
     out = tmp_path / "site"
-    assert (
-        main(
-            ["view", str(runs["a"]), "--dataset", str(release), "--out", str(out), "--resamples", "20", "--no-progress"]
-        )
-        == 1
-    )
+    assert build_view(out, runs["a"], dataset=release, resamples=20) == 1
     open_index(browser, out)
     problems = browser.find_element("css selector", ".problems").text
     assert dropped in problems and records[0]["scene_id"] in problems
@@ -272,7 +266,7 @@ def test_judge_errors_are_never_shown_as_misses(browser, runs, tmp_path):
     row["key_points"][0] |= {"hit": None, "judge_error": "judge timed out after 3 attempts"}
     (run / "scenes.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     out = tmp_path / "site"
-    assert main(["view", str(run), "--sample", "--out", str(out), "--resamples", "20", "--no-progress"]) == 0
+    assert build_view(out, run, resamples=20) == 0
     entry = next(s for s in read_index(out)["scenes"] if s["id"] == row["scene_id"])
     assert "judge error" in entry["systems"][0]["flags"]
     open_scene(browser, out, row["scene_id"])

@@ -1,5 +1,5 @@
 """What the backend tests share (OpenAI-compatible, Gemini, Realtime): short clips made here, a
-scene request over them, a clip loader by hash, and the task's greedy generation settings."""
+scene request over them, a clip loader by hash, the task's greedy generation settings."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from odu.prompts import ClipRef, Turn
 
 #: The generation kwargs of the odu_* tasks (greedy).
 GREEDY = {"until": [], "max_gen_toks": 4096, "do_sample": False, "temperature": 0.0}
+#: Retry backoff of the backend tests: (first wait, factor, cap) in seconds, short.
+FAST_BACKOFF = (0.01, 2.0, 0.05)
 
 
 def tone(seconds: float, rate: int = 16_000, hz: float = 440.0) -> np.ndarray:

@@ -5,16 +5,21 @@ from __future__ import annotations
 
 def argv(command: str, *positional: object, **options: object) -> list[str]:
     """``command``, the positional arguments, then ``--name value`` per option (``_`` becomes ``-``,
-    ``True`` is a bare flag, ``None`` and ``False`` leave the option out).
+    ``True`` is a bare flag, ``None`` and ``False`` leave the option out, a list or tuple gives
+    several values).
 
     >>> argv("score", scenes="s.jsonl", out="run", no_progress=True, judge=None)
     ['score', '--scenes', 's.jsonl', '--out', 'run', '--no-progress']
+    >>> argv("view", "run-a", "run-b", names=["A", "B"])
+    ['view', 'run-a', 'run-b', '--names', 'A', 'B']
     """
     args = [command, *map(str, positional)]
     for name, value in options.items():
         flag = "--" + name.replace("_", "-")
         if value is True:
             args.append(flag)
+        elif isinstance(value, (list, tuple)):
+            args += [flag, *map(str, value)]
         elif value is not None and value is not False:
             args += [flag, str(value)]
     return args

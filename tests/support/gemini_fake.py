@@ -56,22 +56,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from support.omni_fakes import reference_output
+from support.omni_fakes import SampleScenes, reference_output
 from support.openai_server import Fault, OpenAIServer, RecordedRequest, Reply
 
 API_VERSIONS = ("v1", "v1beta")
 AUDIO_TYPES = {"audio/wav", "audio/mp3", "audio/aiff", "audio/aac", "audio/ogg", "audio/flac"}
-VIDEO_TYPES = {
-    "video/mp4",
-    "video/mpeg",
-    "video/mov",
-    "video/avi",
-    "video/x-flv",
-    "video/mpg",
-    "video/webm",
-    "video/wmv",
-    "video/3gpp",
-}
+VIDEO_TYPES = {f"video/{kind}" for kind in ("mp4", "mpeg", "mov", "avi", "x-flv", "mpg", "webm", "wmv", "3gpp")}
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"}
 THINKING_LEVELS = {"MINIMAL", "LOW", "MEDIUM", "HIGH"}
 #: "Request payload size exceeds the limit: 20971520 bytes." (20 MiB, the API's own message).
@@ -106,7 +96,7 @@ def field(obj: Mapping[str, Any], camel: str) -> Any:
     return obj.get(snake)
 
 
-class GeminiFake:
+class GeminiFake(SampleScenes):
     """The Gemini API for ``model`` with ``key``, answering scenes of ``dataset_dir``.
 
     ``script`` maps a scene id to ``"garbage"`` (prose, no JSON), ``"error"`` (HTTP 500),
@@ -124,23 +114,12 @@ class GeminiFake:
         inline_limit: int = INLINE_LIMIT,
         processing_polls: int = 1,
     ) -> None:
+        super().__init__(dataset_dir)  # final clips as stored: sent inline or uploaded as they are
         self.key = key
         self.model = model
         self.script = dict(script or {})
         self.inline_limit = inline_limit
         self.processing_polls = processing_polls
-        self.records: dict[str, dict[str, Any]] = {}
-        self._final: dict[str, str] = {}  # sha256 of the final clip's bytes -> scene
-        if dataset_dir is not None:
-            import datasets
-
-            from odu.data.dataset import row_to_record
-
-            for config in ("av", "ao"):
-                for row in datasets.load_dataset(str(dataset_dir), config, split="test"):
-                    self.records[row["scene_id"]] = row_to_record(row)
-                    users = [t for t in row["turns"] if t["role"] == "user"]
-                    self._final[hashlib.sha256(users[-1]["media"]["bytes"]).hexdigest()] = row["scene_id"]
         self.generate_requests: list[dict[str, Any]] = []
         self.refusals: list[str] = []
         self.files: dict[str, dict[str, Any]] = {}  # "files/<id>" -> metadata + bytes + polls
@@ -296,7 +275,7 @@ class GeminiFake:
             raise _bad("Budget 0 is invalid. This model only works in thinking mode.")
 
     def _answer(self, media: list[bytes]) -> Reply | Fault:
-        sid = self._final.get(hashlib.sha256(media[-1]).hexdigest()) if media else None
+        sid = self.scene_sent(media[-1]) if media else None
         mode = self.script.get(sid or "", "reference")
         usage = {"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120}
         if mode == "error":

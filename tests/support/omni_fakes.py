@@ -12,14 +12,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from odu.data.media import LazyClip
 from odu.judge.prompt import JUDGE_INSTRUCTION
-from odu.models.clips import media_type
-from odu.models.openai_omni import wav_bytes
+from odu.models.clips import media_type, wav_bytes
 from odu.schema import scene_from_dict
 
 from .judge_fakes import judge_responder
@@ -45,7 +44,7 @@ def sent_form(data: bytes) -> bytes:
     clip = LazyClip(data)
     if media_type(clip)[0] in ("audio/wav", "audio/mpeg") or clip.info.has_video:
         return data
-    return wav_bytes(clip.audio(16_000), 16_000)
+    return wav_bytes(clip, 16_000)
 
 
 def reference_output(record: Mapping[str, Any]) -> str:
@@ -68,35 +67,48 @@ def reference_output(record: Mapping[str, Any]) -> str:
     return json.dumps({"has_demand": ann.has_demand, "segments": segments}, ensure_ascii=False)
 
 
-class FakeOmni:
+class SampleScenes:
+    """The scenes a fake model answers, from a prepared dataset (none without one): release records
+    by scene id, each scene's clip hashes, and the scene of a final clip found by the bytes the
+    API receives for it (``sent``: what the backend makes of the stored bytes)."""
+
+    def __init__(
+        self, dataset_dir: Path | None, configs: Sequence[str] = ("av", "ao"), sent: Callable[[bytes], bytes] = bytes
+    ) -> None:
+        self.records: dict[str, dict[str, Any]] = {}
+        self.clips: dict[str, list[str]] = {}  # scene -> sha256 of each clip as stored
+        self._final: dict[str, str] = {}  # sha256 of the final clip as sent -> scene
+        if dataset_dir is None:
+            return
+        import datasets
+
+        from odu.data.dataset import row_to_record
+
+        for config in configs:
+            for row in datasets.load_dataset(str(dataset_dir), config, split="test"):
+                users = [t for t in row["turns"] if t["role"] == "user"]
+                self.records[row["scene_id"]] = row_to_record(row)
+                self.clips[row["scene_id"]] = [t["sha256"] for t in users]
+                self._final[hashlib.sha256(sent(users[-1]["media"]["bytes"])).hexdigest()] = row["scene_id"]
+
+    def scene_sent(self, final_clip: bytes) -> str | None:
+        """The scene whose final clip the API received as ``final_clip``."""
+        return self._final.get(hashlib.sha256(final_clip).hexdigest())
+
+
+class FakeOmni(SampleScenes):
     """Responder for :class:`openai_server.OpenAIServer`: scripted omni answers + the fake judge."""
 
     def __init__(self, dataset_dir: Path, script: Mapping[str, str] | None = None) -> None:
-        import datasets
-
+        super().__init__(dataset_dir, sent=sent_form)
         self.script = dict(script or {})
-        self.records: dict[str, dict[str, Any]] = {}
-        self.clips: dict[str, list[str]] = {}  # scene -> sha256 of each clip's bytes as sent
-        self._final: dict[str, str] = {}  # sha256 of the final clip as sent -> scene
-        from odu.data.dataset import row_to_record
-
-        for config in ("av", "ao"):
-            for row in datasets.load_dataset(str(dataset_dir), config, split="test"):
-                sid = row["scene_id"]
-                self.records[sid] = row_to_record(row)
-                sent = [
-                    hashlib.sha256(sent_form(t["media"]["bytes"])).hexdigest()
-                    for t in row["turns"]
-                    if t["role"] == "user"
-                ]
-                self.clips[sid] = [t["sha256"] for t in row["turns"] if t["role"] == "user"]
-                self._final[sent[-1]] = sid
         self.model_requests: list[dict[str, Any]] = []
         self._judge = judge_responder()
 
     def scene_of(self, body: Mapping[str, Any]) -> str:
-        parts = media_parts(body)
-        return self._final[hashlib.sha256(part_bytes(parts[-1])).hexdigest()]
+        sid = self.scene_sent(part_bytes(media_parts(body)[-1]))
+        assert sid is not None, "a final clip of no scene of the dataset"
+        return sid
 
     def scene_in_text(self, body: Mapping[str, Any]) -> str:
         """Text-only requests: the scene named in the ASR text (tests write ``(scene_id)`` into it)."""

@@ -43,7 +43,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import hashlib
 import itertools
 import json
 import threading
@@ -54,7 +53,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from support.omni_fakes import reference_output
+from support.omni_fakes import SampleScenes, reference_output
 
 #: Fields of a GA ``realtime`` session (openai-python ``RealtimeSessionCreateRequestParam``).
 GA_SESSION_FIELDS = {
@@ -102,6 +101,14 @@ class EventError(Exception):
         self.body = {"type": kind, "code": code, "message": message, "param": param}
 
 
+def _pcm(data: bytes) -> bytes:
+    """A clip's audio as the backend commits it: 16-bit PCM mono at 24 kHz."""
+    from odu.data.media import LazyClip
+    from odu.models.realtime import pcm16
+
+    return pcm16(LazyClip(data).audio(SAMPLE_RATE))
+
+
 @dataclass
 class Session:
     """One WebSocket session as the fake saw it."""
@@ -130,7 +137,7 @@ class Session:
     responses: int = 0
 
 
-class RealtimeFake:
+class RealtimeFake(SampleScenes):
     """The Realtime API for ``model`` with ``key``, answering audio-only scenes of ``dataset_dir``.
 
     ``script`` maps a scene id to ``"garbage"`` (prose, no JSON) or ``"error"`` (every response fails
@@ -146,23 +153,10 @@ class RealtimeFake:
         model: str = "gpt-realtime-2",
         script: Mapping[str, str] | None = None,
     ) -> None:
+        super().__init__(dataset_dir, ["ao"], sent=_pcm)  # final clips as the committed 24 kHz PCM
         self.key = key
         self.model = model
         self.script = dict(script or {})
-        self.records: dict[str, dict[str, Any]] = {}
-        self._final: dict[str, str] = {}  # sha256 of the final clip's 24 kHz PCM -> scene
-        if dataset_dir is not None:
-            import datasets
-
-            from odu.data.dataset import row_to_record
-            from odu.data.media import LazyClip
-            from odu.models.realtime import pcm16
-
-            for row in datasets.load_dataset(str(dataset_dir), "ao", split="test"):
-                self.records[row["scene_id"]] = row_to_record(row)
-                final = [t for t in row["turns"] if t["role"] == "user"][-1]
-                pcm = pcm16(LazyClip(final["media"]["bytes"]).audio(SAMPLE_RATE))
-                self._final[hashlib.sha256(pcm).hexdigest()] = row["scene_id"]
         self.sessions: list[Session] = []
         self._faults: deque[str] = deque()
         self._ids = itertools.count(1)
@@ -415,7 +409,7 @@ class RealtimeFake:
     # --- responses --------------------------------------------------------------------------------------
 
     def _answer_text(self, session: Session) -> tuple[str, str | None]:
-        sid = self._final.get(hashlib.sha256(session.audio[-1]).hexdigest()) if session.audio else None
+        sid = self.scene_sent(session.audio[-1]) if session.audio else None
         mode = self.script.get(sid or "", "reference")
         if mode == "error":
             return "", "server_error"

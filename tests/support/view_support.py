@@ -21,6 +21,11 @@ import pytest
 
 from odu.cli import main
 
+try:
+    from support.cli import argv
+except ImportError:  # run as a script: this folder is on the path, not tests/
+    from cli import argv  # type: ignore[no-redef]
+
 #: Where Debian installs them (``apt-get install chromium chromium-driver``).
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -191,20 +196,8 @@ def score_sample_run(
 
     outputs = damaged_outputs(sample_records(), seed, flip, word_error, shift_ms, hostile)
     predictions = write_predictions(outputs, out.parent / f"{out.name}.predictions.jsonl")
-    code = main(
-        [
-            "score",
-            "--scenes",
-            str(sample_dir() / "scenes.jsonl"),
-            "--predictions",
-            str(predictions),
-            "--judge",
-            "lexical",
-            "--out",
-            str(out),
-            "--no-progress",
-        ]
-    )
+    scenes = sample_dir() / "scenes.jsonl"
+    code = main(argv("score", scenes=scenes, predictions=predictions, judge="lexical", out=out, no_progress=True))
     assert code == 0, f"odu-bench score exited {code}"
     if keep_predictions:
         shutil.copyfile(predictions, out / "predictions.jsonl")
@@ -212,6 +205,13 @@ def score_sample_run(
 
 
 # --- sites of the tests ------------------------------------------------------------------------------
+
+
+def build_view(out: Path, *run_dirs: object, **options: object) -> int:
+    """``odu-bench view RUN_DIR... --out OUT`` with ``options`` (as :func:`support.cli.argv` writes
+    them), on the bundled sample unless a ``dataset`` is given, 50 resamples unless told, no progress bar."""
+    options = {"sample": "dataset" not in options, "resamples": 50, "no_progress": True, **options}
+    return main(argv("view", *run_dirs, out=out, **options))
 
 
 def read_data(path: Path) -> Any:
@@ -249,25 +249,7 @@ def runs(tmp_path_factory) -> dict[str, Path]:
 def site(runs, tmp_path_factory) -> Path:
     """The bundled sample with two runs: a damaged model (score) and the always-trigger floor (eval)."""
     out = tmp_path_factory.mktemp("view-site") / "site"
-    assert (
-        main(
-            [
-                "view",
-                str(runs["a"]),
-                str(runs["always"]),
-                "--names",
-                "model A",
-                "always",
-                "--sample",
-                "--out",
-                str(out),
-                "--resamples",
-                "200",
-                "--no-progress",
-            ]
-        )
-        == 0
-    )
+    assert build_view(out, runs["a"], runs["always"], names=["model A", "always"], resamples=200) == 0
     return out
 
 
@@ -280,24 +262,7 @@ def screenshots(img_dir: Path) -> list[Path]:
             score_sample_run(work / "model-b", 2, 0.3, 0.35, 900),
         ]
         site = work / "site"
-        assert (
-            main(
-                [
-                    "view",
-                    *map(str, runs),
-                    "--names",
-                    "model A",
-                    "model B",
-                    "--sample",
-                    "--out",
-                    str(site),
-                    "--no-progress",
-                    "--resamples",
-                    "1000",
-                ]
-            )
-            == 0
-        )
+        assert build_view(site, *runs, names=["model A", "model B"], resamples=1000) == 0
         img_dir.mkdir(parents=True, exist_ok=True)
         shots = []
         with chromium(1680, 860) as driver:

@@ -70,6 +70,11 @@ def _segment(seg: Any, modality: str) -> dict[str, Any]:
     return out
 
 
+def _scene_facts(sid: str, first: Row) -> dict[str, Any]:
+    """The scene's id, modality, language, source and label, as every run's row gives them."""
+    return {"id": sid, **{name: first[name] for name in ("modality", "language", "source", "label")}}
+
+
 def index_entry(
     sid: str, rows: Sequence[Row | None], record: Mapping[str, Any] | None, chunk: int, search: str
 ) -> dict[str, Any]:
@@ -78,11 +83,7 @@ def index_entry(
     first = next(r for r in rows if r is not None)
     reason = _negative(first.get("negative_reason") or "", NEGATIVE_REASONS)
     return {
-        "id": sid,
-        "modality": first["modality"],
-        "language": first["language"],
-        "source": first["source"],
-        "label": first["label"],
+        **_scene_facts(sid, first),
         "reason": reason["code"] if reason else "",
         "axes": dict(first.get("axes") or {}),
         "title": (record or {}).get("title", ""),
@@ -178,11 +179,7 @@ def scene_page(
             }
     extra = dict(scene.extra) if scene is not None else {}
     return {
-        "id": sid,
-        "modality": first["modality"],
-        "language": first["language"],
-        "source": first["source"],
-        "label": first["label"],
+        **_scene_facts(sid, first),
         "title": str(extra.pop("title", "") or ""),
         "summary": str(extra.pop("summary", "") or ""),
         "notes": {k: v for k, v in extra.items() if isinstance(v, str)},

@@ -2,7 +2,8 @@
 
 Layout of ``SITE/`` (opens from disk: ``file://``, no server, nothing fetched from the network)::
 
-    index.html, scene.html      the two pages (scene.html#<scene_id>)
+    index.html, scene.html      the two pages (scene.html#<scene_id>): assets/page.html around each
+                                page's body (assets/<page>.body.html)
     assets/                     view.css, common.js, index.js, scene.js (vanilla JS, no build step)
     data/index.js               the index: systems, headline with CIs, notes, problems, one entry per scene
     data/scenes/<k>.js          scene pages, SCENES_PER_CHUNK per file, loaded on demand
@@ -20,6 +21,7 @@ import json
 import os
 import re
 import shutil
+import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -38,7 +40,9 @@ from .sources import ClipSource, DatasetScenes, MediaError, Run, probe, swap_in_
 SCENES_PER_CHUNK = 64
 MARKER = "odu-view.json"
 FORMAT = "odu-bench-view/1"
-PAGES = ("index.html", "scene.html")
+#: Page name -> its title; each page is ``page.html`` (the head: security policy, styles, scripts)
+#: around ``<name>.body.html``, and runs ``assets/<name>.js``.
+PAGES = {"index": "ODU-Bench viewer", "scene": "Scene · ODU-Bench viewer"}
 ASSETS = ("view.css", "common.js", "index.js", "scene.js")
 _SUFFIX = re.compile(r"^\.[a-z0-9]{1,5}$")
 
@@ -114,8 +118,10 @@ def _check_out(out: Path) -> None:
 
 def _copy_assets(root: Path) -> None:
     package = resources.files(__package__) / "assets"
-    for name in PAGES:
-        (root / name).write_bytes((package / name).read_bytes())
+    page = string.Template((package / "page.html").read_text(encoding="utf-8"))
+    for name, title in PAGES.items():
+        body = (package / f"{name}.body.html").read_text(encoding="utf-8")
+        (root / f"{name}.html").write_text(page.substitute(title=title, page=name, body=body), encoding="utf-8")
     for name in ASSETS:
         (root / "assets" / name).write_bytes((package / name).read_bytes())
 

@@ -95,3 +95,10 @@ ODU.fail = function (error) {
   console.error(error);
   document.body.prepend(ODU.problems([String(error.message || error)], "The viewer could not load its data"));
 };
+
+/** Run a page's script with the index (data/index.js) and its systems; a missing index is shown as an error. */
+ODU.page = function (start) {
+  const data = ODU.index;
+  if (!data) return ODU.fail(new Error("data/index.js is missing or did not run"));
+  start(data, data.systems);
+};

@@ -3,11 +3,8 @@
  * text search over transcripts and intents. Rows are built once; filtering re-orders them. */
 "use strict";
 
-(function () {
+ODU.page(function (data, systems) {
   const { el, pct, heat } = ODU;
-  const data = ODU.index;
-  if (!data) return ODU.fail(new Error("data/index.js is missing or did not run"));
-  const systems = data.systems;
   const axes = Object.keys(data.axes).length ? Object.keys(data.axes)
     : [...new Set(data.scenes.flatMap((s) => Object.keys(s.axes)))].sort();
   const METRICS = ["avg", "m1", "m2", "m3", "m4", "m5", "ftr"];
@@ -275,4 +272,4 @@
   renderHead();
   apply();
   performance.mark("odu-index-ready"); // read by benchmarks/bench_view.py
-})();
+});

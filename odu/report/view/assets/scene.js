@@ -5,11 +5,8 @@
  * outputs. Up to four systems side by side. The scene's data file is loaded on demand. */
 "use strict";
 
-(function () {
+ODU.page(function (data, systems) {
   const { el, add, pct } = ODU;
-  const data = ODU.index;
-  if (!data) return ODU.fail(new Error("data/index.js is missing or did not run"));
-  const systems = data.systems;
   const byId = new Map(data.scenes.map((s) => [s.id, s]));
   const main = document.getElementById("scene");
   const MAX_COLUMNS = 4;
@@ -392,4 +389,4 @@
   });
   window.addEventListener("hashchange", () => show().catch(ODU.fail));
   show().catch(ODU.fail);
-})();
+});

@@ -1,0 +1,58 @@
+"""A backend end to end on the bundled sample, as the backend tests run it: ``odu-bench eval
+--sample``, its files free of the key, and its raw outputs replayed (``--model replay``) scoring
+exactly the same."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from odu.cli import main
+from odu.data.sample import sample_dataset_dir
+from support.cli import argv
+
+
+@pytest.fixture
+def prepared_sample(hf_cache: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The bundled sample, prepared where ``eval --sample`` prepares it (this test's
+    ``$ODU_CACHE_DIR``), with ``datasets``' cache in the session's."""
+    import datasets
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
+    return sample_dataset_dir()
+
+
+def first_scene(dataset: Path, config: str) -> str:
+    """The id of the first scene of ``config`` in a prepared dataset."""
+    import datasets
+
+    return str(next(iter(datasets.load_dataset(str(dataset), config, split="test")))["scene_id"])
+
+
+def eval_sample(out: Path, model: str, tasks: str, model_args: str) -> Path:
+    """``odu-bench eval --sample`` of one backend into ``out`` (exit 0 asserted): its run folder."""
+    assert main(argv("eval", sample=True, model=model, tasks=tasks, model_args=model_args, out=out)) == 0
+    [folder] = out.iterdir()
+    return folder
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def assert_no_secret(folder: Path, secret: str, *texts: str) -> None:
+    """``secret`` is in no file of the run and none of ``texts`` (captured output)."""
+    for path in folder.iterdir():
+        assert secret not in path.read_text(encoding="utf-8"), path.name
+    assert all(secret not in text for text in texts)
+
+
+def assert_replay_scores_the_same(folder: Path, tasks: str, out: Path) -> None:
+    """The run's raw outputs replayed (``--model replay``) score exactly as the run did."""
+    replayed = eval_sample(out, "replay", tasks, f"predictions={folder / 'predictions.jsonl'}")
+    summary, again = read_json(folder / "summary.json"), read_json(replayed / "summary.json")
+    for key in summary.keys() & {"audio-visual", "audio-only", "tasks", "parse_errors"}:
+        assert again[key] == summary[key], key
