@@ -9,9 +9,11 @@ validation, ``prepare`` and ``load_dataset``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -85,6 +87,7 @@ def encode_mp4(
                     "g": str(settings.gop),
                     "bf": str(settings.b_frames),
                     "threads": "1",  # bit-identical output run to run
+                    **_x264_asm_cap(),
                 },
             )
             vstream.width, vstream.height, vstream.pix_fmt = settings.width, settings.height, "yuv420p"
@@ -105,6 +108,26 @@ def encode_mp4(
             assert audio is not None
             _encode_audio(out, astream, audio, round(duration_s * sample_rate), sample_rate)
     return path
+
+
+@functools.cache
+def _x264_asm_cap() -> dict[str, str]:
+    """x264 options that keep its output independent of the process it runs in.
+
+    On CPUs with AVX-512, x264's AVX-512 routines (chosen automatically) made the H.264 stream
+    depend on the state of the process: the committed sample's MP4s came out different (the
+    bottom chroma rows of the 192x108 frames off by one) when regenerated inside a test process
+    that had run other tests first, differently from run to run, while a fresh process always
+    wrote the committed bytes. Capped at AVX2 the output is those same bytes, in any process (the
+    x264 bundled with PyAV 18.1, libx264.so.165). CPUs without AVX-512 keep x264's own choice.
+    """
+    try:
+        cpu = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    line = re.search(r"^flags\s*:(.*)$", cpu, re.M)
+    flags = set(line.group(1).split()) if line else set()
+    return {"x264-params": "asm=AVX2"} if {"avx512f", "avx2"} <= flags else {}
 
 
 def _encode_video(out: Any, stream: Any, frames: Iterable[np.ndarray], end_ms: int, fps: int) -> None:

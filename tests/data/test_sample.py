@@ -152,7 +152,14 @@ def test_regenerating_reproduces_the_sample(tmp_path: Path) -> None:
     if generator_versions() != manifest["versions"]:
         pytest.skip(f"tool versions differ from the manifest's: {generator_versions()} vs {manifest['versions']}")
     build_sample(tmp_path, seed=manifest["seed"])
-    assert json.loads((tmp_path / MANIFEST).read_text()) == manifest
+    rebuilt = json.loads((tmp_path / MANIFEST).read_text())
+    differing = sorted(
+        k
+        for k in manifest["sha256"].keys() | rebuilt["sha256"].keys()
+        if manifest["sha256"].get(k) != rebuilt["sha256"].get(k)
+    )
+    assert not differing, f"files that differ from the committed sample: {differing}"
+    assert rebuilt == manifest
 
 
 # --- synthesize_media ------------------------------------------------------------------------------
