@@ -21,7 +21,7 @@ class HubError(RuntimeError):
     """A Hub transfer failed: no network, no access, no such repo or revision, or a local I/O error."""
 
 
-def _transfer_errors() -> tuple[type[BaseException], ...]:
+def transfer_errors() -> tuple[type[BaseException], ...]:
     """What a failed transfer raises: ``HfHubHTTPError`` and the HTTP library's own errors (its
     bases: httpx or requests, depending on the ``huggingface_hub`` release) and ``OSError``."""
     from huggingface_hub.errors import HfHubHTTPError
@@ -62,7 +62,7 @@ def download(
             local_dir=str(out) if out is not None else None,
             token=token,
         )
-    except _transfer_errors() as exc:
+    except transfer_errors() as exc:
         raise HubError(f"{repo_id}: download failed: {type(exc).__name__}: {exc}") from None
     problems = verify_dataset_dir(local, configs)
     if problems:
@@ -98,9 +98,9 @@ def upload(
             delete_patterns=[f"{DATA_DIR}/*/*.parquet"],
             commit_message=commit_message,
         )
-    except _transfer_errors() as exc:
+    except transfer_errors() as exc:
         raise HubError(f"{repo_id}: upload failed: {type(exc).__name__}: {exc}") from None
     return str(getattr(commit, "commit_url", commit))
 
 
-__all__ = ["REPO_TYPE", "HubError", "allow_patterns", "download", "upload"]
+__all__ = ["REPO_TYPE", "HubError", "allow_patterns", "download", "transfer_errors", "upload"]
