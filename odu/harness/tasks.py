@@ -169,6 +169,7 @@ def load_docs(
     import datasets
 
     from ..data.dataset import row_to_record, rows_without_media
+    from ..data.hub import load_split
     from ..data.prepare import check_dataset
     from ..models.clips import locator
     from .preflight import install
@@ -177,7 +178,7 @@ def load_docs(
 
     source = dataset_source(dataset)
     check_dataset(source)
-    ds = datasets.load_dataset(source, config, split="test", revision=dataset_revision)
+    ds = load_split(source, config, dataset_revision)  # warns when datasets served an older cached copy
     rows = rows_without_media(ds)
     docs: list[dict[str, Any]] = []
     digest = hashlib.sha256()

@@ -25,6 +25,9 @@ class FakeHub:
     def __init__(self, repo: Path, tmp: Path) -> None:
         self.repo, self.tmp, self.calls = repo, tmp, []
 
+    def list_repo_files(self, repo_id: str, **kwargs: Any) -> list[str]:
+        return sorted(p.relative_to(self.repo).as_posix() for p in self.repo.rglob("*") if p.is_file())
+
     def snapshot_download(self, **kwargs: Any) -> str:
         self.calls.append(kwargs)
         target = Path(kwargs["local_dir"] or self.tmp / "hub-cache-snapshot")
@@ -40,6 +43,7 @@ class FakeHub:
 def hub(demo_dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeHub:
     fake = FakeHub(Path(shutil.copytree(demo_dataset, tmp_path / "repo")), tmp_path)
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake.snapshot_download)
+    monkeypatch.setattr(huggingface_hub, "list_repo_files", fake.list_repo_files)
     return fake
 
 
