@@ -237,6 +237,17 @@ def load_docs(
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
 
 
+def load_tasks(manager: Any, names: Sequence[str]) -> list[Any]:
+    """The lm-eval task or group objects named ``names``, from ``manager`` (a ``TaskManager``): each
+    task's docs loaded once. ``simple_evaluate`` takes them as its ``tasks`` for every model of a
+    run, which otherwise loads every task's data again for each model."""
+    objects = []
+    for name in names:
+        loaded = manager.load(name)
+        objects.append(loaded["groups"].get(name) or loaded["tasks"][name])
+    return objects
+
+
 def scene_request(doc: Mapping[str, Any]) -> SceneRequest:
     """The request of one doc (App D.1 input; App D.2, with each clip's ASR sentences, for a text-only doc)."""
     source = doc_asr(doc)
@@ -393,6 +404,7 @@ __all__ = [
     "doc_to_text",
     "judge_from_env",
     "load_docs",
+    "load_tasks",
     "process_results",
     "scene_request",
     "score_responses",
