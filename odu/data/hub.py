@@ -98,7 +98,7 @@ def fetch(
     try:
         files = set(list_repo_files(repo_id, repo_type=REPO_TYPE, revision=revision, token=token))
     except transfer_errors() as exc:
-        raise HubError(f"{repo_id}: cannot list the repo: {type(exc).__name__}: {exc}") from None
+        raise HubError(f"{repo_id}: download failed: {type(exc).__name__}: {exc}") from None
     if MANIFEST_NAME in files:
         return _download_prepared(repo_id, configs, out, revision, token), []
     records = next((name for name in RELEASE_RECORD_FILES if name in files), None)
