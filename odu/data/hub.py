@@ -92,11 +92,12 @@ def fetch(
     :class:`ValueError` when a shard is missing or differs from the manifest, or the repo is in
     neither layout, and :class:`HubError` when a transfer fails.
     """
-    from huggingface_hub import list_repo_files
+    from huggingface_hub import repo_info
 
     names = list(configs) if configs else [DEFAULT_CONFIG]
-    try:
-        files = set(list_repo_files(repo_id, repo_type=REPO_TYPE, revision=revision, token=token))
+    try:  # the repo's file list (what snapshot_download asks first, too)
+        info = repo_info(repo_id, repo_type=REPO_TYPE, revision=revision, token=token)
+        files = {sibling.rfilename for sibling in getattr(info, "siblings", None) or ()}
     except transfer_errors() as exc:
         raise HubError(f"{repo_id}: download failed: {type(exc).__name__}: {exc}") from None
     if MANIFEST_NAME in files:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import huggingface_hub
@@ -24,7 +25,7 @@ from odu.data.release import ReleaseError
 
 
 class ReleaseRepo:
-    """``list_repo_files`` + ``snapshot_download`` over a local folder holding a dataset repo, the
+    """``repo_info`` (its file list) + ``snapshot_download`` over a local folder holding a dataset repo, the
     patterns applied by ``huggingface_hub``'s own ``filter_repo_objects`` (what the Hub client does)."""
 
     def __init__(self, repo: Path, tmp: Path) -> None:
@@ -33,8 +34,8 @@ class ReleaseRepo:
     def files(self) -> list[str]:
         return sorted(p.relative_to(self.repo).as_posix() for p in self.repo.rglob("*") if p.is_file())
 
-    def list_repo_files(self, repo_id: str, **kwargs: Any) -> list[str]:
-        return self.files()
+    def repo_info(self, repo_id: str, **kwargs: Any) -> Any:
+        return SimpleNamespace(siblings=[SimpleNamespace(rfilename=f) for f in self.files()])
 
     def snapshot_download(self, **kwargs: Any) -> str:
         self.calls.append(kwargs)
@@ -53,7 +54,7 @@ def release_repo(demo_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyP
     (repo / "README.md").write_text("---\nlicense: other\n---\n# ODU-Bench\n", encoding="utf-8")
     fake = ReleaseRepo(repo, tmp_path)
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake.snapshot_download)
-    monkeypatch.setattr(huggingface_hub, "list_repo_files", fake.list_repo_files)
+    monkeypatch.setattr(huggingface_hub, "repo_info", fake.repo_info)
     monkeypatch.setenv("ODU_CACHE_DIR", str(tmp_path / "odu-cache"))
     return fake
 
