@@ -114,25 +114,23 @@ def upload_metric(
 ) -> str:
     """Create (if needed) the Space ``repo_id`` and commit the metric's files to it; returns the commit URL.
     ``evaluate.load(repo_id)`` then loads the metric (with ``odu-bench`` installed where it runs)."""
-    from huggingface_hub import HfApi
-
-    from .data.hub import HubError, transfer_errors
+    from .data.hub import push_folder
 
     if repo_id.count("/") != 1:
         raise ValueError(f"{repo_id}: a community metric lives in a Space ORG/NAME")
     files = space_files(repo_id, sdk)
-    api = HfApi(token=token)
     with tempfile.TemporaryDirectory(prefix="odu-metric-space-") as tmp:
         for name, data in files.items():
             (Path(tmp) / name).write_bytes(data)
-        try:
-            api.create_repo(repo_id, repo_type="space", space_sdk=sdk, private=private, exist_ok=True)
-            commit = api.upload_folder(
-                folder_path=tmp, repo_id=repo_id, repo_type="space", commit_message=commit_message
-            )
-        except transfer_errors() as exc:
-            raise HubError(f"{repo_id}: upload failed: {type(exc).__name__}: {exc}") from None
-    return str(getattr(commit, "commit_url", commit))
+        return push_folder(
+            tmp,
+            repo_id,
+            "space",
+            token=token,
+            private=private,
+            create={"space_sdk": sdk},
+            commit_message=commit_message,
+        )
 
 
 __all__ = [

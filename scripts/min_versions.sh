@@ -4,6 +4,9 @@
 # the project installed as CI installs it (pip install -e ".[test]"), then pytest.
 # A bound that does not resolve, has no installable release or fails a test shows here.
 # The [torch] extra (local Qwen-Omni inference) is not installed: the suite needs no model weights.
+# Left out: the mypy run of tests/project/test_lint.py. Types are checked against current releases
+# (CI); older releases ship older type stubs (numpy 1.24, PyAV 17.0.0) that mypy reads differently,
+# while what runs is the same.
 # Usage: scripts/min_versions.sh [pytest arguments]    (about 2 min of install + the suite)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,4 +23,5 @@ cat "$work/min.txt"
 echo "== installed"
 "$py" -m pip freeze | grep -iE "^($(sed 's/==.*//; s/[-_.]/[-_.]/g' "$work/min.txt" | paste -sd'|'))==" || true
 cd "$root"
-"$work/venv/bin/pytest" -q -p no:cacheprovider "$@"
+"$work/venv/bin/pytest" -q -p no:cacheprovider \
+    --deselect tests/project/test_lint.py::test_the_package_type_checks "$@"

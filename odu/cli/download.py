@@ -32,12 +32,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..data.hub import HubError, fetch, load_dataset_call
+    from ..data.hub import HubError, download, load_dataset_call
+    from ..data.release import ReleaseProblem
     from ..schema import SchemaError
 
+    problems: list[ReleaseProblem] = []
     try:
-        local, problems = fetch(
-            args.repo, args.config, args.out, revision=args.revision, skip_invalid=args.skip_invalid
+        local = download(
+            args.repo, args.config, args.out, revision=args.revision, skip_invalid=args.skip_invalid, problems=problems
         )
     except (ValueError, OSError, SchemaError, HubError) as exc:
         print(f"odu-bench download: error: {exc}", file=sys.stderr)

@@ -69,28 +69,16 @@ def download(
     revision: str | None = None,
     token: str | bool | None = None,
     skip_invalid: bool = False,
+    problems: list[ReleaseProblem] | None = None,
 ) -> Path:
-    """Download the dataset repo ``repo_id`` (``configs`` only; all when None) and return the
-    directory ``load_dataset`` reads. See :func:`fetch` (this is its path)."""
-    return fetch(repo_id, configs, out, revision=revision, token=token, skip_invalid=skip_invalid)[0]
-
-
-def fetch(
-    repo_id: str,
-    configs: Sequence[str] | None = None,
-    out: str | Path | None = None,
-    *,
-    revision: str | None = None,
-    token: str | bool | None = None,
-    skip_invalid: bool = False,
-) -> tuple[Path, list[ReleaseProblem]]:
-    """Download ``repo_id`` in either layout (module docstring); returns the dataset directory and
-    the scenes a release had to leave out (``skip_invalid``; otherwise they raise a ``ReleaseError``).
+    """Download the dataset repo ``repo_id`` in either layout (module docstring), ``configs`` only
+    (all when None), and return the directory ``load_dataset`` reads.
 
     A prepared repo lands in ``out`` (default: the Hub cache snapshot); a release is prepared into
-    ``out`` (default: ``<cache>/datasets/hub-<org>--<name>[...]/odu-bench``). Raises
-    :class:`ValueError` when a shard is missing or differs from the manifest, or the repo is in
-    neither layout, and :class:`HubError` when a transfer fails.
+    ``out`` (default: ``<cache>/datasets/hub-<org>--<name>[...]/odu-bench``), its invalid scenes
+    raising a ``ReleaseError`` or, with ``skip_invalid``, left out and appended to ``problems``.
+    Raises :class:`ValueError` when a shard is missing or differs from the manifest, or the repo is
+    in neither layout, and :class:`HubError` when a transfer fails.
     """
     from huggingface_hub import repo_info
 
@@ -101,7 +89,7 @@ def fetch(
     except transfer_errors() as exc:
         raise HubError(f"{repo_id}: download failed: {type(exc).__name__}: {exc}") from None
     if MANIFEST_NAME in files:
-        return _download_prepared(repo_id, configs, out, revision, token), []
+        return _download_prepared(repo_id, configs, out, revision, token)
     records = next((name for name in RELEASE_RECORD_FILES if name in files), None)
     if records is None:
         raise ValueError(
@@ -112,7 +100,9 @@ def fetch(
         tag = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{repo_id.replace('/', '--')}@{revision or 'main'}+{'+'.join(names)}")
         out = cache_dir() / "datasets" / f"hub-{tag}" / "odu-bench"
     result = _download_release(repo_id, records, names, Path(out), revision, token, skip_invalid)
-    return result.out, result.problems
+    if problems is not None:
+        problems.extend(result.problems)
+    return result.out
 
 
 def _snapshot(repo_id: str, revision: str | None, token: str | bool | None, patterns: list[str], out: Any) -> Path:
@@ -236,23 +226,41 @@ def upload(
     problems = verify_dataset_dir(folder)
     if problems:
         raise ValueError(f"{folder}: not a sound prepared dataset, not uploading:\n  " + "\n  ".join(problems))
+    return push_folder(
+        folder,
+        repo_id,
+        REPO_TYPE,
+        token=token,
+        private=private,
+        revision=revision,
+        allow_patterns=[*METADATA_FILES, f"{DATA_DIR}/*/*.parquet"],
+        delete_patterns=[f"{DATA_DIR}/*/*.parquet"],
+        commit_message=commit_message,
+    )
+
+
+def push_folder(
+    folder: str | Path,
+    repo_id: str,
+    repo_type: str,
+    *,
+    token: str | bool | None = None,
+    private: bool | None = None,
+    create: Mapping[str, Any] | None = None,
+    **commit: Any,
+) -> str:
+    """Create the repo ``repo_id`` if needed (``HfApi.create_repo`` with ``create``, e.g. a Space's
+    ``space_sdk``) and commit ``folder`` to it (``HfApi.upload_folder`` with ``commit``); returns the
+    commit URL. A failed transfer is a :class:`HubError`."""
     from huggingface_hub import HfApi
 
     api = HfApi(token=token)
     try:
-        api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
-        commit = api.upload_folder(
-            folder_path=str(folder),
-            repo_id=repo_id,
-            repo_type=REPO_TYPE,
-            revision=revision,
-            allow_patterns=[*METADATA_FILES, f"{DATA_DIR}/*/*.parquet"],
-            delete_patterns=[f"{DATA_DIR}/*/*.parquet"],
-            commit_message=commit_message,
-        )
+        api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True, **(create or {}))
+        pushed = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type, **commit)
     except transfer_errors() as exc:
         raise HubError(f"{repo_id}: upload failed: {type(exc).__name__}: {exc}") from None
-    return str(getattr(commit, "commit_url", commit))
+    return str(getattr(pushed, "commit_url", pushed))
 
 
 __all__ = [
@@ -262,9 +270,9 @@ __all__ = [
     "StaleDatasetWarning",
     "allow_patterns",
     "download",
-    "fetch",
     "load_dataset_call",
     "load_split",
+    "push_folder",
     "transfer_errors",
     "upload",
 ]

@@ -20,7 +20,7 @@ from support.dataset_fixtures import demo_records, expected_rows
 from support.process import fresh_env, run_odu
 
 from odu.cli import main
-from odu.data.hub import download, fetch, load_dataset_call
+from odu.data.hub import download, load_dataset_call
 from odu.data.release import ReleaseError
 
 
@@ -74,7 +74,8 @@ def test_download_prepares_the_release_for_the_chosen_configs_only(
     assert sorted(ds["scene_id"]) == sorted(r["scene_id"] for r in av_en)
     assert (out / "media_manifest.json").is_file()
 
-    local, problems = fetch("qc316/odubench")  # all configs, into the odu-bench cache
+    problems: list = []
+    local = download("qc316/odubench", problems=problems)  # all configs, into the odu-bench cache
     assert problems == [] and local.is_relative_to(tmp_path / "odu-cache") and local.name == "odu-bench"
     assert len(load_dataset(str(local), "all", split="test", cache_dir=hf_cache)) == len(records)
 
@@ -85,7 +86,8 @@ def test_a_broken_clip_of_the_release_is_named_or_left_out(release_repo: Release
     (release_repo.repo / victim["clips"][-1]["src"]).write_bytes(b"not media")
     with pytest.raises(ReleaseError, match=f"scene {victim['scene_id']}, clip {victim['clips'][-1]['id']}"):
         download("qc316/odubench", ["av"], tmp_path / "a")
-    local, problems = fetch("qc316/odubench", ["av"], tmp_path / "b", skip_invalid=True)
+    problems: list = []
+    local = download("qc316/odubench", ["av"], tmp_path / "b", skip_invalid=True, problems=problems)
     assert [p.scene_id for p in problems] == [victim["scene_id"]]
     assert victim["scene_id"] not in (local / "scenes.jsonl").read_text(encoding="utf-8")
 

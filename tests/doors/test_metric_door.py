@@ -14,12 +14,11 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-import pytest
 import yaml
 from support.fake_hub import FakeHub
 from support.process import fresh_env, run_odu
 
-from odu.metric_door import install_metric, metric_script, space_files
+from odu.metric_door import metric_script, space_files
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDS = json.loads((REPO / "tests" / "fixtures" / "demo_scenes.json").read_text(encoding="utf-8"))[:6]
@@ -78,6 +77,10 @@ def test_install_metric_makes_the_bare_name_load_offline_from_an_empty_folder(tm
         timeout=300,
     )
     assert before.returncode != 0 and "odu_metric" in before.stderr  # nothing to find before the install
+    family = tmp_path / "hf-home" / "modules" / "evaluate_modules" / "metrics" / "evaluate-metric--odu_metric"
+    older = family / ("0" * 64) / "odu_metric.py"  # a copy an older odu-bench installed
+    older.parent.mkdir(parents=True)
+    older.write_text("raise ImportError('the old metric')\n", encoding="utf-8")
     proc = run_odu(["install-metric"], env, cwd=empty)
     assert proc.returncode == 0, proc.stderr
     written = Path(proc.stdout.split()[1])
@@ -85,21 +88,9 @@ def test_install_metric_makes_the_bare_name_load_offline_from_an_empty_folder(tm
     assert len(written.parent.name) == 64  # the only directory names evaluate's cache fallback accepts
     loaded = load_and_compute("odu_metric", env, empty)
     assert loaded["name"] == "odu_metric" and loaded["result"] == expected_result()
+    assert not older.exists()  # replaced: the bare name loads this version
     assert run_odu(["install-metric"], env, cwd=empty).returncode == 0  # again: one copy, this version
-    assert [p.name for p in written.parent.parent.iterdir() if p.is_dir()] == [written.parent.name]
-
-
-def test_install_metric_replaces_an_older_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HF_MODULES_CACHE", str(tmp_path / "modules"))
-    import evaluate.config
-
-    monkeypatch.setattr(evaluate.config, "HF_MODULES_CACHE", tmp_path / "modules")
-    old = tmp_path / "old.py"
-    old.write_text("# an older odu_metric.py\n", encoding="utf-8")
-    first = install_metric(old)
-    second = install_metric()
-    assert not first.exists() and second.read_bytes() == metric_script().read_bytes()
-    assert first.parent.parent == second.parent.parent
+    assert [p.name for p in family.iterdir() if p.is_dir()] == [written.parent.name]
 
 
 def test_the_installed_script_loads_by_path(tmp_path: Path) -> None:

@@ -20,7 +20,6 @@ checks that ``odu`` is imported from the wheel). The ``lm_eval`` commands run co
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import site
 import subprocess
@@ -32,6 +31,7 @@ from pathlib import Path
 
 import pytest
 from support.openai_server import OpenAIServer, Reply
+from support.process import fresh_env
 
 from odu.prompts import AO_INSTRUCTION
 
@@ -104,24 +104,14 @@ def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> WheelEnv:
 
 
 def user_env(env: WheelEnv, name: str, **extra: str) -> tuple[dict[str, str], Path]:
-    """A user's environment (offline, private caches, nothing of the repository) and an empty folder."""
+    """A user's environment (offline, private caches, nothing of the repository on the path: no
+    ``PYTHONPATH``, no ``VIRTUAL_ENV``, no API key) and an empty folder to run in."""
     folder = env.home / name
     (folder / "empty").mkdir(parents=True)
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("ODU_", "HF_", "PYTHON", "OPENAI_"))}
-    base.pop("VIRTUAL_ENV", None)
-    return (
-        base
-        | {
-            "HF_HOME": str(folder / "hf-home"),
-            "HF_DATASETS_CACHE": str(folder / "hf-datasets"),
-            "ODU_CACHE_DIR": str(folder / "odu-cache"),
-            "HF_HUB_OFFLINE": "1",
-            "HF_DATASETS_OFFLINE": "1",
-            "HF_EVALUATE_OFFLINE": "1",
-        }
-        | extra,
-        folder / "empty",
-    )
+    environ = fresh_env(folder, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
+    for key in ("PYTHONPATH", "VIRTUAL_ENV", "OPENAI_API_KEY"):
+        environ.pop(key, None)
+    return environ | extra, folder / "empty"
 
 
 def start(env: WheelEnv, args: list[str], environ: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
