@@ -6,10 +6,15 @@ The task YAMLs point their hooks here through ``lm_eval_tasks/odu/utils.py``:
   Hub repo — the ``dataset`` metadata key, else ``$ODU_DATASET``, else the bundled sample prepared
   into the cache (:func:`odu.data.sample.sample_dataset_dir`) — as light docs: the release record, clip
   references (id, sha256, duration, replies) and a locator of the dataset row. Media bytes stay in
-  the dataset; models fetch them by locator when they send a scene. Text-only tasks (App D.2) add
-  each clip's ASR sentences (sidecar file or ``/audio/transcriptions`` endpoint, :mod:`.asr`).
-* :func:`doc_to_text`: the scene request JSON (:class:`odu.models.base.SceneRequest`), the
-  "prompt" our models expand (App F.1 / F.2, D.1 / D.2) and lm-eval's cache key.
+  the dataset; models fetch them by locator when they send a scene. Text-only docs (App D.2) name
+  their ASR input (:class:`.asr.AsrInput`: a sidecar file, checked here, or an
+  ``/audio/transcriptions`` endpoint, which transcribes only the docs lm-eval evaluates) and carry
+  the instruction, the tasks' ``description``. Loading installs :mod:`.preflight`.
+* :func:`doc_to_text` (native tasks): the scene request JSON (:class:`odu.models.base.SceneRequest`),
+  lm-eval's cache key; the ``odu-*`` models build the same request from the doc and expand it
+  (App F.1 / F.2, D.1).
+* :func:`doc_to_prompt` (text-only tasks): the App D.2 user turn as plain text, what lm-eval's own
+  models read (and the ``odu-*`` models send as the user message).
 * :func:`score_responses` (a ``custom`` filter over ALL responses of the task): parse, match and
   judge the whole task in one :func:`odu.scoring.score_scenes` call — the judge gets every request
   at once, so it batches, runs concurrently and caches — and replace each response by its scored
