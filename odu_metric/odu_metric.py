@@ -1,7 +1,9 @@
 """ODU-Bench as an ``evaluate`` metric: a door onto the core scorer (odu.parse / odu.scoring / odu.judge).
 
-Nothing is scored here: predictions and references are stored as text, and ``_compute`` hands
-them to :func:`odu.scoring.score_scenes`, so the numbers are those of ``odu-bench score``.
+Nothing is scored here: predictions and references are stored as JSON text
+(:mod:`odu.metric_inputs`), and ``_compute`` hands them to :func:`odu.scoring.score_scenes`, so the
+numbers are those of ``odu-bench score``. ``evaluate.load("odu_metric")`` finds this script from any
+folder after ``odu-bench install-metric``; ``evaluate.load("path/to/odu_metric")`` always does.
 """
 
 import json
@@ -9,10 +11,12 @@ import json
 import datasets
 import evaluate
 
-from odu.citation import BIBTEX, PAPER_URL
-from odu.judge.spec import judge_from_spec
-from odu.schema import load_scenes
-from odu.scoring import score_scenes
+# "# From: odu-bench": when odu is missing, evaluate.load says "pip install odu-bench"
+from odu.citation import BIBTEX, PAPER_URL  # From: odu-bench
+from odu.judge.spec import judge_from_spec  # From: odu-bench
+from odu.metric_inputs import decode_prediction, encode_prediction, encode_reference  # From: odu-bench
+from odu.schema import load_scenes  # From: odu-bench
+from odu.scoring import score_scenes  # From: odu-bench
 
 _DESCRIPTION = """\
 ODU-Bench (Omni Demand Understanding) asks whether an audio / audio-visual assistant can tell that
@@ -28,11 +32,13 @@ Args:
         extracted leniently and validated strictly, exactly as ``odu-bench score`` does), or an
         already parsed prediction (``dict`` in the App A.1 schema: ``has_demand``, ``segments``),
         read by the same parser; ``None`` = no output (counted as ``no_output``). Each prediction is
-        stored as the JSON text of its value (``Value("string")`` column).
-    references: one per scene, the scene record in the release schema (``dict`` or its JSON
-        text; stored as JSON text), with ``scene_id``, ``modality``, ``label``, ``clips`` and
-        ``annotations``.
-        Scene ids must be unique across everything added before ``compute``.
+        stored as the JSON text of its value (``Value("string")`` column; any Unicode, lone
+        surrogates included, survives storage and gathering).
+    references: one per scene: the scene record in the release schema (``dict``), a dataset row
+        exactly as ``load_dataset("odu-bench", cfg)`` yields it (media bytes or lazy clips
+        included: the metric keeps the record, never the media), an ``odu.schema.Scene``, or the
+        JSON text of a record or row. Validated when added and stored as JSON text. Scene ids must
+        be unique across everything added before ``compute``.
     judge: M2 key-point judge, a judge spec as ``$ODU_JUDGE`` takes it. ``"lexical"`` (default):
         offline and APPROXIMATE (its M2 and Avg are not comparable with the paper;
         ``result["judge"]["approximate"]`` is ``True``); ``"verdicts:PATH"``: stored verdicts
@@ -55,7 +61,7 @@ Returns:
 
 Examples:
     >>> import evaluate
-    >>> odu = evaluate.load("odu_metric")  # from the repository root; or evaluate.load("path/to/odu_metric")
+    >>> odu = evaluate.load("odu_metric")  # after odu-bench install-metric (or from the repository root)
     >>> segment = {"start_ms": 500, "end_ms": 2500, "transcript": "Turn off that lamp.",
     ...            "structured_intent": "The user wants the desk lamp turned off",
     ...            "required_context": [{"type": "visual", "description": "a desk lamp is on next to the user"}],
@@ -91,36 +97,6 @@ Examples:
 """
 
 
-def _encode_predictions(predictions):
-    """Every prediction travels as the JSON text of its value: a string (raw model output), an
-    object (parsed prediction) or null (no output), so that all three survive a ``string`` column."""
-    encoded = []
-    for i, value in enumerate(predictions):
-        try:
-            encoded.append(json.dumps(value, ensure_ascii=False))
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"prediction {i}: expected text, a dict or None ({exc})") from None
-    return encoded
-
-
-def _encode_references(references):
-    """Scene records travel as JSON text; a record given as a dict is dumped."""
-    encoded = []
-    for i, value in enumerate(references):
-        if isinstance(value, dict):
-            value = json.dumps(value, ensure_ascii=False)
-        if not isinstance(value, str):
-            raise ValueError(f"reference {i}: expected a scene record (dict or JSON text), got {type(value).__name__}")
-        encoded.append(value)
-    return encoded
-
-
-def _decode_prediction(text):
-    """Raw output text, or None for no output; a parsed dict goes back to JSON text for the parser."""
-    value = json.loads(text)
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else value
-
-
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class OduMetric(evaluate.Metric):
     """ODU-Bench M1-M5, Avg and FTR per modality (App A of the paper)."""
@@ -141,25 +117,20 @@ class OduMetric(evaluate.Metric):
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """As :meth:`evaluate.Metric.add_batch`; inputs are stored as JSON text (see the card)."""
         if predictions is not None:
-            predictions = _encode_predictions(predictions)
+            predictions = [encode_prediction(p, i) for i, p in enumerate(predictions)]
         if references is not None:
-            references = _encode_references(references)
+            references = [encode_reference(r, i) for i, r in enumerate(references)]
         return super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """As :meth:`evaluate.Metric.add`; inputs are stored as JSON text (see the card)."""
-        (prediction,), (reference,) = _encode_predictions([prediction]), _encode_references([reference])
-        return super().add(prediction=prediction, reference=reference, **kwargs)
+        return super().add(
+            prediction=encode_prediction(prediction, 0), reference=encode_reference(reference, 0), **kwargs
+        )
 
     def _compute(self, predictions, references, judge="lexical", judge_options=None, annotation_language="scene"):
-        records = []
-        for i, ref in enumerate(references):
-            try:
-                records.append(json.loads(ref))
-            except (TypeError, json.JSONDecodeError) as exc:
-                raise ValueError(f"reference {i}: not a scene record in JSON ({exc})") from None
-        scenes = load_scenes(records)
-        outputs = {scene.scene_id: _decode_prediction(p) for scene, p in zip(scenes, predictions)}
+        scenes = load_scenes([json.loads(ref) for ref in references])  # validated when added
+        outputs = {scene.scene_id: decode_prediction(p) for scene, p in zip(scenes, predictions)}
         scorer = judge_from_spec(judge, "judge", **(judge_options or {}))
         try:
             return score_scenes(scenes, outputs, scorer, annotation_language).summary

@@ -1,8 +1,16 @@
 """lm-eval hooks of the ODU-Bench tasks: a door onto :mod:`odu.harness.tasks` (no logic here)."""
 
-from odu.harness.tasks import aggregation, doc_to_clips, doc_to_text, load_docs, process_results, score_responses
+from odu.harness.tasks import (
+    aggregation,
+    doc_to_clips,
+    doc_to_prompt,
+    doc_to_text,
+    load_docs,
+    process_results,
+    score_responses,
+)
 
-__all__ = ["doc_to_clips", "doc_to_text", "load_docs", "process_results", "score_responses"]
+__all__ = ["doc_to_clips", "doc_to_prompt", "doc_to_text", "load_docs", "process_results", "score_responses"]
 
 agg_m1 = aggregation("m1")
 agg_m2 = aggregation("m2")

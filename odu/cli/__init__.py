@@ -15,6 +15,8 @@ COMMANDS: tuple[str, ...] = (
     "prepare",
     "download",
     "upload",
+    "install-metric",
+    "upload-metric",
     "judge-audit",
     "eval",
     "lm_eval_cmd",

@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     from ..data.sample import sample_dataset_dir
     from ..harness.asr import AsrError
     from ..harness.runcard import RECORDER, write_run_card
-    from ..harness.tasks import dataset_source, task_dir, use_judge
+    from ..harness.tasks import dataset_source, load_tasks, task_dir, use_judge
     from ..judge import JudgeUnavailableError
     from ..judge.spec import judge_from_args
     from ..models.remote import ModelUnavailableError
@@ -198,10 +198,12 @@ def run(args: argparse.Namespace) -> int:
                 f"unknown task(s) {', '.join(missing)}; ODU-Bench tasks: {', '.join(sorted(manager.all_tasks))}"
             )
         check_dataset(source)
+        RECORDER.clear()
+        loaded = load_tasks(manager, tasks)  # each task's data loaded and prepared once, for every model
         systems: dict[str, RunSummary] = {}
         judge_errors = inference_errors = 0
         for model in models:
-            RECORDER.clear()
+            RECORDER.clear("judges")  # the datasets (and ASR) recorded while loading hold for every model
             label = BASELINES.get(model) or str(
                 args.model_args.get("model") or args.model_args.get("pretrained") or model
             )
@@ -210,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
                 results = simple_evaluate(
                     model=lm_eval_name(model),
                     model_args={} if model in BASELINES else dict(args.model_args),
-                    tasks=tasks,
+                    tasks=loaded,
                     task_manager=manager,
                     limit=args.limit,
                     use_cache=args.use_cache,

@@ -14,8 +14,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "prepare",
         help="validate a raw release and write the parquet dataset directory load_dataset reads",
         description="Write DIR/README.md (card + configs), DIR/data/<config>/test-*.parquet (media embedded), "
-        "DIR/media_manifest.json and DIR/scenes.jsonl. Name DIR 'odu-bench' to load it as "
-        "load_dataset('odu-bench', CONFIG) from its parent folder.",
+        "DIR/media_manifest.json and DIR/scenes.jsonl, then print the load_dataset call that reads it. Load "
+        "it by its path: a bare name such as 'odu-bench' resolves to that folder only from its parent, and "
+        "elsewhere datasets may serve an older cached copy.",
     )
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("raw", nargs="?", help="release records file (JSON array / JSONL) or its folder")
@@ -28,6 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..data.hub import load_dataset_call
     from ..data.prepare import prepare
 
     if args.sample:
@@ -51,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     counts = "  ".join(f"{name}={n}" for name, n in result.rows.items() if n)
     print(f"{result.rows['all']} scenes, {result.media_files} clips, {len(result.shards)} shard(s) -> {result.out}")
     print(f"rows per config: {counts}")
+    present = [name for name, n in result.rows.items() if n]
+    print(f"load with: {load_dataset_call(result.out, present[0])}  (configs: {', '.join(present)})")
     if result.problems:
         print(f"{len(result.problems)} problem(s): invalid scenes left out (listed above)")
     return 0

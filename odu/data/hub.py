@@ -1,27 +1,52 @@
-"""Hugging Face Hub transfer of a prepared dataset directory (:mod:`.prepare`).
+"""Hugging Face Hub transfer of the dataset, and loading a split with a warning for stale copies.
 
-``download`` fetches the card, manifest and records plus the shards of the requested configs only
-(``snapshot_download`` with per-config ``allow_patterns``) and checks the shards against the
-manifest; ``upload`` checks a directory and pushes it as a dataset repo (``HfApi.upload_folder``).
-``huggingface_hub`` is imported inside the functions.
+``download`` takes a dataset repo in either layout:
+
+* a prepared directory (:mod:`.prepare`, what ``upload`` pushes): the card, manifest and records
+  plus the shards of the requested configs only (``snapshot_download`` with per-config
+  ``allow_patterns``), checked against the manifest;
+* the authors' release as published: a records file (``scenes.json`` / ``scenes.jsonl`` in the
+  release schema) and each clip's media at its ``src`` path. The records come first; then only the
+  media of the scenes in the requested configs, which are validated and prepared
+  (:func:`.prepare.prepare`) into a directory ``load_dataset`` reads.
+
+``upload`` checks a prepared directory and pushes it as a dataset repo (``HfApi.upload_folder``).
+:func:`load_split` is ``load_dataset(source, config, split="test")`` that says when ``datasets``
+fell back to an older cached copy. ``huggingface_hub`` and ``datasets`` are imported inside the
+functions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import re
+import tempfile
+import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-from .dataset import CONFIG_NAMES, get_config
-from .prepare import DATA_DIR, METADATA_FILES, shard_pattern, verify_dataset_dir
+from ..cache import cache_dir
+from .dataset import CONFIG_NAMES, DEFAULT_CONFIG, SPLIT, DatasetConfig, get_config
+from .prepare import DATA_DIR, MANIFEST_NAME, METADATA_FILES, PrepareResult, prepare, shard_pattern, verify_dataset_dir
+from .release import RELEASE_RECORD_FILES, ReleaseProblem
 
 REPO_TYPE = "dataset"
+#: The module of the builder ``datasets`` returns when it could not resolve a dataset name (no such
+#: folder, Hub offline or unreachable) and serves the newest copy in its cache instead
+#: (``datasets.load.CachedDatasetModuleFactory``).
+CACHE_BUILDER_MODULE = "datasets.packaged_modules.cache.cache"
+
+
+class StaleDatasetWarning(UserWarning):
+    """``datasets`` loaded a cached copy instead of the named dataset (it may be older)."""
 
 
 class HubError(RuntimeError):
     """A Hub transfer failed: no network, no access, no such repo or revision, or a local I/O error."""
 
 
-def _transfer_errors() -> tuple[type[BaseException], ...]:
+def transfer_errors() -> tuple[type[BaseException], ...]:
     """What a failed transfer raises: ``HfHubHTTPError`` and the HTTP library's own errors (its
     bases: httpx or requests, depending on the ``huggingface_hub`` release) and ``OSError``."""
     from huggingface_hub.errors import HfHubHTTPError
@@ -43,16 +68,46 @@ def download(
     *,
     revision: str | None = None,
     token: str | bool | None = None,
+    skip_invalid: bool = False,
+    problems: list[ReleaseProblem] | None = None,
 ) -> Path:
-    """Download the dataset repo ``repo_id`` (shards of ``configs`` only) and verify it.
+    """Download the dataset repo ``repo_id`` in either layout (module docstring), ``configs`` only
+    (all when None), and return the directory ``load_dataset`` reads.
 
-    Returns the local directory: ``out`` when given, else the Hub cache snapshot. Raises
-    :class:`ValueError` when a fetched shard is missing or its sha256 differs from the manifest,
-    :class:`HubError` when the transfer fails.
+    A prepared repo lands in ``out`` (default: the Hub cache snapshot); a release is prepared into
+    ``out`` (default: ``<cache>/datasets/hub-<org>--<name>[...]/odu-bench``), its invalid scenes
+    raising a ``ReleaseError`` or, with ``skip_invalid``, left out and appended to ``problems``.
+    Raises :class:`ValueError` when a shard is missing or differs from the manifest, or the repo is
+    in neither layout, and :class:`HubError` when a transfer fails.
     """
+    from huggingface_hub import repo_info
+
+    names = list(configs) if configs else [DEFAULT_CONFIG]
+    try:  # the repo's file list (what snapshot_download asks first, too)
+        info = repo_info(repo_id, repo_type=REPO_TYPE, revision=revision, token=token)
+        files = {sibling.rfilename for sibling in getattr(info, "siblings", None) or ()}
+    except transfer_errors() as exc:
+        raise HubError(f"{repo_id}: download failed: {type(exc).__name__}: {exc}") from None
+    if MANIFEST_NAME in files:
+        return _download_prepared(repo_id, configs, out, revision, token)
+    records = next((name for name in RELEASE_RECORD_FILES if name in files), None)
+    if records is None:
+        raise ValueError(
+            f"{repo_id}: neither a prepared ODU-Bench dataset ({MANIFEST_NAME}) nor a release "
+            f"({' or '.join(RELEASE_RECORD_FILES)} at the top level)"
+        )
+    if out is None:
+        tag = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{repo_id.replace('/', '--')}@{revision or 'main'}+{'+'.join(names)}")
+        out = cache_dir() / "datasets" / f"hub-{tag}" / "odu-bench"
+    result = _download_release(repo_id, records, names, Path(out), revision, token, skip_invalid)
+    if problems is not None:
+        problems.extend(result.problems)
+    return result.out
+
+
+def _snapshot(repo_id: str, revision: str | None, token: str | bool | None, patterns: list[str], out: Any) -> Path:
     from huggingface_hub import snapshot_download
 
-    patterns = allow_patterns(configs)
     try:
         local = snapshot_download(
             repo_id=repo_id,
@@ -62,12 +117,99 @@ def download(
             local_dir=str(out) if out is not None else None,
             token=token,
         )
-    except _transfer_errors() as exc:
+    except transfer_errors() as exc:
         raise HubError(f"{repo_id}: download failed: {type(exc).__name__}: {exc}") from None
+    return Path(local)
+
+
+def _download_prepared(
+    repo_id: str, configs: Sequence[str] | None, out: str | Path | None, revision: str | None, token: str | bool | None
+) -> Path:
+    local = _snapshot(repo_id, revision, token, allow_patterns(configs), out)
     problems = verify_dataset_dir(local, configs)
     if problems:
         raise ValueError(f"{repo_id}: downloaded copy is not sound:\n  " + "\n  ".join(problems))
-    return Path(local)
+    return local
+
+
+def _in_configs(record: Any, configs: Sequence[DatasetConfig]) -> bool:
+    """Whether a release record may belong to one of ``configs`` (a record too broken to tell is
+    kept, so that preparing it reports what is wrong)."""
+    if not isinstance(record, Mapping):
+        return True
+    return any(
+        all(
+            wanted is None or record.get(key) in (None, wanted)
+            for key, wanted in (("modality", c.modality), ("language", c.language), ("label", c.label))
+        )
+        for c in configs
+    )
+
+
+def _pattern(path: str) -> str:
+    """An ``allow_patterns`` entry matching exactly ``path`` (fnmatch's special characters bracketed)."""
+    return re.sub(r"([*?\[\]])", r"[\1]", path.removeprefix("./"))
+
+
+def _download_release(
+    repo_id: str,
+    records_name: str,
+    configs: Sequence[str],
+    out: Path,
+    revision: str | None,
+    token: str | bool | None,
+    skip_invalid: bool,
+) -> PrepareResult:
+    from ..schema import read_json_records
+
+    wanted = [get_config(name) for name in configs]
+    snapshot = _snapshot(repo_id, revision, token, [records_name], None)
+    records = [r for r in read_json_records(snapshot / records_name) if _in_configs(r, wanted)]
+    media = sorted(
+        {
+            clip["src"]
+            for r in records
+            if isinstance(r, Mapping)
+            for clip in r.get("clips") or ()
+            if isinstance(clip, Mapping) and isinstance(clip.get("src"), str) and not Path(clip["src"]).is_absolute()
+        }
+    )
+    snapshot = _snapshot(repo_id, revision, token, [records_name, *map(_pattern, media)], None)
+    with tempfile.TemporaryDirectory(prefix="odu-release-") as tmp:
+        chosen = Path(tmp) / f"{repo_id.replace('/', '--')}.scenes.jsonl"  # the repo is named in errors
+        chosen.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return prepare(chosen, out, media_root=snapshot, skip_invalid=skip_invalid)
+
+
+def load_split(source: str | Path, config: str = DEFAULT_CONFIG, revision: str | None = None) -> Any:
+    """``load_dataset(source, config, split="test", revision=revision)``, warning
+    (:class:`StaleDatasetWarning`) when ``datasets`` could not resolve ``source`` (no such folder, Hub
+    offline or unreachable) and served the newest copy from its cache instead, which may be older
+    than the dataset is now; a path to a prepared folder never falls back."""
+    import datasets
+
+    builder = datasets.load_dataset_builder(str(source), config, revision=revision)
+    if type(builder).__module__ == CACHE_BUILDER_MODULE:
+        warnings.warn(
+            f"dataset {source} ({config}): not found as a folder or on the Hub, so datasets loaded its newest "
+            f"cached copy from {builder.cache_dir}, which may be older than the dataset; pass the path of a "
+            "prepared folder (odu-bench prepare / download) to load exactly that",
+            StaleDatasetWarning,
+            stacklevel=2,
+        )
+    builder.download_and_prepare()
+    return builder.as_dataset(split=SPLIT)
+
+
+def load_dataset_call(path: str | Path, config: str = DEFAULT_CONFIG) -> str:
+    """The exact Python call that loads ``config`` of the prepared folder ``path`` (absolute: a path never
+    falls back to a cached copy, a bare name may).
+
+    >>> load_dataset_call("/data/odu-bench", "av_en")
+    "load_dataset('/data/odu-bench', 'av_en', split='test')"
+    """
+    return f"load_dataset({str(Path(path).resolve())!r}, {config!r}, split={SPLIT!r})"
 
 
 def upload(
@@ -84,23 +226,53 @@ def upload(
     problems = verify_dataset_dir(folder)
     if problems:
         raise ValueError(f"{folder}: not a sound prepared dataset, not uploading:\n  " + "\n  ".join(problems))
+    return push_folder(
+        folder,
+        repo_id,
+        REPO_TYPE,
+        token=token,
+        private=private,
+        revision=revision,
+        allow_patterns=[*METADATA_FILES, f"{DATA_DIR}/*/*.parquet"],
+        delete_patterns=[f"{DATA_DIR}/*/*.parquet"],
+        commit_message=commit_message,
+    )
+
+
+def push_folder(
+    folder: str | Path,
+    repo_id: str,
+    repo_type: str,
+    *,
+    token: str | bool | None = None,
+    private: bool | None = None,
+    create: Mapping[str, Any] | None = None,
+    **commit: Any,
+) -> str:
+    """Create the repo ``repo_id`` if needed (``HfApi.create_repo`` with ``create``, e.g. a Space's
+    ``space_sdk``) and commit ``folder`` to it (``HfApi.upload_folder`` with ``commit``); returns the
+    commit URL. A failed transfer is a :class:`HubError`."""
     from huggingface_hub import HfApi
 
     api = HfApi(token=token)
     try:
-        api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
-        commit = api.upload_folder(
-            folder_path=str(folder),
-            repo_id=repo_id,
-            repo_type=REPO_TYPE,
-            revision=revision,
-            allow_patterns=[*METADATA_FILES, f"{DATA_DIR}/*/*.parquet"],
-            delete_patterns=[f"{DATA_DIR}/*/*.parquet"],
-            commit_message=commit_message,
-        )
-    except _transfer_errors() as exc:
+        api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True, **(create or {}))
+        pushed = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type, **commit)
+    except transfer_errors() as exc:
         raise HubError(f"{repo_id}: upload failed: {type(exc).__name__}: {exc}") from None
-    return str(getattr(commit, "commit_url", commit))
+    return str(getattr(pushed, "commit_url", pushed))
 
 
-__all__ = ["REPO_TYPE", "HubError", "allow_patterns", "download", "upload"]
+__all__ = [
+    "CACHE_BUILDER_MODULE",
+    "REPO_TYPE",
+    "HubError",
+    "StaleDatasetWarning",
+    "allow_patterns",
+    "download",
+    "load_dataset_call",
+    "load_split",
+    "push_folder",
+    "transfer_errors",
+    "upload",
+]

@@ -3,7 +3,9 @@
 * :mod:`.tasks` — the ``odu_*`` task hooks as plain functions (docs, prompts, scoring, metrics);
   ``lm_eval_tasks/odu/utils.py`` is a thin door onto it;
 * :mod:`.models` — the backends registered as lm-eval models (``odu-openai``, ...); the only
-  module here that imports ``lm_eval`` (imported only when lm-eval runs);
+  module here that imports ``lm_eval`` when imported (itself imported only when lm-eval runs);
+* :mod:`.preflight` — between model and first request: native tasks refuse other models, the
+  text-only tasks' evaluated clips are transcribed (``lm_eval`` imported inside its functions);
 * :mod:`.runcard` — the run card written beside lm-eval results;
 * :mod:`.asr` — the ASR input of the text-only tasks (App D.2).
 """

@@ -11,15 +11,20 @@ Two sources:
   on disk per model and clip hash (``<cache>/asr/``), so reruns and lm-eval's request cache see the
   same text. The toolkit's one OpenAI client carries the calls (:mod:`odu.openai_client`: retries,
   a refusing server stops the run, the API key comes from an environment variable and is never written).
+
+:class:`AsrInput` is what a text-only task holds: one of the two sources, transcribing only the clips
+of the docs lm-eval evaluates.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,14 +33,17 @@ from tqdm.auto import tqdm
 
 from ..cache import cache_dir as odu_cache_dir
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip
-from ..models.clips import wav_bytes
+from ..models.clips import DatasetClips, wav_bytes
 from ..models.remote import MODEL_CONCURRENCY, MODEL_TIMEOUT_S
 from ..openai_client import API_KEY_ENV, RETRIES, CallFailedError, CallStats, OpenAIClient, ServerUnavailableError
-from ..prompts import AsrSentence
+from ..prompts import AsrSentence, ClipRef
 from ..schema import read_json_records
+from .runcard import RECORDER
 
 #: (scene_id, clip id) -> sentences of that clip.
 AsrTable = dict[tuple[str, str], tuple[AsrSentence, ...]]
+#: A clip to transcribe: (scene_id, clip id, sha256 of its media, a function that loads it).
+ClipItem = tuple[str, str, str, Callable[[], LazyClip]]
 
 
 class AsrError(ValueError):
@@ -147,17 +155,18 @@ class TranscriptionEndpoint:
             "cache": str(self.cache_dir),
         }
 
-    def transcribe(self, clips: Iterable[tuple[str, str, str, LazyClip]]) -> AsrTable:
-        """Sentences for ``(scene_id, clip id, sha256, clip)`` items; concurrent, cached."""
+    def transcribe(self, clips: Iterable[ClipItem]) -> AsrTable:
+        """Sentences for ``(scene_id, clip id, sha256, load)`` items, ``load()`` giving the clip; concurrent,
+        cached per clip hash (a cached clip is never loaded; at most ``concurrency`` clips are in memory)."""
         items = list(clips)
         return self.client.run(lambda: self._transcribe_all(items))
 
-    async def _transcribe_all(self, items: list[tuple[str, str, str, LazyClip]]) -> AsrTable:
+    async def _transcribe_all(self, items: list[ClipItem]) -> AsrTable:
         sdk = self.client.async_sdk()
         gate = asyncio.Semaphore(self.concurrency)
         bar = tqdm(total=len(items), desc=f"asr {self.model}", unit="clip", disable=not self.progress)
 
-        async def one(item: tuple[str, str, str, LazyClip]) -> tuple[tuple[str, str], tuple[AsrSentence, ...]]:
+        async def one(item: ClipItem) -> tuple[tuple[str, str], tuple[AsrSentence, ...]]:
             async with gate:
                 sentences = await self._clip(sdk, *item)
             bar.update(1)
@@ -169,13 +178,15 @@ class TranscriptionEndpoint:
             bar.close()
             await sdk.close()
 
-    async def _clip(self, sdk: Any, scene_id: str, clip_id: str, sha: str, clip: LazyClip) -> tuple[AsrSentence, ...]:
+    async def _clip(
+        self, sdk: Any, scene_id: str, clip_id: str, sha: str, load: Callable[[], LazyClip]
+    ) -> tuple[AsrSentence, ...]:
         cached = self.cache_dir / f"{sha}.json"
         if cached.is_file():
             self.stats.cache_hits += 1
             return _sentences(json.loads(cached.read_text(encoding="utf-8")), f"{cached}")
         where = f"scene {scene_id} clip {clip_id}"
-        audio = await asyncio.to_thread(lambda: wav_bytes(clip, DEFAULT_AUDIO_SAMPLE_RATE))
+        audio = await asyncio.to_thread(lambda: wav_bytes(load(), DEFAULT_AUDIO_SAMPLE_RATE))
 
         async def send() -> Any:
             self.stats.requests += 1
@@ -213,6 +224,90 @@ class TranscriptionEndpoint:
         return _sentences(raw, where)
 
 
+class AsrInput:
+    """The ASR input of the text-only tasks (App D.2): each clip's sentences, from a sidecar file (read
+    and checked against the docs when a task loads them) or from a transcription endpoint.
+
+    An endpoint transcribes a clip only when it is first needed: lm-eval calls :func:`prepare` (through
+    :mod:`.preflight`) with the docs it will evaluate, ``--limit`` / ``--samples`` applied, so the other
+    clips are never sent; :meth:`sentences` transcribes a doc's clips itself if they were not prepared.
+    Clips are read from the docs' dataset rows (:class:`~odu.models.clips.DatasetClips`) at send time.
+    """
+
+    def __init__(self, spec: str, base_url: str | None = None) -> None:
+        self.spec = spec
+        self.id = self.key(spec, base_url)
+        self.table: AsrTable = {}
+        self.endpoint: TranscriptionEndpoint | None = None
+        self.record_keys: set[str] = set()
+        if spec.startswith("openai:"):
+            self.endpoint = TranscriptionEndpoint(spec.removeprefix("openai:"), base_url=base_url)
+            self._clips = DatasetClips()
+        else:
+            path = Path(spec)
+            self.table = read_sidecar(path)
+            self._sidecar = {"source": "sidecar", "path": str(path.resolve()), "sha256": _sha256(path)}
+
+    @staticmethod
+    def key(spec: str, base_url: str | None = None) -> str:
+        """The id of an ASR input: its settings (a sidecar's content included), hashed; docs carry it."""
+        content = "" if spec.startswith("openai:") else _sha256(Path(spec))
+        return "asr-" + hashlib.sha256(json.dumps([spec, base_url, content]).encode()).hexdigest()[:16]
+
+    def info(self) -> dict[str, Any]:
+        """Where the sentences come from (run card): the sidecar file, or the endpoint and its counters."""
+        return self.endpoint.info() if self.endpoint is not None else dict(self._sidecar)
+
+    def record(self, key: str | None = None) -> None:
+        """Write :meth:`info` to the run card recorder for ``key`` and every task key recorded before."""
+        if key is not None:
+            self.record_keys.add(key)
+        for k in self.record_keys:
+            RECORDER.record("asr", k, self.info())
+
+    def prepare(self, docs: Iterable[Mapping[str, Any]]) -> None:
+        """Make sure every clip of ``docs`` has its sentences: transcribe the missing ones in one
+        concurrent batch (endpoint), or raise :class:`AsrError` naming them (sidecar)."""
+        missing = [
+            (doc, i, clip)
+            for doc in docs
+            for i, clip in enumerate(doc["clips"])
+            if (doc["scene_id"], clip["id"]) not in self.table
+        ]
+        if not missing:
+            return
+        if self.endpoint is None:
+            names = missing_clips(self.table, [(doc["scene_id"], clip["id"]) for doc, _, clip in missing])
+            shown = ", ".join(names[:5]) + (f" (+{len(names) - 5} more)" if len(names) > 5 else "")
+            raise AsrError(f"ASR input {self.spec}: no entry for {len(names)} clip(s): {shown}")
+        clips = self._clips
+        items: list[ClipItem] = [
+            (
+                doc["scene_id"],
+                clip["id"],
+                clip["sha256"],
+                functools.partial(
+                    clips.load,
+                    doc["media"],
+                    doc["scene_id"],
+                    ClipRef(i, clip["id"], clip["sha256"], int(clip["duration_ms"])),
+                ),
+            )
+            for doc, i, clip in missing
+        ]
+        self.table.update(self.endpoint.transcribe(items))
+        self.record()
+
+    def sentences(self, doc: Mapping[str, Any]) -> list[tuple[AsrSentence, ...]]:
+        """The sentences of each clip of ``doc``, in order."""
+        self.prepare([doc])
+        return [self.table[(doc["scene_id"], clip["id"])] for clip in doc["clips"]]
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def _get(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name)
 
@@ -224,9 +319,11 @@ def missing_clips(table: AsrTable, wanted: Sequence[tuple[str, str]]) -> list[st
 
 __all__ = [
     "AsrError",
+    "AsrInput",
     "AsrStats",
     "AsrTable",
     "AsrUnavailableError",
+    "ClipItem",
     "TranscriptionEndpoint",
     "missing_clips",
     "read_sidecar",

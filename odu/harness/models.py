@@ -6,9 +6,10 @@ lm-eval 0.4.13 has no plugin discovery, so importing this module registers the m
 before ``simple_evaluate``). ``setup.cfg`` also declares them as ``lm_eval.models`` entry points
 for lm-eval releases that discover plugins.
 
-Each request's prompt is the JSON scene reference built by the ``odu_*`` tasks
-(:class:`~odu.models.base.SceneRequest`); media is found through the request's doc (its dataset
-locator), loaded only when sent. Inference errors come back as marked strings (never empty
+Each request's scene (:class:`~odu.models.base.SceneRequest`) is built from the request's doc, for
+the native tasks (whose prompt string is that request's JSON) and the text-only tasks (whose prompt
+is the App D.2 text lm-eval's own models read) alike; media is found through the doc's dataset
+locator, loaded only when sent. Inference errors come back as marked strings (never empty
 answers) and are never kept in lm-eval's ``--use_cache`` database: they are purged when the
 cache is attached, so a rerun retries exactly the failed scenes.
 """
@@ -27,6 +28,7 @@ from lm_eval.api.registry import register_model
 from ..models import BACKENDS, lm_eval_name, make_backend
 from ..models.base import INFERENCE_ERROR_MARK, Generation, SceneRequest, encode_output
 from ..models.clips import DatasetClips
+from .tasks import scene_request
 
 #: lm-eval passes these to every model; they mean nothing to remote or replayed answers.
 _HARNESS_ARGS = ("batch_size", "max_batch_size", "device")
@@ -43,21 +45,28 @@ def _options(raw: Mapping[str, Any]) -> dict[str, Any]:
     return options
 
 
+#: Clip reader shared by every model of the process: each dataset is opened once per run, however
+#: many models ``odu-bench eval`` runs.
+_CLIPS = DatasetClips()
+
+
 class OduLM(LM):
     """Adapter: lm-eval ``generate_until`` requests -> an :class:`~odu.models.base.Backend`."""
 
     MULTIMODAL = True
+    #: Read by :mod:`odu.harness.preflight`: the native tasks run on these models only.
+    ODU_BACKEND = True
     backend_name = ""
 
     def __init__(self, **model_args: Any) -> None:
         super().__init__()
         self.backend = make_backend(self.backend_name, **_options(model_args))
-        self._clips = DatasetClips()
+        self._clips = _CLIPS
 
     # --- lm-eval interface ----------------------------------------------------------------------
 
     def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:
-        scenes = [SceneRequest.from_context(r.args[0]) for r in requests]
+        scenes = [scene_request(r.doc) for r in requests]  # the doc: native and text-only tasks alike
         locators = {s.scene_id: (r.doc or {}).get("media") for s, r in zip(scenes, requests)}
 
         def load_clip(request: SceneRequest, ref: Any) -> Any:

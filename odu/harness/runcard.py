@@ -57,11 +57,11 @@ class RunRecorder:
         with self._lock:
             getattr(self, kind)[key] = dict(info)
 
-    def clear(self) -> None:
+    def clear(self, *kinds: str) -> None:
+        """Forget what was recorded: ``kinds`` (``datasets``, ``judges``, ``asr``), or everything."""
         with self._lock:
-            self.datasets.clear()
-            self.judges.clear()
-            self.asr.clear()
+            for kind in kinds or ("datasets", "judges", "asr"):
+                getattr(self, kind).clear()
 
 
 #: The recorder of this process.

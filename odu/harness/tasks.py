@@ -6,10 +6,15 @@ The task YAMLs point their hooks here through ``lm_eval_tasks/odu/utils.py``:
   Hub repo — the ``dataset`` metadata key, else ``$ODU_DATASET``, else the bundled sample prepared
   into the cache (:func:`odu.data.sample.sample_dataset_dir`) — as light docs: the release record, clip
   references (id, sha256, duration, replies) and a locator of the dataset row. Media bytes stay in
-  the dataset; models fetch them by locator when they send a scene. Text-only tasks (App D.2) add
-  each clip's ASR sentences (sidecar file or ``/audio/transcriptions`` endpoint, :mod:`.asr`).
-* :func:`doc_to_text`: the scene request JSON (:class:`odu.models.base.SceneRequest`), the
-  "prompt" our models expand (App F.1 / F.2, D.1 / D.2) and lm-eval's cache key.
+  the dataset; models fetch them by locator when they send a scene. Text-only docs (App D.2) name
+  their ASR input (:class:`.asr.AsrInput`: a sidecar file, checked here, or an
+  ``/audio/transcriptions`` endpoint, which transcribes only the docs lm-eval evaluates) and carry
+  the instruction, the tasks' ``description``. Loading installs :mod:`.preflight`.
+* :func:`doc_to_text` (native tasks): the scene request JSON (:class:`odu.models.base.SceneRequest`),
+  lm-eval's cache key; the ``odu-*`` models build the same request from the doc and expand it
+  (App F.1 / F.2, D.1).
+* :func:`doc_to_prompt` (text-only tasks): the App D.2 user turn as plain text, what lm-eval's own
+  models read (and the ``odu-*`` models send as the user message).
 * :func:`score_responses` (a ``custom`` filter over ALL responses of the task): parse, match and
   judge the whole task in one :func:`odu.scoring.score_scenes` call — the judge gets every request
   at once, so it batches, runs concurrently and caches — and replace each response by its scored
@@ -34,21 +39,25 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..judge.base import Judge
 from ..models.base import SceneRequest, decode_output
 from ..parse import parse_output
-from ..prompts import AsrSentence, ClipRef, Turn
+from ..prompts import ClipRef, Turn, instruction
 from ..run import summarize
 from ..schema import scene_from_dict
 from ..scoring import score_scenes
 from .runcard import RECORDER
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .asr import AsrInput
+
 DATASET_ENV = "ODU_DATASET"
 JUDGE_ENV = "ODU_JUDGE"
 ANNOTATION_LANGUAGE_ENV = "ODU_ANNOTATION_LANGUAGE"
 ASR_ENV = "ODU_ASR"
+ASR_BASE_URL_ENV = "ODU_ASR_BASE_URL"
 #: The tasks score the scene's own-language reference unless ``$ODU_ANNOTATION_LANGUAGE`` says en/zh.
 TASK_ANNOTATION_LANGUAGE = "scene"
 
@@ -93,14 +102,11 @@ _JUDGE_COUNTS = {
 
 
 def task_dir() -> Path:
-    """The folder holding the ``odu`` task YAMLs (``--include_path`` of lm-eval): the source tree's
-    ``lm_eval_tasks/``, or ``<prefix>/share/odu-bench/lm_eval_tasks`` of a wheel install."""
-    import sys
+    """The folder holding the ``odu`` task YAMLs (``--include_path`` of lm-eval): inside the package
+    of a wheel install, else the source tree's ``lm_eval_tasks/`` (:func:`odu_lm_eval_bridge.task_dir`)."""
+    from odu_lm_eval_bridge import task_dir as bridge_task_dir
 
-    for root in (Path(__file__).resolve().parents[2], Path(sys.prefix) / "share" / "odu-bench"):
-        if (root / "lm_eval_tasks" / "odu" / "utils.py").is_file():
-            return root / "lm_eval_tasks"
-    raise FileNotFoundError("the odu lm-eval task folder is not installed (lm_eval_tasks/odu)")
+    return Path(bridge_task_dir())
 
 
 # --- docs --------------------------------------------------------------------------------------------
@@ -116,46 +122,38 @@ def dataset_source(dataset: str | os.PathLike[str] | None = None) -> str:
     return str(sample_dataset_dir())
 
 
-def _asr_table(
-    records: Sequence[Mapping[str, Any]], ds: Any, asr: str | None, asr_options: Mapping[str, Any], task_key: str
-) -> dict[tuple[str, str], tuple[AsrSentence, ...]]:
-    """ASR sentences of every clip: sidecar file, or ``openai:MODEL`` on a transcription endpoint."""
-    from .asr import AsrError, TranscriptionEndpoint, missing_clips, read_sidecar
+#: ASR inputs of the text-only tasks in this process, by :meth:`AsrInput.key` (the docs' ``asr`` field).
+_ASR_INPUTS: dict[str, AsrInput] = {}
+
+
+def asr_input(asr: str | None = None, asr_base_url: str | None = None) -> AsrInput:
+    """The ASR input named by ``asr`` (else ``$ODU_ASR``): a sidecar JSONL path or ``openai:MODEL`` on
+    ``asr_base_url`` (else ``$ODU_ASR_BASE_URL``); one per setting in a process."""
+    from .asr import AsrError, AsrInput
 
     spec = asr or os.environ.get(ASR_ENV)
     if not spec:
         raise AsrError(
             "text-only tasks need ASR input: a sidecar JSONL (metadata 'asr' or $ODU_ASR=PATH) or "
-            "an endpoint ($ODU_ASR=openai:MODEL with metadata 'asr_base_url' / $ODU_ASR_BASE_URL)"
+            f"an endpoint ($ODU_ASR=openai:MODEL with metadata 'asr_base_url' / ${ASR_BASE_URL_ENV})"
         )
-    wanted = [(r["scene_id"], c["id"]) for r in records for c in r["clips"]]
-    if spec.startswith("openai:"):
-        from ..data.media import LazyClip
+    base_url = (asr_base_url or os.environ.get(ASR_BASE_URL_ENV)) if spec.startswith("openai:") else None
+    key = AsrInput.key(spec, base_url)
+    if key not in _ASR_INPUTS:
+        _ASR_INPUTS[key] = AsrInput(spec, base_url)
+    return _ASR_INPUTS[key]
 
-        endpoint = TranscriptionEndpoint(
-            spec.removeprefix("openai:"),
-            base_url=asr_options.get("asr_base_url") or os.environ.get("ODU_ASR_BASE_URL"),
-            **{k: v for k, v in asr_options.items() if k != "asr_base_url"},
-        )
 
-        def clips() -> Iterator[tuple[str, str, str, LazyClip]]:
-            for i in range(len(ds)):
-                row = ds[i]
-                for turn in row["turns"]:
-                    if turn["role"] == "user":
-                        yield row["scene_id"], turn["clip_id"], turn["sha256"], LazyClip(turn["media"]["bytes"])
+def doc_asr(doc: Mapping[str, Any]) -> AsrInput | None:
+    """The ASR input of a text-only doc (``None`` for a native doc)."""
+    key = doc.get("asr")
+    if not key:
+        return None
+    if key not in _ASR_INPUTS:
+        from .asr import AsrError
 
-        table = endpoint.transcribe(clips())
-        RECORDER.record("asr", task_key, endpoint.info())
-    else:
-        table = read_sidecar(spec)
-        digest = hashlib.sha256(Path(spec).read_bytes()).hexdigest()
-        RECORDER.record("asr", task_key, {"source": "sidecar", "path": str(Path(spec).resolve()), "sha256": digest})
-    missing = missing_clips(table, wanted)
-    if missing:
-        shown = ", ".join(missing[:5]) + (f" (+{len(missing) - 5} more)" if len(missing) > 5 else "")
-        raise AsrError(f"ASR input {spec}: no entry for {len(missing)} clip(s): {shown}")
-    return table
+        raise AsrError(f"scene {doc['scene_id']}: its ASR input {key} was not loaded in this process (load_docs)")
+    return _ASR_INPUTS[key]
 
 
 def load_docs(
@@ -176,12 +174,16 @@ def load_docs(
     import datasets
 
     from ..data.dataset import row_to_record, rows_without_media
+    from ..data.hub import load_split
     from ..data.prepare import check_dataset
     from ..models.clips import locator
+    from .preflight import install
+
+    install()  # lm-eval's evaluate: refuse foreign models on native tasks, transcribe what is evaluated
 
     source = dataset_source(dataset)
     check_dataset(source)
-    ds = datasets.load_dataset(source, config, split="test", revision=dataset_revision)
+    ds = load_split(source, config, dataset_revision)  # warns when datasets served an older cached copy
     rows = rows_without_media(ds)
     docs: list[dict[str, Any]] = []
     digest = hashlib.sha256()
@@ -217,11 +219,13 @@ def load_docs(
         )
     key = f"{config}{'_text' if text_only else ''}"
     if text_only:
-        table = _asr_table(docs, ds, asr, {"asr_base_url": asr_base_url} if asr_base_url else {}, key)
+        asr_source = asr_input(asr, asr_base_url)
+        if asr_source.endpoint is None:
+            asr_source.prepare(docs)  # a sidecar is checked now; an endpoint transcribes what lm-eval evaluates
+        asr_source.record(key)
         for doc in docs:
-            doc["asr"] = json.dumps(
-                [[asdict(s) for s in table[(doc["scene_id"], c["id"])]] for c in doc["clips"]], ensure_ascii=False
-            )
+            doc["asr"] = asr_source.id
+            doc["instruction"] = instruction(doc["modality"])  # the description (system message) of the text tasks
     manifest = Path(source) / "media_manifest.json"
     RECORDER.record(
         "datasets",
@@ -238,14 +242,26 @@ def load_docs(
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
 
 
+def load_tasks(manager: Any, names: Sequence[str]) -> list[Any]:
+    """The lm-eval task or group objects named ``names``, from ``manager`` (a ``TaskManager``): each
+    task's docs loaded once. ``simple_evaluate`` takes them as its ``tasks`` for every model of a
+    run, which otherwise loads every task's data again for each model."""
+    objects = []
+    for name in names:
+        loaded = manager.load(name)
+        objects.append(loaded["groups"].get(name) or loaded["tasks"][name])
+    return objects
+
+
 def scene_request(doc: Mapping[str, Any]) -> SceneRequest:
-    """The request of one doc (App D.1 input; App D.2 when the doc carries ASR)."""
-    asr = json.loads(doc["asr"]) if doc.get("asr") else None
+    """The request of one doc (App D.1 input; App D.2, with each clip's ASR sentences, for a text-only doc)."""
+    source = doc_asr(doc)
+    asr = source.sentences(doc) if source is not None else None
     turns = tuple(
         Turn(
             ClipRef(i, c["id"], c["sha256"], int(c["duration_ms"])),
             tuple(c["replies"] or ()),
-            None if asr is None else tuple(AsrSentence(**s) for s in asr[i]),
+            None if asr is None else asr[i],
         )
         for i, c in enumerate(doc["clips"])
     )
@@ -253,8 +269,23 @@ def scene_request(doc: Mapping[str, Any]) -> SceneRequest:
 
 
 def doc_to_text(doc: Mapping[str, Any]) -> str:
-    """``doc_to_text`` hook: the scene request JSON (clip hashes, replies, ASR text; no media)."""
+    """``doc_to_text`` hook of the native tasks: the scene request JSON (clip hashes, replies; no
+    media), which only the ODU-Bench backends take (:mod:`.preflight` refuses any other model)."""
     return scene_request(doc).to_context()
+
+
+def doc_to_prompt(doc: Mapping[str, Any]) -> str:
+    """``doc_to_text`` hook of the text-only tasks: the App D.2 user turn as plain text (turn labels,
+    each clip's ASR block, the replies between clips, the closing instruction), exactly the user
+    message an ODU-Bench backend sends; the task's ``description`` is the instruction (App F.1 / F.2),
+    the system message of a chat model. So lm-eval's own models run the text-only baseline."""
+    from ..models.messages import chat_messages
+
+    def no_media(part: Any) -> list[dict[str, Any]]:
+        raise AssertionError("a text-only request has no media part")
+
+    [system, user] = chat_messages(scene_request(doc).chat(), no_media)
+    return str(user["content"])
 
 
 def doc_to_clips(doc: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -378,6 +409,7 @@ __all__ = [
     "doc_to_text",
     "judge_from_env",
     "load_docs",
+    "load_tasks",
     "process_results",
     "scene_request",
     "score_responses",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import fnmatch
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import huggingface_hub
@@ -25,6 +26,10 @@ class FakeHub:
     def __init__(self, repo: Path, tmp: Path) -> None:
         self.repo, self.tmp, self.calls = repo, tmp, []
 
+    def repo_info(self, repo_id: str, **kwargs: Any) -> Any:
+        files = sorted(p.relative_to(self.repo).as_posix() for p in self.repo.rglob("*") if p.is_file())
+        return SimpleNamespace(siblings=[SimpleNamespace(rfilename=f) for f in files])
+
     def snapshot_download(self, **kwargs: Any) -> str:
         self.calls.append(kwargs)
         target = Path(kwargs["local_dir"] or self.tmp / "hub-cache-snapshot")
@@ -40,6 +45,7 @@ class FakeHub:
 def hub(demo_dataset: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeHub:
     fake = FakeHub(Path(shutil.copytree(demo_dataset, tmp_path / "repo")), tmp_path)
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake.snapshot_download)
+    monkeypatch.setattr(huggingface_hub, "repo_info", fake.repo_info)
     return fake
 
 

@@ -19,7 +19,7 @@ from support.judge_fakes import judge_responder  # noqa: E402
 from support.predictions import predicted_segment  # noqa: E402
 
 from odu.judge import make_judge  # noqa: E402
-from odu.schema import SchemaError, load_scenes  # noqa: E402
+from odu.schema import SchemaError, load_scenes, scene_from_dict  # noqa: E402
 from odu.scoring import score_scenes  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -93,6 +93,49 @@ def test_add_and_add_batch_in_a_loop_give_the_one_shot_result(metric):
     assert metric.compute() == expected
 
 
+def test_what_a_training_loop_holds_gives_the_core_numbers(metric, demo_dataset, hf_cache):
+    """Dataset rows exactly as ``load_dataset`` yields them (media bytes, lazy clips), ``Scene`` objects
+    and JSON text, in batches: the numbers of the core scorer (and of ``odu-bench score``)."""
+    import datasets
+
+    from odu.data.dataset import with_lazy_media
+
+    outputs = _outputs(seed=6)
+    by_id = {r["scene_id"]: o for r, o in zip(RECORDS, outputs)}
+    expected = _core_summary(outputs)
+    rows = datasets.load_dataset(str(demo_dataset), "all", split="test", cache_dir=hf_cache)
+    assert len(rows) == len(RECORDS) and isinstance(rows[0]["turns"][0]["media"]["bytes"], bytes)
+    for batch in (rows, with_lazy_media(rows)):
+        for start in range(0, len(batch), 8):
+            chunk = batch.select(range(start, min(start + 8, len(batch))))
+            metric.add_batch(predictions=[by_id[r["scene_id"]] for r in chunk], references=list(chunk))
+        assert metric.compute() == expected
+    scenes = load_scenes(RECORDS)
+    mixed = [s if i % 3 == 0 else json.dumps(r) if i % 3 == 1 else r for i, (s, r) in enumerate(zip(scenes, RECORDS))]
+    assert metric.compute(predictions=outputs, references=mixed) == expected
+
+
+def test_stored_references_keep_what_scoring_reads_and_no_media(demo_dataset, hf_cache):
+    import datasets
+
+    from odu.data.dataset import with_lazy_media
+    from odu.metric_inputs import encode_reference, reference_record
+
+    rows = datasets.load_dataset(str(demo_dataset), "all", split="test", cache_dir=hf_cache)
+    row = rows[0]
+    record = next(r for r in RECORDS if r["scene_id"] == row["scene_id"])
+    stored = encode_reference(row, 0)
+    media = sum(len(t["media"]["bytes"]) for t in row["turns"] if t["media"])
+    assert len(stored) < len(json.dumps(record)) < media and stored.isascii()
+    assert stored == encode_reference(with_lazy_media(rows)[0], 0) == encode_reference(record, 0)
+    kept = reference_record(record, 0)
+    assert set(record) - set(kept) == set(scene_from_dict(record).extra) != set()  # display fields go
+    assert '"bytes"' not in stored and '"turns"' not in stored
+    assert kept["annotations"] == reference_record(row, 0)["annotations"]
+    with pytest.raises(ValueError, match="reference 3: a dataset row without the field 'annotations'"):
+        encode_reference({k: v for k, v in row.items() if k != "annotations"}, 3)
+
+
 def test_raw_text_outputs_and_missing_outputs(metric):
     texts = ["<think>the user asks</think> Sure! ```json\n" + json.dumps(o) + "\n```" for o in _outputs(seed=2)]
     texts[0], texts[1] = "I cannot help with that.", None
@@ -152,7 +195,7 @@ def test_openai_judge_with_options_on_a_loopback_server(metric, openai_server, t
     [
         ([RECORDS[0], RECORDS[0]], SchemaError, "duplicate scene_id"),
         (["{not json"], ValueError, "reference 0"),
-        ([None], ValueError, "reference 0: expected a scene record"),
+        ([None], ValueError, "reference 0: expected a scene record, a dataset row, a Scene or their JSON text"),
         ([{k: v for k, v in RECORDS[0].items() if k != "clips"}], SchemaError, f"scene {RECORDS[0]['scene_id']}"),
     ],
 )
@@ -181,14 +224,23 @@ _WORKER = textwrap.dedent(
 )
 
 
-def test_two_processes_share_one_result(tmp_path):
-    outputs = _outputs(seed=5)
+def test_two_processes_share_one_result_and_any_unicode_survives(tmp_path):
+    """Gathered from two processes' Arrow files: raw texts and references with CJK, emoji and lone
+    surrogates (which UTF-8 cannot hold) come back as they went in: the core scorer's numbers."""
+    records = json.loads(json.dumps(RECORDS))
+    odd = "\ud800 \U0001f600 \u8bf7 \udfff"
+    for record in records:
+        for ann in record["annotations"].values():
+            for segment in ann["evaluation_targets"]["segments"]:
+                segment["transcript"] += f" {odd}"
+    outputs = [f"{odd} ```json\n{json.dumps(o, ensure_ascii=False)}\n```" for o in _outputs(seed=5)]
+    outputs[1] = None
     half = len(RECORDS) // 2
-    shards = [(outputs[:half], RECORDS[:half]), (outputs[half:], RECORDS[half:])]
+    shards = [(outputs[:half], records[:half]), (outputs[half:], records[half:])]
     procs = []
     for pid, shard in enumerate(shards):
         data = tmp_path / f"shard{pid}.json"
-        data.write_text(json.dumps(shard, ensure_ascii=False), encoding="utf-8")
+        data.write_text(json.dumps(shard), encoding="utf-8")  # ASCII escapes: lone surrogates travel
         procs.append(
             subprocess.Popen(
                 [sys.executable, "-c", _WORKER, str(METRIC_DIR), str(tmp_path / "cache"), str(data), str(pid)],
@@ -204,4 +256,9 @@ def test_two_processes_share_one_result(tmp_path):
         assert p.returncode == 0, err[-2000:]
         results.append(json.loads(out.strip().splitlines()[-1]))
     assert results[1] is None  # only process 0 computes
-    assert results[0] == _core_summary(outputs)
+    scenes = load_scenes(records)
+    core = score_scenes(scenes, {s.scene_id: o for s, o in zip(scenes, outputs)}, make_judge("lexical")).summary
+    assert results[0] == core and results[0]["no_output"] == 1 and results[0]["parse_errors"] == 0
+    assert core != _core_summary(_outputs(seed=5))  # the odd text took part in the scoring (M4)
+    with pytest.raises(UnicodeEncodeError):
+        odd.encode("utf-8")  # what plain UTF-8 storage would have refused

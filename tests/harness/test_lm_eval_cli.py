@@ -101,6 +101,32 @@ def test_eval_with_an_openai_backend_and_judge(
     assert all(SECRET not in p.read_text(encoding="utf-8") for p in folder.iterdir())
 
 
+def test_eval_loads_each_tasks_data_once_whatever_the_number_of_models(
+    tmp_path: Path, sample_dataset: Path, hf_cache: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import datasets
+
+    import odu.data.hub
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
+    loads: list[str] = []
+    load_split = odu.data.hub.load_split
+
+    def counted(source, config, revision=None):
+        loads.append(config)
+        return load_split(source, config, revision)
+
+    monkeypatch.setattr(odu.data.hub, "load_split", counted)
+    code = odu_main(["eval", "--dataset", str(sample_dataset), "--model", "always,never", "--out", str(tmp_path)])
+    assert code == 0 and sorted(loads) == ["ao", "av"]
+    summaries = {
+        m: json.loads((tmp_path / m / "summary.json").read_text(encoding="utf-8")) for m in ("always", "never")
+    }
+    assert summaries["always"]["audio-visual"]["ftr"] == 1.0 and summaries["never"]["audio-visual"]["ftr"] == 0.0
+    cards = {m: json.loads((tmp_path / m / "run_card.json").read_text(encoding="utf-8")) for m in ("always", "never")}
+    assert cards["always"]["dataset"] == cards["never"]["dataset"] and set(cards["never"]["dataset"]) == {"av", "ao"}
+
+
 def test_eval_rejects_unknown_models_and_tasks(capsys: pytest.CaptureFixture) -> None:
     assert odu_main(["eval", "--model", "gpt-9"]) == 2
     assert "unknown model" in capsys.readouterr().err

@@ -16,7 +16,7 @@ from support.openai_server import OpenAIServer, Reply
 
 from odu.cli import main as odu_main
 from odu.data.sample import sample_dataset_dir
-from odu.harness.tasks import METRICS, doc_to_text, load_docs, task_dir
+from odu.harness.tasks import METRICS, doc_to_prompt, load_docs, task_dir
 from odu.prompts import AO_INSTRUCTION, instruction
 from odu.schema import scene_from_dict
 
@@ -211,13 +211,12 @@ def test_omni_model_end_to_end(
         assert metric(again, "odu_av", name) == metric(rerun, "odu_av", name)
 
 
-def test_text_only_task_reads_sidecar_asr(openai_server: OpenAIServer, sample_dataset: Path, tmp_path: Path) -> None:
-    fake = FakeOmni(sample_dataset)
-    openai_server.responder = fake
-    sidecar = tmp_path / "asr.jsonl"
-    with sidecar.open("w", encoding="utf-8") as fh:
+def write_sidecar(fake: FakeOmni, path: Path, modality: str = "audio-only") -> Path:
+    """A sidecar ASR file for the scenes of ``modality``: the reference transcript of each final clip
+    (a "hm" elsewhere), every sentence naming its scene so that the fake knows what it is asked."""
+    with path.open("w", encoding="utf-8") as fh:
         for sid, record in fake.records.items():
-            if record["modality"] != "audio-only":
+            if record["modality"] != modality:
                 continue
             scene = scene_from_dict(record)
             for i, clip in enumerate(scene.clips):
@@ -228,6 +227,13 @@ def test_text_only_task_reads_sidecar_asr(openai_server: OpenAIServer, sample_da
                 ]
                 spoken = spoken or [{"start_ms": 0, "end_ms": 500, "text": f"({sid}) hm", "speaker": "1"}]
                 fh.write(json.dumps({"scene_id": sid, "clip": clip.id, "sentences": spoken}) + "\n")
+    return path
+
+
+def test_text_only_task_reads_sidecar_asr(openai_server: OpenAIServer, sample_dataset: Path, tmp_path: Path) -> None:
+    fake = FakeOmni(sample_dataset)
+    openai_server.responder = fake
+    sidecar = write_sidecar(fake, tmp_path / "asr.jsonl")
     results = run(["odu_ao_text"], model_args=omni_args(openai_server), metadata={"asr": str(sidecar)})
     assert fake.model_requests and all(not media_parts(b) for b in fake.model_requests)
     for body in fake.model_requests:
@@ -239,9 +245,50 @@ def test_text_only_task_reads_sidecar_asr(openai_server: OpenAIServer, sample_da
     assert metric(results, "odu_ao_text", "m1") == 1.0 and metric(results, "odu_ao_text", "parse_errors") == 0
     with pytest.raises(ValueError, match="ASR input"):
         run(["odu_ao_text"], model_args=omni_args(openai_server))
+    missing = tmp_path / "partial.jsonl"
+    missing.write_text("".join(sidecar.read_text(encoding="utf-8").splitlines(keepends=True)[1:]), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"ASR input .*partial.jsonl: no entry for 1 clip\(s\): \w+/v1$"):
+        load_docs("ao", text_only=True, asr=str(missing))
 
 
-def test_text_only_asr_from_a_transcription_endpoint(openai_server: OpenAIServer) -> None:
+def test_text_only_tasks_run_on_lm_eval_builtin_chat_models(
+    openai_server: OpenAIServer, sample_dataset: Path, tmp_path: Path
+) -> None:
+    """``local-chat-completions`` gets the App D.2 prompt as text: the instruction as the system
+    message, the user turn an ODU-Bench backend sends, word for word; same outputs, same numbers."""
+    fake = FakeOmni(sample_dataset)
+    av = next(s for s, r in fake.records.items() if r["modality"] == "audio-visual" and r["label"] == "positive")
+    fake.script = {av: "garbage"}
+    openai_server.responder = fake
+    for modality in ("audio-only", "audio-visual"):
+        write_sidecar(fake, tmp_path / f"{modality}.jsonl", modality)
+    for task, modality in (("odu_ao_text", "audio-only"), ("odu_av_text", "audio-visual")):
+        metadata = {"asr": str(tmp_path / f"{modality}.jsonl")}
+        fake.model_requests.clear()
+        builtin = run(
+            [task],
+            model="local-chat-completions",
+            model_args={"model": "gpt-test", "base_url": f"{openai_server.base_url}/chat/completions"},
+            metadata=metadata,
+            apply_chat_template=True,
+        )
+        sent = {fake.scene_in_text(b): b for b in fake.model_requests}
+        fake.model_requests.clear()
+        ours = run([task], model_args=omni_args(openai_server), metadata=metadata)
+        expected = {fake.scene_in_text(b): b for b in fake.model_requests}
+        assert set(sent) == set(expected) == {s for s, r in fake.records.items() if r["modality"] == modality}
+        for sid, body in sent.items():
+            system, user = body["messages"]
+            assert system["role"] == "system" and system["content"].rstrip() == instruction(modality)
+            assert user == expected[sid]["messages"][1] and isinstance(user["content"], str)
+            assert "scene_id" not in user["content"] and "sha256" not in user["content"]  # no scene reference
+        for name in (*TABLE3, "parse_errors", "no_output", "inference_errors"):
+            assert metric(builtin, task, name) == metric(ours, task, name), (task, name)
+        assert metric(builtin, task, "parse_errors") == (1 if modality == "audio-visual" else 0)
+        assert SECRET not in json.dumps(builtin, default=str)
+
+
+def test_text_only_asr_transcribes_only_the_evaluated_scenes(openai_server: OpenAIServer) -> None:
     calls: list[bytes] = []
 
     def transcribe(req) -> Reply:
@@ -256,20 +303,32 @@ def test_text_only_asr_from_a_transcription_endpoint(openai_server: OpenAIServer
         )
 
     openai_server.route("POST", "/v1/audio/transcriptions", transcribe)
-    docs = load_docs("ao", text_only=True, asr="openai:whisper-test", asr_base_url=openai_server.base_url)["test"]
-    n_clips = sum(len(d["clips"]) for d in docs)
-    assert len(calls) == n_clips and b"whisper-test" in calls[0] and b"RIFF" in calls[0]
-    request = json.loads(doc_to_text(docs[0]))
-    assert request["text_only"] and request["clips"][0]["asr"] == [
-        {"start_ms": 250, "end_ms": 1100, "text": "turn it down", "speaker": None}
-    ]
-    load_docs("ao", text_only=True, asr="openai:whisper-test", asr_base_url=openai_server.base_url)
-    assert len(calls) == n_clips  # cached per clip hash
+    metadata = {"asr": "openai:whisper-test", "asr_base_url": openai_server.base_url}
+    docs = load_docs("ao", text_only=True, **metadata)["test"]
+    assert calls == []  # nothing is sent when the docs load
+    results = run(["odu_ao_text"], model="odu-never", metadata=metadata, limit=2)  # lm-eval renders docs[0] at load
+    first_two = sum(len(d["clips"]) for d in docs.select(range(2)))
+    assert len(calls) == first_two < sum(len(d["clips"]) for d in docs)  # --limit 2: two scenes' clips
+    assert b"whisper-test" in calls[0] and b"RIFF" in calls[0]
+    [sample, _] = results["samples"]["odu_ao_text"]
+    prompt = sample["arguments"][0][0]
+    assert prompt.startswith(AO_INSTRUCTION) and "[250-1100 ms]: turn it down" in prompt
+    assert doc_to_prompt(docs[0]) in prompt
+    assert len(calls) == first_two
+    doc_to_prompt(docs[2])  # outside lm-eval: the doc's own clips, when asked
+    assert len(calls) == first_two + len(docs[2]["clips"])
 
 
-def test_native_tasks_refuse_text_only_models() -> None:
-    with pytest.raises(ValueError, match="multimodal"):
-        run(["odu_ao"], model="dummy")
+@pytest.mark.parametrize(
+    "model, model_args",
+    [("dummy", {}), ("local-chat-completions", {"model": "m", "base_url": "http://127.0.0.1:9/v1/chat/completions"})],
+)
+def test_native_tasks_refuse_lm_eval_builtin_models_before_any_request(model: str, model_args: dict) -> None:
+    with pytest.raises(ValueError) as refused:
+        run(["odu_ao", "odu_av_en"], model=model, model_args=model_args)
+    message = str(refused.value)
+    assert "odu_ao, odu_av_en" in message and "odu-openai" in message and "odu-never" in message
+    assert "odu_ao_text" in message and "App D.2" in message
 
 
 def test_models_are_registered_and_declared_as_entry_points() -> None:

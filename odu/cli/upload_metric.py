@@ -1,0 +1,38 @@
+"""``odu-bench upload-metric ORG/NAME``: publish the metric as a Hub community metric (a Space)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..metric_door import SPACE_SDKS
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "upload-metric",
+        help="publish the evaluate metric as a Hub Space, for evaluate.load('ORG/NAME')",
+        description="Creates the Space ORG/NAME if needed and commits NAME.py (the metric script, named after "
+        "the repo as evaluate expects), the metric card and, with --sdk gradio, evaluate's widget. Uses the "
+        "token of huggingface_hub (HF_TOKEN or a saved login).",
+    )
+    p.add_argument("repo", help="Space repo id, e.g. ORG/odu_metric")
+    p.add_argument(
+        "--sdk", choices=SPACE_SDKS, default="static", help="Space SDK (default static; gradio adds the widget)"
+    )
+    p.add_argument("--private", action="store_true", help="create the Space as private")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..data.hub import HubError
+    from ..metric_door import upload_metric
+
+    try:
+        url = upload_metric(args.repo, sdk=args.sdk, private=args.private or None)
+    except (ValueError, OSError, HubError) as exc:
+        print(f"odu-bench upload-metric: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.repo} -> {url}")
+    print(f'load with: evaluate.load("{args.repo}")  (odu-bench installed where it runs)')
+    return 0

@@ -1,0 +1,165 @@
+"""``odu_lm_eval_bridge``: plain ``lm_eval`` finds the ``odu-*`` models and the ``odu*`` tasks.
+
+Its hooks one by one (models registered lazily and never over a known name, our task folder
+before the user's ``--include_path``, stepping aside on lm-eval releases with entry-point discovery
+(upstream PRs #4013 / #4015, simulated by their marker functions), one warning on failure), then
+the installed ``.pth`` in child processes: the off switch, and ``odu`` imported only when one of
+our models is asked for. The wheel itself is exercised in ``tests/doors/test_wheel_acceptance.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import site
+import subprocess
+import sys
+import types
+import warnings
+from importlib.metadata import distribution
+from pathlib import Path
+
+import pytest
+
+import odu_lm_eval_bridge as bridge
+from odu.harness.tasks import task_dir
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_entry_points_name_the_registered_classes_exactly() -> None:
+    """lm-eval 0.4.13 upgrades a ``"module:Class"`` placeholder to the class ``@register_model``
+    decorates only when the string is exactly ``f"{cls.__module__}:{cls.__name__}"`` (else: "already
+    registered"); PR #4013 does the same for entry points."""
+    from odu.harness.models import MODELS
+
+    declared = {ep.name: ep.value for ep in distribution(bridge.DIST).entry_points if ep.group == "lm_eval.models"}
+    assert declared == {name: f"{cls.__module__}:{cls.__name__}" for name, cls in MODELS.items()}
+    [tasks] = [ep for ep in distribution(bridge.DIST).entry_points if ep.group == "lm_eval.tasks"]
+    assert tasks.value == "odu.harness.lm_eval_tasks"
+
+
+def test_the_task_folder_of_a_checkout_is_the_top_level_door() -> None:
+    assert task_dir() == REPO / "lm_eval_tasks" == Path(bridge.task_dir())
+    assert (task_dir() / "odu" / "odu_av.yaml").is_file()
+
+
+def test_models_are_registered_lazily_and_never_over_a_known_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lm_eval.api import registry
+
+    fresh = registry.Registry("model")
+    fresh.register("odu-never", target="somewhere.else:Mine")  # a name the user registered first
+    monkeypatch.setattr(registry, "model_registry", fresh)
+    bridge._register_models(types.ModuleType("lm_eval.models"))
+    assert fresh._objs["odu-never"] == "somewhere.else:Mine"  # kept as it was (not materialised here)
+    from odu.harness.models import MODELS
+
+    assert fresh.get("odu-openai") is MODELS["odu-openai"]  # the placeholder materialises on use
+
+    empty = registry.Registry("model")
+    monkeypatch.setattr(registry, "model_registry", empty)
+    monkeypatch.setattr(registry, "load_plugins", lambda *a: None, raising=False)  # lm-eval with PR #4013
+    bridge._register_models(types.ModuleType("lm_eval.models"))
+    assert len(empty) == 0
+
+
+class _Index:
+    """Stands for lm-eval's TaskIndex: records the roots it is asked to index, indexes nothing."""
+
+    roots: list[list[Path]] = []
+
+    def build(self, paths: list[Path]) -> dict:
+        self.roots.append(list(paths))
+        return {}
+
+
+def _hooked_manager(monkeypatch: pytest.MonkeyPatch, module_attrs: dict | None = None) -> type:
+    import lm_eval.tasks.manager as manager
+
+    monkeypatch.setattr(manager, "TaskIndex", _Index)
+    _Index.roots = []
+    base = manager.TaskManager.__init__
+    unhooked = getattr(base, "__wrapped__", base)  # this process may run the bridge already (.pth)
+    cls = type("TaskManager", (manager.TaskManager,), {"__module__": "hooked_manager", "__init__": unhooked})
+    holder = types.ModuleType("hooked_manager")
+    holder.__dict__.update(module_attrs or {})
+    monkeypatch.setitem(sys.modules, "hooked_manager", holder)
+    bridge._add_task_dir(types.SimpleNamespace(TaskManager=cls))
+    return cls
+
+
+def test_our_task_folder_comes_with_the_defaults_and_before_the_users(monkeypatch: pytest.MonkeyPatch) -> None:
+    manager = _hooked_manager(monkeypatch)
+    ours = Path(bridge.task_dir())
+    manager()
+    manager(include_path="/mine")
+    manager(include_path=["/a", "/b"])
+    manager(include_path=str(ours))  # given explicitly: not twice
+    manager(include_path="/mine", include_defaults=False)  # no defaults: nothing added (odu-bench eval's way)
+    builtin = _Index.roots[0][0]
+    assert _Index.roots == [
+        [builtin, ours],
+        [builtin, ours, Path("/mine")],
+        [builtin, ours, Path("/a"), Path("/b")],
+        [builtin, ours],
+        [Path("/mine")],
+    ]
+
+
+def test_the_task_hook_steps_aside_when_lm_eval_reads_task_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    manager = _hooked_manager(monkeypatch, {"discover_plugin_task_paths": lambda: []})  # lm-eval with PR #4015
+    manager()
+    assert _Index.roots == [[_Index.roots[0][0]]]
+
+
+def test_a_failing_hook_is_one_warning_and_the_module_still_loads() -> None:
+    ran = []
+
+    class Loader:
+        def create_module(self, spec: object) -> None:
+            return None
+
+        def exec_module(self, module: types.ModuleType) -> None:
+            ran.append(module.__name__)
+
+    def broken(module: types.ModuleType) -> None:
+        raise ModuleNotFoundError("package 'odu' not found")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bridge._Loader(Loader(), broken).exec_module(types.ModuleType("lm_eval.tasks"))
+    assert ran == ["lm_eval.tasks"]
+    [warning] = caught
+    assert warning.category is RuntimeWarning and "ODU_LM_EVAL_BRIDGE=0" in str(warning.message)
+
+
+def _installed() -> bool:
+    return any(Path(p, "odu_lm_eval_bridge.pth").is_file() for p in site.getsitepackages())
+
+
+def _child(code: str, **env: str) -> str:
+    environ = {k: v for k, v in os.environ.items() if k != bridge.ENV} | env
+    proc = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.skipif(not _installed(), reason="the .pth comes with pip install (-e) only")
+def test_the_pth_installs_the_finder_unless_switched_off() -> None:
+    probe = "import sys; print(any(type(f).__name__ == '_Finder' for f in sys.meta_path))"
+    assert _child(probe) == "True"
+    assert _child(probe, ODU_LM_EVAL_BRIDGE="0") == "False"
+
+
+@pytest.mark.skipif(not _installed(), reason="the .pth comes with pip install (-e) only")
+def test_odu_is_imported_only_when_one_of_our_models_is_asked_for() -> None:
+    code = (
+        "import json, sys\n"
+        "from lm_eval.api.registry import get_model\n"
+        "get_model('dummy'); before = 'odu' in sys.modules\n"
+        "cls = get_model('odu-never')\n"
+        "print(json.dumps([before, f'{cls.__module__}:{cls.__name__}']))"
+    )
+    assert json.loads(_child(code)) == [False, "odu.harness.models:OduNeverTrigger"]
+    off = "from lm_eval.api.registry import get_model\ntry:\n    get_model('odu-never')\nexcept ValueError:\n    print('refused')"
+    assert _child(off, ODU_LM_EVAL_BRIDGE="0") == "refused"
