@@ -43,6 +43,7 @@ def build_report(
                 "judge": dict(s.summary.get("judge", {})),
                 "n_scenes": len(s.rows),
                 "annotation_language": s.summary.get("annotation_language"),
+                "incomplete": s.incomplete,
             }
             for s in systems
         ],
