@@ -10,6 +10,7 @@ import datasets
 import evaluate
 
 from odu.citation import BIBTEX, PAPER_URL
+from odu.jsonio import clean_text
 from odu.judge.spec import judge_from_spec
 from odu.schema import load_scenes
 from odu.scoring import score_scenes
@@ -91,13 +92,24 @@ Examples:
 """
 
 
+def _json_text(value):
+    """JSON text of ``value`` that a ``string`` (UTF-8) column can hold: non-ASCII kept as is, but
+    a lone surrogate (model output cut mid-pair) kept as its JSON escape, so it comes back exactly."""
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value)
+    return text
+
+
 def _encode_predictions(predictions):
     """Every prediction travels as the JSON text of its value: a string (raw model output), an
     object (parsed prediction) or null (no output), so that all three survive a ``string`` column."""
     encoded = []
     for i, value in enumerate(predictions):
         try:
-            encoded.append(json.dumps(value, ensure_ascii=False))
+            encoded.append(_json_text(value))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"prediction {i}: expected text, a dict or None ({exc})") from None
     return encoded
@@ -108,7 +120,9 @@ def _encode_references(references):
     encoded = []
     for i, value in enumerate(references):
         if isinstance(value, dict):
-            value = json.dumps(value, ensure_ascii=False)
+            value = _json_text(value)
+        elif isinstance(value, str):
+            value = clean_text(value)  # a lone surrogate in the text itself: U+FFFD (odu.jsonio)
         if not isinstance(value, str):
             raise ValueError(f"reference {i}: expected a scene record (dict or JSON text), got {type(value).__name__}")
         encoded.append(value)
