@@ -4,13 +4,15 @@ The one scoring pipeline behind ``odu-bench score``, the lm-eval tasks and the `
 metric. What it produces (scene rows, the summary) is the run contract of :mod:`odu.run`.
 
 It streams: scenes come one at a time (:func:`odu.schema.iter_scenes` reads a file record by
-record), and each is parsed, matched and scored at once, except for M2, which waits for the judge.
-Only its judge requests (candidate text and key points) stay in memory; the rest of its row goes
-to a spool as JSON text with slots for what the verdicts decide. The judge is then called once
-with every request of the run, so a concurrent judge can work on all of them at the same time, and
-a second pass fills the slots, adds each scene to the summary (:class:`odu.run.RunTally`, in scene
-order, so the numbers are those of :func:`odu.run.summarize_run` over the rows) and hands each
-finished row on: to a run file (:func:`score_into`) or to a list (:func:`score_scenes`).
+record), and each is parsed, matched and scored at once, its row written as JSON text with slots
+for what the verdicts decide (M2). A judge that decides each request alone (stored verdicts, the
+lexical judge: :attr:`~odu.judge.base.Judge.streams`) fills them at once, so nothing of a scene
+stays in memory. Any other judge (a server) is called once with every request of the run, so it
+can work on all of them at the same time: meanwhile only the requests (candidate text and key
+points) stay in memory, the rows wait in a spool file, and a second pass fills their slots. Each
+finished scene is added to the summary (:class:`odu.run.RunTally`, in scene order, so the numbers
+are those of :func:`odu.run.summarize_run` over the rows) and its row handed on: to a run file
+(:func:`score_into`) or to a list (:func:`score_scenes`).
 """
 
 from __future__ import annotations
@@ -89,14 +91,14 @@ def _verdict_of(verdict: JudgeVerdict, qid: str) -> tuple[bool | None, str | Non
     return None, f"judge gave no verdict for {qid}"  # a judge that skipped this point: never a miss
 
 
-def _prepare(scene: Scene, output: Output, language: str, requests: list[JudgeRequest]) -> str:
+def _prepare(scene: Scene, output: Output, language: str, requests: list[JudgeRequest]) -> tuple[list, list[str]]:
     """Parse, match and score ``scene`` but for its verdicts: its judge requests are appended to
-    ``requests``, and the spool line is returned (:func:`_finish` reads it back).
+    ``requests``; returns what :func:`_finish` needs to complete the row once they are answered.
 
-    The line is a header (JSON: the counts and scores the summary needs, and per reference
-    segment either its number of key points, all misses, or ``-1``: judged) and then the pieces of
-    the row's JSON text between its slots: ``s2``, ``s2_errors_as_misses``, and a hit and a judge
-    error per judged key point. The row's text is exactly ``json.dumps`` of the :class:`SceneRow`.
+    That is a header (the counts and scores the summary needs, and per reference segment either
+    its number of key points, all misses, or ``-1``: judged) and the pieces of the row's JSON text
+    between its slots: ``s2``, ``s2_errors_as_misses``, and a hit and a judge error per judged key
+    point. The row's text is exactly ``json.dumps`` of the :class:`SceneRow`.
     """
     prediction = _prediction(scene, output)
     refs = scene.annotation(language).segments
@@ -178,14 +180,29 @@ def _prepare(scene: Scene, output: Output, language: str, requests: list[JudgeRe
         *scores,
         layout,
     ]
-    return _SLOT.join([json.dumps(header), *pieces])
+    return header, pieces
 
 
-def _finish(line: str, requests: Iterator[JudgeRequest], verdicts: Iterator[JudgeVerdict], tally: RunTally) -> str:
-    """The row's JSON text from a spool line of :func:`_prepare` and its scene's verdicts (taken
-    from the two iterators, in request order); the scene is added to ``tally``."""
-    header, *pieces = line.split(_SLOT)
-    modality, has_demand, predicted, parse_error, no_out, positive, *scores, layout = json.loads(header)
+def _spooled(header: list, pieces: list[str]) -> str:
+    """One spool line: the header as JSON, then the pieces, separated by :data:`_SLOT`."""
+    return _SLOT.join([json.dumps(header), *pieces]) + "\n"
+
+
+def _unspooled(line: str) -> tuple[list, list[str]]:
+    header, *pieces = line.rstrip("\n").split(_SLOT)
+    return json.loads(header), pieces
+
+
+def _finish(
+    header: list,
+    pieces: list[str],
+    requests: Iterator[JudgeRequest],
+    verdicts: Iterator[JudgeVerdict],
+    tally: RunTally,
+) -> str:
+    """The row's JSON text from :func:`_prepare`'s header and pieces and its scene's verdicts
+    (taken from the two iterators, in request order); the scene is added to ``tally``."""
+    modality, has_demand, predicted, parse_error, no_out, positive, *scores, layout = header
     segment_hits: list[list[bool | None]] = []
     slots: list[str] = []
     error_points = error_segments = 0
@@ -252,6 +269,21 @@ def _spool(spool_dir: str | Path | None) -> IO[str]:
     return tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass", newline="\n", dir=spool_dir)
 
 
+def _check_known(unseen: set[str]) -> None:
+    """``ValueError`` naming the output ids that no scene had."""
+    if unseen:
+        unknown = sorted(unseen)
+        shown = ", ".join(unknown[:5]) + (f" (+{len(unknown) - 5} more)" if len(unknown) > 5 else "")
+        raise ValueError(f"{len(unknown)} prediction id(s) not among the scenes: {shown}")
+
+
+def _answered(judge: Judge, requests: list[JudgeRequest]) -> list[JudgeVerdict]:
+    answered = judge.judge(requests) if requests else []
+    if len(answered) != len(requests):  # misaligned verdicts would silently score the wrong segments
+        raise RuntimeError(f"judge {judge.name!r} returned {len(answered)} verdicts for {len(requests)} requests")
+    return answered
+
+
 def score_into(
     scenes: Iterable[Scene],
     outputs: Mapping[str, Output],
@@ -264,30 +296,37 @@ def score_into(
     """Score ``outputs`` (by scene id) against ``scenes`` (any iterable: read one at a time) and
     hand each scene row, as one line of JSON text, to ``emit`` in scene order; returns the summary.
 
-    Scenes without output count as no output. Rows wait for the judge in a temporary file in
-    ``spool_dir`` (in memory when None). Raises ``ValueError`` naming output ids that are not
-    among the scenes (before any judge call).
+    Scenes without output count as no output. A judge that :attr:`~odu.judge.base.Judge.streams`
+    is asked scene by scene; any other gets every request at once, the rows waiting for it in a
+    temporary file in ``spool_dir`` (in memory when None). Raises ``ValueError`` naming output ids
+    that are not among the scenes (before any call of a judge that does not stream).
     """
-    requests: list[JudgeRequest] = []
-    known: set[str] = set()
+    unseen, tally = set(outputs), RunTally()
+    scenes = tqdm(scenes, desc="parse+match", unit="scene", disable=not progress)
+    if judge.streams:
+        with _gc_paused():
+            for scene in scenes:
+                unseen.discard(scene.scene_id)
+                requests: list[JudgeRequest] = []
+                header, pieces = _prepare(scene, outputs.get(scene.scene_id), annotation_language, requests)
+                answered = _answered(judge, requests)
+                emit(_finish(header, pieces, iter(requests), iter(answered), tally))
+        _check_known(unseen)
+        return tally.summary(judge.info(), annotation_language)
+    requests = []
     with _spool(spool_dir) as spool:
         with _gc_paused():
-            for scene in tqdm(scenes, desc="parse+match", unit="scene", disable=not progress):
-                known.add(scene.scene_id)
-                spool.write(_prepare(scene, outputs.get(scene.scene_id), annotation_language, requests) + "\n")
-        unknown = sorted(set(outputs) - known)
-        if unknown:
-            shown = ", ".join(unknown[:5]) + (f" (+{len(unknown) - 5} more)" if len(unknown) > 5 else "")
-            raise ValueError(f"{len(unknown)} prediction id(s) not among the scenes: {shown}")
+            for scene in scenes:
+                unseen.discard(scene.scene_id)
+                spool.write(_spooled(*_prepare(scene, outputs.get(scene.scene_id), annotation_language, requests)))
+        _check_known(unseen)
         with _gc_frozen():
-            answered = judge.judge(requests) if requests else []
-        if len(answered) != len(requests):  # misaligned verdicts would silently score the wrong segments
-            raise RuntimeError(f"judge {judge.name!r} returned {len(answered)} verdicts for {len(requests)} requests")
-        tally, pending, verdicts = RunTally(), iter(requests), iter(answered)
+            answered = _answered(judge, requests)
+        pending, verdicts = iter(requests), iter(answered)
         spool.seek(0)
         with _gc_paused():
             for line in spool:
-                emit(_finish(line[:-1], pending, verdicts, tally))
+                emit(_finish(*_unspooled(line), pending, verdicts, tally))
     return tally.summary(judge.info(), annotation_language)
 
 

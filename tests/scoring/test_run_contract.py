@@ -264,8 +264,29 @@ def test_streaming_from_a_file_scores_as_from_a_list(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == [tmp_path / "scenes.jsonl"]  # the spool is gone
 
 
+def test_a_streaming_judge_and_one_batch_give_the_same_rows(tmp_path: Path) -> None:
+    class Batched(LexicalJudge):
+        streams = False
+        batches: list[int] = []
+
+        def judge(self, requests: list[JudgeRequest]) -> list[JudgeVerdict]:
+            Batched.batches.append(len(requests))
+            return super().judge(requests)
+
+    records = json.loads(DEMO.read_text(encoding="utf-8"))
+    outputs = {
+        r["scene_id"]: json.dumps(r["annotations"][r["language"]]["evaluation_targets"], ensure_ascii=False)
+        for r in records
+    }
+    streamed, batched = [], []
+    summary = score_into(load_scenes(records), outputs, LexicalJudge(), streamed.append)
+    assert score_into(load_scenes(records), outputs, Batched(), batched.append, spool_dir=tmp_path) == summary
+    assert streamed == batched and len(Batched.batches) == 1 and Batched.batches[0] > 1
+
+
 def test_unknown_prediction_ids_are_refused_before_the_judge_is_called(tmp_path: Path) -> None:
     class Counting(LexicalJudge):
+        streams = False  # a judge on a server: one batch, after every scene was read
         calls = 0
 
         def judge(self, requests: list[JudgeRequest]) -> list[JudgeVerdict]:
