@@ -103,13 +103,13 @@ def _prepare(scene: Scene, output: Output, language: str, requests: list[JudgeRe
     prediction = _prediction(scene, output)
     refs = scene.annotation(language).segments
     matches = match_segments(refs, prediction.segments if prediction.has_demand else ())
-    mine = [
+    asked = [
         JudgeRequest(scene.scene_id, m.reference, text, refs[m.reference].key_points)
         for m in matches
         if m.merged is not None and refs[m.reference].key_points and (text := candidate_text(m.merged))
     ]
-    requests += mine
-    judged = {r.segment for r in mine}
+    requests += asked
+    judged = {r.segment for r in asked}
     positive = scene.is_positive and bool(refs)
     scores = (
         (
@@ -167,7 +167,7 @@ def _prepare(scene: Scene, output: Output, language: str, requests: list[JudgeRe
                 text = "}"
             else:  # unmatched, or matched with empty candidate text: misses, no judge call
                 text += point + ', "hit": false, "judge_error": null}'
-    candidates = [{"segment": r.segment, "text": r.candidate} for r in mine]
+    candidates = [{"segment": r.segment, "text": r.candidate} for r in asked]
     pieces.append(text + '], "candidates": ' + dumps(candidates) + "}")
     layout = [-1 if m.reference in judged else len(refs[m.reference].key_points) for m in matches]
     header = [
