@@ -31,7 +31,8 @@ SURROGATE_RULE = (
 #: What a writer does with NaN and ±Infinity.
 NON_FINITE_RULE = "NaN and ±Infinity are written as null"
 
-_ERRORS = "odu-surrogates"
+#: The codec error handler of :data:`SURROGATE_RULE` (``open(..., errors=SURROGATE_ERRORS)``).
+SURROGATE_ERRORS = "odu-surrogates"
 _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20  # characters read at a time when streaming a JSON array
 _DECODER = json.JSONDecoder()
@@ -52,12 +53,12 @@ def _replace_surrogates(exc: UnicodeError) -> tuple[bytes, int]:
     return run.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8"), exc.end
 
 
-codecs.register_error(_ERRORS, _replace_surrogates)
+codecs.register_error(SURROGATE_ERRORS, _replace_surrogates)
 
 
 def encode(text: str) -> bytes:
     """``text`` as UTF-8, lone surrogates replaced by :data:`SURROGATE_RULE` (never raises)."""
-    return text.encode("utf-8", _ERRORS)
+    return text.encode("utf-8", SURROGATE_ERRORS)
 
 
 def clean_text(text: str) -> str:
@@ -242,6 +243,7 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
 
 __all__ = [
     "NON_FINITE_RULE",
+    "SURROGATE_ERRORS",
     "SURROGATE_RULE",
     "JsonFileError",
     "clean_text",

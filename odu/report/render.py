@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..constants import MODALITIES
+from ..jsonio import SURROGATE_ERRORS
 from ..tables import TABLE3_COLUMNS, percent, render
 from .channels import channel_rows
 from .taxonomy import profile_rows
@@ -240,7 +241,7 @@ def _write_csv(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
     fields: list[str] = []
     for r in rows:
         fields += [k for k in r if k not in fields]
-    with path.open("w", newline="", encoding="utf-8") as fh:
+    with path.open("w", newline="", encoding="utf-8", errors=SURROGATE_ERRORS) as fh:
         writer = csv.DictWriter(fh, fieldnames=fields)
         writer.writeheader()
         writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in rows)

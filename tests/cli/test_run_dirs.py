@@ -248,3 +248,14 @@ def test_nan_in_the_judge_usage_never_reaches_summary_json(openai_server: OpenAI
     summary = _strict_json(tmp_path / "run" / SUMMARY_FILE)
     assert isinstance(summary, dict) and summary[RUN_ID]
     read_run(tmp_path / "run")
+
+
+def test_report_writes_any_system_name(tmp_path: Path) -> None:
+    """A name from the command line may hold a lone surrogate (undecodable bytes in argv)."""
+    assert _score(tmp_path / "run", _references_as_outputs(tmp_path / "predictions.jsonl")) == 0
+    out = tmp_path / "report"
+    args = ["report", str(tmp_path / "run"), "--names", "sys \udc80", "--out", str(out), "--no-plots"]
+    assert main([*args, "--resamples", "20"]) == 0
+    assert _strict_json(out / "report.json")["systems"][0]["name"] == "sys \ufffd"  # type: ignore[index]
+    assert "sys \ufffd" in (out / "report.md").read_text(encoding="utf-8")
+    assert "sys \ufffd" in (out / "table3.csv").read_text(encoding="utf-8")
