@@ -1,31 +1,39 @@
-"""Scoring speed of ``score_scenes`` with stored verdicts, and its growth from 2k to 100k scenes.
+"""Whole-process scoring speed and peak memory: ``odu-bench score`` against merely json-parsing its
+three input files, and against a naive scorer, at 2,078 / 20,000 / 100,000 scenes (issue 13).
 
-Synthetic scenes of the release's shape (App B.1 Table 5: 2,078 scenes, 1,347 audio-visual / 731
-audio-only, 1,631 positive / 447 no-demand, 1,170 Chinese / 908 English; 1-3 reference segments,
-2-6 key points each), raw model outputs with realistic perturbations (time jitter, transcript
-edits, split and merged segments, missed and spurious segments, profile errors, code fences,
-``<think>`` blocks, prose, ~3% malformed JSON), and a stored-verdicts JSONL for every key point.
+Synthetic runs of the real records' shape (``shared/odu-demo``: display fields, six axes, earlier
+clips with replies, both languages' references; App B.1 Table 5 ratios: 1,347 audio-visual / 731
+audio-only, 1,631 positive / 447 no-demand, 1,170 Chinese / 908 English per 2,078; 1-3 reference
+segments, 2-6 key points each), raw model outputs with realistic perturbations (time jitter,
+transcript edits, split and merged segments, missed and spurious segments, profile errors, code
+fences, ``<think>`` blocks, prose, ~3% malformed JSON), and a stored verdict for every key point.
+The three files are written once per size as JSONL.
 
-Timed, in the same run and on the same data (files and judge loading outside the clock; the
-transcript-normalisation cache is cleared before each timed run):
+Timed in the same run, each a fresh Python process (interpreter start and imports included):
 
-* ``odu``: ``odu.scoring.score_scenes`` with ``StoredVerdictJudge`` (one batched judge call);
-* ``naive``: a straightforward per-scene scorer over the same parser and matcher, with M4 from
-  jiwer (one ``process_words`` / ``process_characters`` call per segment group, uncached
-  normalisation) and one judge call per scene. It must give the same M1-M5 (checked).
+* ``parse`` (the json-parse limit): one process that ``json``-parses every line of the three
+  files and keeps what it parsed, as any reader of them must at least do;
+* ``odu``: ``python -m odu score --scenes ... --predictions ... --judge verdicts:... --out ...``;
+* ``naive``: a straightforward scorer in one process (:func:`naive_main`): every file read into
+  lists first, every scene built, then a per-scene loop over the same parser and matcher with M4
+  from jiwer and stored-verdict lookups; writes its per-scene scores and summary. Its M1-M5, Avg
+  and FTR must equal ``odu``'s (checked, to 1e-12);
+* ``held``: a process that only loads the predictions and verdicts as ``odu`` holds them; ``odu``'s
+  peak minus this is its memory beyond the predictions and verdicts themselves.
 
-Times are process CPU seconds (robust to other work on a shared machine; the scorer is
-single-threaded), with wall seconds alongside. Growth is reported as CPU time per scene relative to
-the smallest size (1.0 = linear).
+CPU seconds (user + system of the process: robust to other work on a shared machine) and wall
+seconds; peak memory is the process's peak resident set (``ru_maxrss``). Best of ``--repeats``
+(interleaved, so all see the same machine conditions; fewer above 20,000 scenes).
 
-Run: ``python benchmarks/bench_scoring.py [--sizes 2078 10000 50000 100000] [--repeats 3]
-[--naive-max 100000] [--json out.json]``. Prints JSON, then a table.
+Run: ``python benchmarks/bench_scoring.py [--sizes 2078 20000 100000] [--repeats 3] [--json out.json]``.
+Prints JSON, then a table.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
@@ -35,18 +43,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import jiwer
-
 from odu.constants import AUDIO_ONLY, AUDIO_VISUAL, CONTEXT_TYPES_AO, CONTEXT_TYPES_AV, PROFILE_FIELDS
-from odu.judge import StoredVerdictJudge
-from odu.judge.base import Judge, JudgeRequest, candidate_text
-from odu.match import linked_groups, match_segments, pred_order_key
-from odu.metrics import avg, false_trigger_rate, macro_f1, mean_defined, s2, s3, s4, s5
-from odu.parse import parse_output
-from odu.schema import Scene, scene_from_dict
-from odu.scoring import score_scenes
 from odu.tables import render
-from odu.text import is_cjk_dominant, normalize
 
 #: App B.1 Table 5 (main split).
 TOTAL, AV_SCENES, POSITIVE, ZH = 2078, 1347, 1631, 1170
@@ -60,6 +58,8 @@ _ZH_CHARS = (
     "把温度调到帮我打开灯这个是什么声音提醒明天买牛奶静音那首歌再放一遍可以吗刚才视频里说的原因记一下顺便翻成日文"
 )
 _PUNCT_EN, _PUNCT_ZH = (",", ".", "?", "!", ""), ("，", "。", "？", "！", "")
+#: Goals (issue 13): odu / parse at 20,000 scenes.
+TIME_GOAL, MEMORY_GOAL = 2.0, 0.5
 
 
 # --- synthetic data -------------------------------------------------------------------------------
@@ -75,14 +75,10 @@ def _sentence(rng: random.Random, zh: bool) -> str:
     return " ".join(w + (rng.choice(_PUNCT_EN) if rng.random() < 0.1 else "") for w in words).capitalize()
 
 
-def synthetic_scene(i: int, rng: random.Random) -> dict[str, Any]:
-    """One release-schema scene record; index ``i`` fixes modality, label and language in Table 5 ratios."""
-    audio_visual = (i * AV_SCENES) % TOTAL < AV_SCENES
-    positive = (i * POSITIVE + 7) % TOTAL < POSITIVE
-    zh = (i * ZH + 3) % TOTAL < ZH
-    modality = AUDIO_VISUAL if audio_visual else AUDIO_ONLY
+def _targets(rng: random.Random, zh: bool, audio_visual: bool, positive: bool) -> tuple[dict[str, Any], int]:
+    """An annotation (``evaluation_targets``: 1-3 segments with 2-6 key points when positive) and
+    the end of its last segment (ms)."""
     types = CONTEXT_TYPES_AV if audio_visual else CONTEXT_TYPES_AO
-    duration_ms = rng.randint(8_000, 30_000)
     segments, t = [], rng.randint(0, 2_000)
     for _ in range(rng.choices((1, 2, 3), (0.75, 0.2, 0.05))[0] if positive else 0):
         length = rng.randint(1_200, 6_000)
@@ -95,7 +91,7 @@ def synthetic_scene(i: int, rng: random.Random) -> dict[str, Any]:
                 {
                     "type": rng.choice(types),
                     "description": " ".join(rng.choices(_EN_WORDS, k=12)),
-                    "necessity": "needed",
+                    "necessity": " ".join(rng.choices(_EN_WORDS, k=14)),
                 }
                 for _ in range(rng.randint(1, 3))
             ],
@@ -115,17 +111,59 @@ def synthetic_scene(i: int, rng: random.Random) -> dict[str, Any]:
             seg["user_in_frame"] = rng.random() < 0.7
         segments.append(seg)
         t += length + rng.randint(500, 3_000)
-    targets = {"evaluation_targets": {"has_demand": positive, "segments": segments}}
+    return {"evaluation_targets": {"has_demand": positive, "segments": segments}}, t
+
+
+def synthetic_scene(i: int, rng: random.Random) -> dict[str, Any]:
+    """One release-schema scene record of the real records' shape (``shared/odu-demo``): display
+    fields, six axes and four challenge axes, earlier clips with the assistant's replies, and both
+    references (the other language's text differs). Index ``i`` fixes modality, label and language
+    in Table 5 ratios."""
+    audio_visual = (i * AV_SCENES) % TOTAL < AV_SCENES
+    positive = (i * POSITIVE + 7) % TOTAL < POSITIVE
+    zh = (i * ZH + 3) % TOTAL < ZH
+    own, end = _targets(rng, zh, audio_visual, positive)
+    other = {  # the other language: same spans, profile and key points, other text
+        "evaluation_targets": {
+            "has_demand": positive,
+            "segments": [
+                dict(
+                    seg,
+                    transcript=_sentence(rng, not zh),
+                    structured_intent=_sentence(rng, not zh),
+                    key_points=[dict(k, point=_sentence(rng, not zh)) for k in seg["key_points"]],
+                )
+                for seg in own["evaluation_targets"]["segments"]
+            ],
+        }
+    }
     prefix = ("av" if audio_visual else "ao") + ("p" if positive else "n")
+    earlier = [
+        {"id": f"v{c}", "src": f"media/{i}__clip_v{c}.mp4", "duration": rng.randint(3_000, 9_000) / 1000}
+        | {"replies": [" ".join(rng.choices(_EN_WORDS, k=rng.randint(20, 45)))]}
+        for c in range(1, rng.choices((1, 2, 3), (0.5, 0.35, 0.15))[0])
+    ]
+    final = {"id": f"v{len(earlier) + 1}", "src": f"media/{i}__final.mp4", "duration": max(end, 8_000) / 1000}
+    axes = [
+        {"axis": f"axis{a}", "code": f"{a}.{rng.randint(1, 4)}", "name": " ".join(rng.choices(_EN_WORDS, k=3))}
+        for a in range(1, 7)
+    ]
     return {
         "scene_id": f"{prefix}_gen_{i:06d}",
+        "title": _sentence(rng, False)[:40],
+        "summary": _sentence(rng, False),
+        "guide": _sentence(rng, False) + " " + _sentence(rng, False),
         "language": "zh" if zh else "en",
-        "modality": modality,
+        "modality": AUDIO_VISUAL if audio_visual else AUDIO_ONLY,
         "source": "generated",
         "label": "positive" if positive else "negative",
-        "axes": [{"axis": "axis1", "code": "1.2", "name": "Vision-grounded"}],
-        "annotations": {"en": targets, "zh": targets},
-        "clips": [{"id": "v1", "src": f"{i}.mp4", "duration": max(duration_ms, t) / 1000, "replies": []}],
+        "axes": axes,
+        "taxonomy_axes": axes[:4],
+        "annotations": {"zh": own, "en": other} if zh else {"en": own, "zh": other},
+        "clips": [*earlier, final],
+        "poster" if audio_visual else "waveform": f"media/{i}.jpg",
+        "negative_reason": "" if positive else _sentence(rng, False),
+        "negative_signal": "" if positive else rng.choice(("ambient", "self-talk", "media")),
     }
 
 
@@ -228,33 +266,36 @@ def synthetic_output(rec: dict[str, Any], rng: random.Random) -> str:
     return text
 
 
-def synthetic_verdicts(records: Sequence[dict[str, Any]], rng: random.Random, path: Path) -> None:
-    """Stored verdicts for every key point of every reference segment (JSONL)."""
-    with path.open("w", encoding="utf-8") as fh:
-        for rec in records:
+def write_data(n: int, seed: int, folder: Path) -> dict[str, Path]:
+    """scenes.jsonl, predictions.jsonl and verdicts.jsonl of ``n`` synthetic scenes, written as they
+    are made (a stored verdict for every key point of each scene's own reference)."""
+    rng = random.Random(seed)
+    paths = {name: folder / f"{name}.jsonl" for name in ("scenes", "predictions", "verdicts")}
+    with (
+        paths["scenes"].open("w", encoding="utf-8") as scenes,
+        paths["predictions"].open("w", encoding="utf-8") as predictions,
+        paths["verdicts"].open("w", encoding="utf-8") as verdicts,
+    ):
+        for i in range(n):
+            rec = synthetic_scene(i, rng)
+            scenes.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            output = synthetic_output(rec, rng)
+            predictions.write(json.dumps({"scene_id": rec["scene_id"], "output": output}, ensure_ascii=False) + "\n")
             for g, seg in enumerate(rec["annotations"][rec["language"]]["evaluation_targets"]["segments"]):
                 for k in seg["key_points"]:
-                    fh.write(
-                        json.dumps(
-                            {"scene_id": rec["scene_id"], "segment": g, "qid": k["qid"], "hit": rng.random() < 0.65}
-                        )
-                        + "\n"
-                    )
+                    row = {"scene_id": rec["scene_id"], "segment": g, "qid": k["qid"], "hit": rng.random() < 0.65}
+                    verdicts.write(json.dumps(row) + "\n")
+    return paths
 
 
-def make_data(n: int, seed: int, workdir: Path) -> tuple[list[Scene], dict[str, str], Path]:
-    rng = random.Random(seed)
-    records = [synthetic_scene(i, rng) for i in range(n)]
-    outputs = {r["scene_id"]: synthetic_output(r, rng) for r in records}
-    verdicts = workdir / f"verdicts-{n}.jsonl"
-    synthetic_verdicts(records, rng, verdicts)
-    return [scene_from_dict(r) for r in records], outputs, verdicts
-
-
-# --- the naive baseline -------------------------------------------------------------------------
+# --- the naive scorer (its own process) --------------------------------------------------------------
 
 
 def _jiwer_edits(reference: str, hypothesis: str) -> tuple[int, int]:
+    import jiwer
+
+    from odu.text import is_cjk_dominant, normalize
+
     ref, hyp = normalize.__wrapped__(reference), normalize.__wrapped__(hypothesis)
     if is_cjk_dominant(ref):
         ref, hyp = ref.replace(" ", ""), hyp.replace(" ", "")
@@ -266,27 +307,37 @@ def _jiwer_edits(reference: str, hypothesis: str) -> tuple[int, int]:
     return out.substitutions + out.deletions + out.insertions, out.substitutions + out.deletions + out.hits
 
 
-def naive_score(scenes: Sequence[Scene], outputs: Mapping[str, str], judge: Judge) -> dict[str, dict[str, Any]]:
-    """Per-scene loop: parse, match, judge this scene, score; then aggregate per modality."""
+def naive_main(scenes_path: Path, predictions_path: Path, verdicts_path: Path, out: Path) -> None:
+    """Read every file whole, build every scene, then score scene by scene: parse, match, look up
+    the stored verdicts, M4 from jiwer; write the per-scene scores and the summary (M1-M5, Avg, FTR)."""
+    from odu.judge.base import candidate_text
+    from odu.match import linked_groups, match_segments, pred_order_key
+    from odu.metrics import avg, false_trigger_rate, macro_f1, mean_defined, s2, s3, s4, s5
+    from odu.parse import parse_output
+    from odu.schema import scene_from_dict
+
+    def lines(path: Path) -> list[Any]:
+        with path.open(encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+
+    scenes = [scene_from_dict(r) for r in lines(scenes_path)]
+    outputs = {r["scene_id"]: r["output"] for r in lines(predictions_path)}
+    verdicts = {(v["scene_id"], v["segment"], v["qid"]): v["hit"] for v in lines(verdicts_path)}
     rows: dict[str, list[dict[str, Any]]] = {AUDIO_VISUAL: [], AUDIO_ONLY: []}
     for scene in scenes:
         pred = parse_output(outputs.get(scene.scene_id), scene.modality)
         refs = scene.annotation().segments
         matches = match_segments(refs, pred.segments if pred.has_demand else ())
-        requests = [
-            JudgeRequest(scene.scene_id, m.reference, text, refs[m.reference].key_points)
-            for m in matches
-            if m.merged is not None and refs[m.reference].key_points and (text := candidate_text(m.merged))
-        ]
-        verdicts = {r.segment: v for r, v in zip(requests, judge.judge(requests))}
-        row = {"y": scene.is_positive, "p": pred.has_demand, "s2": None, "s3": None, "s4": None, "s5": None}
+        row = {"scene_id": scene.scene_id, "y": scene.is_positive, "p": pred.has_demand}
+        row |= {"s2": None, "s3": None, "s4": None, "s5": None}
         if scene.is_positive and refs:
             hits = []
             for m in matches:
-                v = verdicts.get(m.reference)
-                hits.append(
-                    [False if v is None else (None if v.error else v.hits[k.qid]) for k in refs[m.reference].key_points]
-                )
+                judged = m.merged is not None and candidate_text(m.merged)
+                points = [verdicts.get((scene.scene_id, m.reference, k.qid)) for k in refs[m.reference].key_points]
+                if judged and None in points:  # a point without a stored verdict: its segment undecided
+                    points = [None] * len(points)
+                hits.append(points if judged else [False] * len(points))
             groups = linked_groups(matches)  # references linked through shared predictions
             edits = [
                 _jiwer_edits(
@@ -297,148 +348,195 @@ def naive_score(scenes: Sequence[Scene], outputs: Mapping[str, str], judge: Judg
                 )
                 for rs, ps in groups
             ]
-            row |= {
-                "s2": s2(hits),
-                "s3": s3([m.iou for m in matches]),
-                "s4": s4(edits),
-                "s5": s5(
-                    {
-                        f: [
-                            m.merged is not None and getattr(m.merged, f) == getattr(refs[m.reference], f)
-                            for m in matches
-                        ]
-                        for f in PROFILE_FIELDS[scene.modality]
-                    }
-                ),
+            profile = {
+                f: [m.merged is not None and getattr(m.merged, f) == getattr(refs[m.reference], f) for m in matches]
+                for f in PROFILE_FIELDS[scene.modality]
             }
+            row |= {"s2": s2(hits), "s3": s3([m.iou for m in matches]), "s4": s4(edits), "s5": s5(profile)}
         rows[scene.modality].append(row)
-    out = {}
+    summary = {}
     for modality, rs in rows.items():
         if rs:
             y, p = [r["y"] for r in rs], [r["p"] for r in rs]
             metrics = {"m1": macro_f1(y, p), **{f"m{k}": mean_defined(r[f"s{k}"] for r in rs) for k in (2, 3, 4, 5)}}
-            out[modality] = {**metrics, "avg": avg(metrics), "ftr": false_trigger_rate(y, p)}
-    return out
+            summary[modality] = {**metrics, "avg": avg(metrics), "ftr": false_trigger_rate(y, p)}
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "scenes.jsonl").open("w", encoding="utf-8") as fh:
+        for rs in rows.values():
+            fh.writelines(json.dumps(r) + "\n" for r in rs)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
 
 
-# --- timing -------------------------------------------------------------------------------------
+# --- processes -----------------------------------------------------------------------------------
+
+#: The json-parse limit: parse every line of the files named on the command line, keep the results.
+PARSE = "import json, sys\nkept = [[json.loads(line) for line in open(p, encoding='utf-8')] for p in sys.argv[1:]]\n"
+#: The predictions and verdicts as ``odu-bench score`` holds them, and nothing else.
+HELD = (
+    "import sys\nfrom odu.judge import StoredVerdictJudge\nfrom odu.schema import read_predictions\n"
+    "held = read_predictions(sys.argv[1]), StoredVerdictJudge(sys.argv[2])\n"
+)
 
 
-def _timed(fn) -> tuple[float, float, Any]:
-    """(CPU seconds, wall seconds, result) of one run of ``fn`` on a cold normalisation cache."""
-    normalize.cache_clear()
-    c0, w0 = time.process_time(), time.perf_counter()
-    result = fn()
-    return time.process_time() - c0, time.perf_counter() - w0, result
-
-
-def measure(n: int, repeats: int, naive: bool, seed: int) -> dict[str, Any]:
-    """Time one size: ``odu`` and (if ``naive``) the baseline, interleaved, best of ``repeats``."""
-    with tempfile.TemporaryDirectory() as tmp:
-        scenes, outputs, verdicts_path = make_data(n, seed, Path(tmp))
-        t0 = time.perf_counter()
-        judge = StoredVerdictJudge(verdicts_path)
-        load_verdicts = time.perf_counter() - t0
-    odu_times, naive_times = [], []
-    for _ in range(repeats):  # interleaved, so both see the same machine conditions
-        *t, run = _timed(lambda: score_scenes(scenes, outputs, judge))
-        odu_times.append(t)
-        if naive:
-            *t, baseline = _timed(lambda: naive_score(scenes, outputs, judge))
-            naive_times.append(t)
-    odu_s, odu_wall = min(c for c, _ in odu_times), min(w for _, w in odu_times)
-    entry: dict[str, Any] = {
-        "scenes": n,
-        "odu_s": round(odu_s, 4),
-        "odu_wall_s": round(odu_wall, 4),
-        "odu_us_per_scene": round(1e6 * odu_s / n, 1),
-        "load_verdicts_s": round(load_verdicts, 4),
-        "repeats": repeats,
-        "parse_errors": run.summary["parse_errors"],
-        "judge_requests": sum(len(r["candidates"]) for r in run.scenes),
-    }
-    if naive_times:
-        for modality, metrics in baseline.items():
-            for name, value in metrics.items():
-                ours = run.summary[modality][name]
-                assert (ours is None and value is None) or abs(ours - value) < 1e-9, (n, modality, name, ours, value)
-        naive_s, naive_wall = min(c for c, _ in naive_times), min(w for _, w in naive_times)
-        entry |= {
-            "naive_s": round(naive_s, 4),
-            "naive_wall_s": round(naive_wall, 4),
-            "speedup": round(naive_s / odu_s, 2),
-            "same_metrics": True,
-        }
-    entry["metrics"] = {
-        m: {k: round(v, 4) for k, v in run.summary[m].items() if k in ("m1", "m2", "m3", "m4", "m5", "avg", "ftr")}
-        for m in (AUDIO_VISUAL, AUDIO_ONLY)
-    }
-    return entry
-
-
-def bench(sizes: Sequence[int], repeats: int, naive_max: int, seed: int) -> dict[str, Any]:
-    """Every size in a fresh interpreter, so no size inherits another's heap."""
-    results = []
-    for n in sizes:
-        reps = repeats if n <= 10_000 else max(1, repeats - 1)
-        cmd = [sys.executable, __file__, "--measure", str(n), "--repeats", str(reps), "--seed", str(seed)]
-        done = subprocess.run(
-            cmd + (["--naive-max", "0"] if n > naive_max else []), capture_output=True, text=True, check=True
-        )
-        entry = json.loads(done.stdout.splitlines()[-1])
-        results.append(entry)
-        print(
-            f"{n:>7} scenes: odu {entry['odu_s']:.3f} CPU s"
-            + (f", naive {entry['naive_s']:.3f} CPU s" if "naive_s" in entry else ""),
-            file=sys.stderr,
-            flush=True,
-        )
-    base = results[0]["odu_us_per_scene"]
-    for r in results:
-        r["per_scene_vs_smallest"] = round(r["odu_us_per_scene"] / base, 2)
+def run_process(command: Sequence[str]) -> dict[str, float]:
+    """Wall and CPU seconds and peak resident memory (MiB) of one process run to its end."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode not in (0, 1):  # 1: judge errors, counted apart (none here)
+            err.seek(0)
+            raise RuntimeError(f"{command[:4]} exited {child.returncode}: {err.read().decode()[-2000:]}")
     return {
-        "benchmark": "score_scenes with stored verdicts",
-        "clock": "process CPU seconds (wall alongside)",
-        "seed": seed,
-        "results": results,
+        "wall_s": round(wall, 3),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
+        "peak_mib": round(usage.ru_maxrss / 1024, 1),
     }
+
+
+def _best(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {k: min(r[k] for r in runs) for k in runs[0]}
+
+
+def measure(n: int, repeats: int, seed: int, workdir: Path) -> dict[str, Any]:
+    """Every process at one size, interleaved ``repeats`` times; the best figures of each."""
+    folder = workdir / str(n)
+    folder.mkdir()
+    files = write_data(n, seed, folder)
+    py = sys.executable
+    commands = {
+        "parse": [py, "-c", PARSE, *map(str, files.values())],
+        "held": [py, "-c", HELD, str(files["predictions"]), str(files["verdicts"])],
+        "odu": [
+            *[py, "-m", "odu", "score", "--scenes", str(files["scenes"]), "--predictions", str(files["predictions"])],
+            *["--judge", f"verdicts:{files['verdicts']}", "--out", str(folder / "odu"), "--no-progress", "--overwrite"],
+        ],
+        "naive": [py, __file__, "--naive", *map(str, files.values()), str(folder / "naive")],
+    }
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in commands}
+    for _ in range(repeats):
+        for name, command in commands.items():
+            runs[name].append(run_process(command))
+    best = {name: _best(r) for name, r in runs.items()}
+    ours = json.loads((folder / "odu" / "summary.json").read_text(encoding="utf-8"))
+    naive = json.loads((folder / "naive" / "summary.json").read_text(encoding="utf-8"))
+    for modality, metrics in naive.items():
+        for name, value in metrics.items():
+            mine = ours[modality][name]
+            assert (mine is None and value is None) or abs(mine - value) < 1e-12, (n, modality, name, mine, value)
+    sizes = {name: round(path.stat().st_size / 2**20, 1) for name, path in files.items()}
+    return {
+        "scenes": n,
+        "file_mib": sizes,
+        "repeats": repeats,
+        **best,
+        "odu_vs_parse": {
+            "cpu": round(best["odu"]["cpu_s"] / best["parse"]["cpu_s"], 2),
+            "wall": round(best["odu"]["wall_s"] / best["parse"]["wall_s"], 2),
+            "peak": round(best["odu"]["peak_mib"] / best["parse"]["peak_mib"], 2),
+        },
+        "naive_vs_odu": {
+            "cpu": round(best["naive"]["cpu_s"] / best["odu"]["cpu_s"], 2),
+            "wall": round(best["naive"]["wall_s"] / best["odu"]["wall_s"], 2),
+            "peak": round(best["naive"]["peak_mib"] / best["odu"]["peak_mib"], 2),
+        },
+        "odu_cpu_us_per_scene": round(1e6 * best["odu"]["cpu_s"] / n, 1),
+        "odu_peak_beyond_held_mib": round(best["odu"]["peak_mib"] - best["held"]["peak_mib"], 1),
+        "same_metrics": True,
+        "metrics": {m: {k: round(v, 4) for k, v in ours[m].items() if k in naive[m]} for m in naive},
+    }
+
+
+def bench(sizes: Sequence[int], repeats: int, large_repeats: int, seed: int) -> dict[str, Any]:
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            entry = measure(n, repeats if n <= 20_000 else large_repeats, seed, Path(tmp))
+            results.append(entry)
+            print(
+                f"{n:>7} scenes: parse {entry['parse']['cpu_s']:.2f} s, odu {entry['odu']['cpu_s']:.2f} s, "
+                f"naive {entry['naive']['cpu_s']:.2f} s (CPU)",
+                file=sys.stderr,
+                flush=True,
+            )
+    goals = {}
+    by_size = {r["scenes"]: r for r in results}
+    if 20_000 in by_size:
+        r = by_size[20_000]
+        goals["20k_time_vs_parse"] = {
+            "goal": TIME_GOAL,
+            "cpu": r["odu_vs_parse"]["cpu"],
+            "wall": r["odu_vs_parse"]["wall"],
+        }
+        goals["20k_peak_vs_parse"] = {"goal": MEMORY_GOAL, "value": r["odu_vs_parse"]["peak"]}
+    goals["faster_than_naive_at_every_size"] = all(r["naive_vs_odu"]["cpu"] > 1 for r in results)
+    if 20_000 in by_size and 100_000 in by_size:
+        small, large = by_size[20_000], by_size[100_000]
+        goals["100k_cpu_per_scene_vs_20k"] = round(large["odu_cpu_us_per_scene"] / small["odu_cpu_us_per_scene"], 2)
+        goals["100k_peak_beyond_held_vs_20k_mib"] = [
+            small["odu_peak_beyond_held_mib"],
+            large["odu_peak_beyond_held_mib"],
+        ]
+    return {
+        "benchmark": "odu-bench score, whole process, stored verdicts",
+        "clock": "process CPU seconds (user + system); wall alongside; peak = ru_maxrss",
+        "seed": seed,
+        "python": sys.version.split()[0],
+        "cpus": os.cpu_count(),
+        "results": results,
+        "goals": goals,
+    }
+
+
+def table(report: Mapping[str, Any]) -> str:
+    rows = [
+        [
+            f"{r['scenes']:,}",
+            f"{r['parse']['cpu_s']:.2f} s / {r['parse']['peak_mib']:.0f} MiB",
+            f"{r['odu']['cpu_s']:.2f} s / {r['odu']['peak_mib']:.0f} MiB",
+            f"{r['naive']['cpu_s']:.2f} s / {r['naive']['peak_mib']:.0f} MiB",
+            f"{r['odu_vs_parse']['cpu']:.2f}× / {r['odu_vs_parse']['peak']:.2f}×",
+            f"{r['naive_vs_odu']['cpu']:.2f}×",
+            f"{r['odu_cpu_us_per_scene']:.0f}",
+            f"{r['odu_peak_beyond_held_mib']:.0f}",
+        ]
+        for r in report["results"]
+    ]
+    header = [
+        "scenes",
+        "json-parse limit (CPU / peak)",
+        "odu-bench score",
+        "naive scorer",
+        "odu / parse (time / memory)",
+        "naive / odu (time)",
+        "odu µs / scene",
+        "odu MiB beyond inputs held",
+    ]
+    return render(header, rows)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[TOTAL, 10_000, 50_000, 100_000])
-    ap.add_argument("--repeats", type=int, default=3, help="best of N for sizes up to 10,000 (N-1 above)")
-    ap.add_argument("--naive-max", type=int, default=100_000, help="largest size the naive baseline runs at")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[TOTAL, 20_000, 100_000])
+    ap.add_argument("--repeats", type=int, default=3, help="best of N up to 20,000 scenes")
+    ap.add_argument("--large-repeats", type=int, default=1, help="best of N above 20,000 scenes")
     ap.add_argument("--seed", type=int, default=20260501)
     ap.add_argument("--json", type=Path, help="also write the JSON here")
-    ap.add_argument("--measure", type=int, help=argparse.SUPPRESS)  # internal: one size, JSON line out
+    ap.add_argument(
+        "--naive", nargs=4, type=Path, metavar=("SCENES", "PREDICTIONS", "VERDICTS", "OUT"), help=argparse.SUPPRESS
+    )
     args = ap.parse_args()
-    if args.measure:
-        print(json.dumps(measure(args.measure, args.repeats, args.measure <= args.naive_max, args.seed)))
+    if args.naive:
+        naive_main(*args.naive)
         return
-    report = bench(args.sizes, args.repeats, args.naive_max, args.seed)
+    report = bench(args.sizes, args.repeats, args.large_repeats, args.seed)
     text = json.dumps(report, indent=2)
     print(text)
     if args.json:
         args.json.write_text(text + "\n", encoding="utf-8")
-    rows = [
-        [
-            f"{r['scenes']:,}",
-            f"{r['odu_s']:.3f}",
-            f"{r['odu_wall_s']:.3f}",
-            f"{r['odu_us_per_scene']:.0f}",
-            f"{r['per_scene_vs_smallest']:.2f}",
-            f"{r['naive_s']:.3f}" if "naive_s" in r else "-",
-            f"{r['speedup']:.2f}x" if "speedup" in r else "-",
-        ]
-        for r in report["results"]
-    ]
-    print(
-        render(
-            ["scenes", "odu CPU s", "odu wall s", "us/scene", "per scene vs smallest", "naive CPU s", "naive / odu"],
-            rows,
-        )
-    )
+    print(table(report))
 
 
 if __name__ == "__main__":

@@ -43,12 +43,13 @@ from bench_scoring import synthetic_output, synthetic_scene
 
 from odu.cli import main as odu_bench
 from odu.judge import make_judge
+from odu.run import write_run
 from odu.schema import scene_from_dict
-from odu.scoring import score_scenes, write_run
+from odu.scoring import score_scenes
 from odu.tables import render
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from support.view_support import chromium, chromium_available, write_predictions  # noqa: E402
+from support.view_support import chromium, chromium_available  # noqa: E402
 
 BUILD_LIMIT_S, INDEX_LIMIT_S = 10.0, 2.0
 
@@ -64,9 +65,9 @@ def make_runs(n_scenes: int, n_systems: int, seed: int, workdir: Path) -> tuple[
     for k in range(n_systems):
         out_rng = random.Random(seed + 1 + k)
         outputs = {r["scene_id"]: synthetic_output(r, out_rng) for r in records}
-        run = write_run(score_scenes(scenes, outputs, make_judge("lexical")), workdir / f"system-{k + 1}")
-        write_predictions(outputs, run / "predictions.jsonl")
-        runs.append(run)
+        raw = [{"scene_id": sid, "output": output} for sid, output in outputs.items()]
+        scored = score_scenes(scenes, outputs, make_judge("lexical"))
+        runs.append(write_run(scored, workdir / f"system-{k + 1}", jsonl_files={"predictions.jsonl": raw}))
     return release, runs
 
 

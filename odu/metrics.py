@@ -1,7 +1,8 @@
 """Scene scores s2-s5 and dataset scores M1-M5, FTR and Avg (App A.3-A.4, Eqs. 1-6).
 
-Pure functions over plain numbers, so that the scorer, the ``evaluate`` metric and the bootstrap
-reports share one implementation. ``None`` means "undefined" (e.g. M2 of a set with no positive
+Pure functions over plain numbers, so that the scorer, the ``evaluate`` metric and the report
+share one implementation (the report's bootstrap uses their vectorised forms,
+:mod:`odu.report.weighted`, checked equal to these). ``None`` means "undefined" (e.g. M2 of a set with no positive
 scene) and is left out of means and of Avg, as Eq. 6 prescribes for unavailable dimensions.
 
 >>> macro_f1([True, True, False, False], [True, False, False, False])
@@ -14,8 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-import numpy as np
-
 from .constants import METRIC_WEIGHTS
 
 
@@ -25,20 +24,33 @@ def macro_f1(y_true: Sequence[bool], y_pred: Sequence[bool]) -> float | None:
     A class absent from both labels and predictions has an undefined F1 and is left out of the
     mean (scikit-learn's ``f1_score(average="macro")`` does the same); ``None`` for no scenes.
     """
+    pairs = list(zip(y_true, y_pred))
+    return macro_f1_counts(
+        tp=sum(1 for t, p in pairs if t and p),
+        fp=sum(1 for t, p in pairs if not t and p),
+        fn=sum(1 for t, p in pairs if t and not p),
+        tn=sum(1 for t, p in pairs if not t and not p),
+    )
+
+
+def macro_f1_counts(tp: int, fp: int, fn: int, tn: int) -> float | None:
+    """:func:`macro_f1` from the confusion counts of the demand class (positives: ``has_demand``)."""
     scores = []
-    for c in (False, True):
-        tp = sum(1 for t, p in zip(y_true, y_pred) if t == c and p == c)
-        fp = sum(1 for t, p in zip(y_true, y_pred) if t != c and p == c)
-        fn = sum(1 for t, p in zip(y_true, y_pred) if t == c and p != c)
-        if 2 * tp + fp + fn:
-            scores.append(2 * tp / (2 * tp + fp + fn))
+    for c_tp, c_fp, c_fn in ((tn, fn, fp), (tp, fp, fn)):  # class 0's false positives are class 1's misses
+        if 2 * c_tp + c_fp + c_fn:
+            scores.append(2 * c_tp / (2 * c_tp + c_fp + c_fn))
     return sum(scores) / len(scores) if scores else None
 
 
 def false_trigger_rate(y_true: Sequence[bool], y_pred: Sequence[bool]) -> float | None:
     """FTR, App A.3 Eq. 1: share of no-demand scenes predicted to carry a demand."""
     negatives = [p for t, p in zip(y_true, y_pred) if not t]
-    return sum(negatives) / len(negatives) if negatives else None
+    return false_trigger_rate_counts(len(negatives), sum(negatives))
+
+
+def false_trigger_rate_counts(negatives: int, triggered: int) -> float | None:
+    """:func:`false_trigger_rate` from the number of no-demand scenes and of those predicted positive."""
+    return triggered / negatives if negatives else None
 
 
 def s2(segment_hits: Iterable[Sequence[bool | None]], errors_as_misses: bool = False) -> float | None:
@@ -94,80 +106,3 @@ def avg(metrics: Mapping[str, float | None]) -> float | None:
     if not available:
         return None
     return sum(w * v for w, v in available.values()) / sum(w for w, _ in available.values())
-
-
-# --- vectorised variants for the scene bootstrap (odu.report) ------------------------------------
-# Over many weightings of the same scenes (``weights``: an ``(R, n)`` matrix of scene
-# multiplicities, one resample per row), each metric is a function of weighted sums of per-scene
-# columns: ``*_columns`` gives the ``(n, k)`` columns, ``*_from_sums`` the metric from their
-# ``(R, k)`` sums (NaN where the scalar gives ``None``), and ``*_weighted`` chains the two. The
-# bootstrap stacks the columns of every metric and reads the weights once (one matrix product).
-# With ``weights = np.ones((1, n))`` they equal the scalar functions above (tests/scoring/test_metrics.py).
-
-
-def macro_f1_columns(y_true: Sequence[bool], y_pred: Sequence[bool]) -> np.ndarray:
-    """Indicators of both-positive, both-negative, false-positive and false-negative scenes."""
-    t, p = np.asarray(y_true, bool), np.asarray(y_pred, bool)
-    return np.column_stack([t & p, ~t & ~p, ~t & p, t & ~p]).astype(float)
-
-
-def macro_f1_from_sums(sums: np.ndarray) -> np.ndarray:
-    """:func:`macro_f1` (Eq. 1) from summed :func:`macro_f1_columns`; a class absent from labels
-    and predictions is left out of the mean, as in the scalar function."""
-    tp1, tp0, fp1, fn1 = np.moveaxis(np.asarray(sums, float), -1, 0)
-    total, classes = np.zeros_like(tp1), np.zeros_like(tp1)
-    for tp, fp, fn in ((tp0, fn1, fp1), (tp1, fp1, fn1)):  # class 0's FP are class 1's FN
-        denom = 2 * tp + fp + fn
-        total += np.divide(2 * tp, denom, out=np.zeros_like(denom), where=denom > 0)
-        classes += denom > 0
-    return np.divide(total, classes, out=np.full_like(total, np.nan), where=classes > 0)
-
-
-def false_trigger_rate_columns(y_true: Sequence[bool], y_pred: Sequence[bool]) -> np.ndarray:
-    """Indicators of no-demand scenes and of no-demand scenes predicted to carry a demand."""
-    t, p = np.asarray(y_true, bool), np.asarray(y_pred, bool)
-    return np.column_stack([~t, ~t & p]).astype(float)
-
-
-def false_trigger_rate_from_sums(sums: np.ndarray) -> np.ndarray:
-    """:func:`false_trigger_rate` (Eq. 1) from summed :func:`false_trigger_rate_columns`."""
-    negatives, triggered = np.moveaxis(np.asarray(sums, float), -1, 0)
-    return np.divide(triggered, negatives, out=np.full_like(negatives, np.nan), where=negatives > 0)
-
-
-def mean_defined_columns(values: Sequence[float | None]) -> np.ndarray:
-    """Definedness and value (0 where undefined) of each scene score."""
-    v = np.array([np.nan if x is None else x for x in values], dtype=float)
-    defined = ~np.isnan(v)
-    return np.column_stack([defined, np.where(defined, v, 0.0)]).astype(float)
-
-
-def mean_defined_from_sums(sums: np.ndarray) -> np.ndarray:
-    """:func:`mean_defined` (App A.4) from summed :func:`mean_defined_columns`."""
-    count, total = np.moveaxis(np.asarray(sums, float), -1, 0)
-    return np.divide(total, count, out=np.full_like(count, np.nan), where=count > 0)
-
-
-def macro_f1_weighted(y_true: Sequence[bool], y_pred: Sequence[bool], weights: np.ndarray) -> np.ndarray:
-    """:func:`macro_f1` (Eq. 1) of every weighting of the same scenes."""
-    return macro_f1_from_sums(np.atleast_2d(weights) @ macro_f1_columns(y_true, y_pred))
-
-
-def false_trigger_rate_weighted(y_true: Sequence[bool], y_pred: Sequence[bool], weights: np.ndarray) -> np.ndarray:
-    """:func:`false_trigger_rate` (Eq. 1) of every weighting of the same scenes."""
-    return false_trigger_rate_from_sums(np.atleast_2d(weights) @ false_trigger_rate_columns(y_true, y_pred))
-
-
-def mean_defined_weighted(values: Sequence[float | None], weights: np.ndarray) -> np.ndarray:
-    """:func:`mean_defined` (App A.4) of every weighting; ``None`` values are undefined scenes."""
-    return mean_defined_from_sums(np.atleast_2d(weights) @ mean_defined_columns(values))
-
-
-def avg_weighted(metrics: Mapping[str, np.ndarray]) -> np.ndarray:
-    """:func:`avg` (Eq. 6) elementwise: NaN entries are unavailable dimensions."""
-    stacked = np.stack([np.asarray(metrics[m], float) for m in METRIC_WEIGHTS])
-    weights = np.array(list(METRIC_WEIGHTS.values()))[:, None] * ~np.isnan(stacked)
-    norm = weights.sum(axis=0)
-    return np.divide(
-        (weights * np.nan_to_num(stacked)).sum(axis=0), norm, out=np.full_like(norm, np.nan), where=norm > 0
-    )

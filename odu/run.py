@@ -3,26 +3,57 @@
 A scored run is one :class:`SceneRow` per scene (``scenes.jsonl``) and a :class:`RunSummary`
 (``summary.json``): per modality present, the dataset scores of :func:`summarize` (App A.3-A.4),
 and run-wide counts and the judge's block. Every door that produces or reads runs uses this
-module: ``odu-bench score`` (:func:`odu.scoring.score_scenes`), ``odu-bench eval`` (rows from
-lm-eval's logged samples, plus inference errors), the lm-eval tasks (:func:`summarize` over a
-task's rows) and ``odu-bench report`` (:func:`read_run`).
+module: ``odu-bench score`` (:mod:`odu.scoring`), ``odu-bench eval`` (rows from lm-eval's logged
+samples, plus inference errors), the lm-eval tasks (:func:`summarize` over a task's rows) and
+``odu-bench report`` / ``view`` / ``judge-audit`` (:func:`read_run`).
+
+A run directory is one unit (docs/scoring.md, "Files of a run"): :class:`RunWriter` writes every
+file into a hidden temporary folder beside the target and renames it into place once complete, so
+a killed run leaves the target as it was; every file carries the run's id (``run_id``: each JSONL
+row, each JSON file) and ``summary.json`` lists every other file with its SHA-256. A folder that
+holds another run's files is refused unless the caller overwrites it. :func:`read_run` checks all
+of this and names what disagrees; :func:`incomplete` names what a run's numbers lack (judge
+errors, M2 missing).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import hashlib
+import os
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from types import TracebackType
+from typing import IO, Any, TypedDict, cast
 
 from .constants import MODALITIES
-from .metrics import avg, false_trigger_rate, macro_f1, mean_defined
+from .jsonio import JsonFileError, dumps, encode, iter_lines, read_json, write_json
+from .metrics import avg, false_trigger_rate_counts, macro_f1_counts
 
 #: Files of a run directory: the summary, the scene rows, and (runs made through lm-eval) the run card.
 SUMMARY_FILE = "summary.json"
 SCENES_FILE = "scenes.jsonl"
 RUN_CARD_NAME = "run_card.json"
+#: The key holding the run id in every file of a run (first key of each JSON file and JSONL row).
+RUN_ID = "run_id"
+#: ``summary.json``'s list of the run's other files: name -> ``{"sha256": ..., "rows": ...}``.
+FILES = "files"
+#: Names of files that runs write (odu-bench score / eval, lm-eval's CLI): a folder holding only
+#: these (and folders of them) is a run's, which ``--overwrite`` may clear; any other run file in a
+#: run directory that its summary does not list is stale.
+RUN_FILE_PATTERNS: tuple[str, ...] = (
+    SUMMARY_FILE,
+    SCENES_FILE,
+    "predictions.jsonl",
+    "results*.json",
+    "run_card*.json",
+    "samples_*.jsonl",
+)
 
 
 class MatchRow(TypedDict):
@@ -110,12 +141,14 @@ class ModalitySummary(TypedDict, total=False):
     inference_errors: int  # runs made through lm-eval only
 
 
-#: ``summary.json``: a :class:`ModalitySummary` per modality present (``"audio-visual"``,
+#: ``summary.json``: the run id, a :class:`ModalitySummary` per modality present (``"audio-visual"``,
 #: ``"audio-only"``), the judge's ``info()`` block, run-wide counts, the reference language; runs
-#: made through lm-eval add ``inference_errors`` and per-task metrics (``tasks``).
+#: made through lm-eval add ``inference_errors`` and per-task metrics (``tasks``); last, the
+#: run's other ``files`` with their SHA-256 (added by :meth:`RunWriter.commit`).
 RunSummary = TypedDict(
     "RunSummary",
     {
+        "run_id": str,
         "audio-visual": ModalitySummary,
         "audio-only": ModalitySummary,
         "judge": dict[str, Any],
@@ -125,113 +158,524 @@ RunSummary = TypedDict(
         "judge_errors": int,
         "annotation_language": str,
         "tasks": dict[str, dict[str, Any]],
+        "files": dict[str, dict[str, Any]],
     },
     total=False,
 )
 
 
-@dataclass(slots=True)
-class ScoredRun:
-    """``summary`` is summary.json; ``scenes`` are the scenes.jsonl rows, in input order."""
-
-    summary: RunSummary
-    scenes: list[SceneRow]
+# --- summarising ---------------------------------------------------------------------------------
 
 
-def _counts_inference(rows: Sequence[Mapping[str, Any]]) -> bool:
-    """Rows of runs made through lm-eval carry ``inference_error``."""
-    return any("inference_error" in r for r in rows)
+class _Mean:
+    """Sum and count of the defined values of one scene score, added in scene order."""
+
+    __slots__ = ("count", "total")
+
+    def __init__(self) -> None:
+        self.total: float = 0
+        self.count = 0
+
+    def add(self, value: float | None) -> None:
+        if value is not None:
+            self.total += value
+            self.count += 1
+
+    @property
+    def mean(self) -> float | None:
+        """App A.4: the equal-weight mean over the scenes where the score is defined (as
+        :func:`odu.metrics.mean_defined`, summed in the same order)."""
+        return self.total / self.count if self.count else None
 
 
-def summarize(rows: Sequence[Mapping[str, Any]]) -> ModalitySummary:
+class ModalityTally:
+    """What :func:`summarize` needs of a modality's scenes, added one scene at a time, so that a run
+    is summarised as it streams by, with the numbers of the whole list of rows to the last digit."""
+
+    __slots__ = ("tp", "fp", "fn", "tn", "s2", "s2_misses", "s3", "s4", "s5", "error_points", "parse", "none", "infer")
+
+    def __init__(self) -> None:
+        self.tp = self.fp = self.fn = self.tn = 0
+        self.s2, self.s2_misses, self.s3, self.s4, self.s5 = (_Mean() for _ in range(5))
+        self.error_points = self.parse = self.none = 0
+        self.infer: int | None = None  # counted once a row carries ``inference_error``
+
+    def add(
+        self,
+        has_demand: bool,
+        predicted: bool,
+        scores: Sequence[float | None],
+        judge_error_points: int,
+        parse_error: bool,
+        no_output: bool,
+    ) -> None:
+        """One scene: true and predicted demand, ``(s2, s2_errors_as_misses, s3, s4, s5)``, counts."""
+        if has_demand:
+            self.tp += bool(predicted)
+            self.fn += not predicted
+        else:
+            self.fp += bool(predicted)
+            self.tn += not predicted
+        for mean, value in zip((self.s2, self.s2_misses, self.s3, self.s4, self.s5), scores):
+            mean.add(value)
+        self.error_points += judge_error_points
+        self.parse += bool(parse_error)
+        self.none += bool(no_output)
+
+    def add_row(self, row: Mapping[str, Any]) -> None:
+        """One scene row (a :class:`SceneRow`, or the compact rows of the lm-eval tasks)."""
+        scores = [row["s2"], row.get("s2_errors_as_misses"), row["s3"], row["s4"], row["s5"]]
+        points = sum(1 for k in row["key_points"] if k["judge_error"] is not None)
+        self.add(row["has_demand"], row["predicted_has_demand"], scores, points, row["parse_error"], row["no_output"])
+        if "inference_error" in row:
+            self.infer = (self.infer or 0) + bool(row["inference_error"])
+
+    def summary(self) -> ModalitySummary:
+        """The :class:`ModalitySummary` of the scenes added (App A.3-A.4)."""
+        n_positive, n_negative = self.tp + self.fn, self.fp + self.tn
+        metrics: dict[str, Any] = {
+            "m1": macro_f1_counts(self.tp, self.fp, self.fn, self.tn),
+            "m2": self.s2.mean,
+            "m3": self.s3.mean,
+            "m4": self.s4.mean,
+            "m5": self.s5.mean,
+        }
+        lower = dict(metrics, m2=self.s2_misses.mean)
+        out: dict[str, Any] = {
+            "n_scenes": n_positive + n_negative,
+            "n_positive": n_positive,
+            "n_negative": n_negative,
+            **metrics,
+            "avg": avg(metrics),
+            "ftr": false_trigger_rate_counts(n_negative, self.fp),
+            "m2_errors_as_misses": lower["m2"],
+            "avg_errors_as_misses": avg(lower),
+            "judge_error_points": self.error_points,
+            "parse_errors": self.parse,
+            "no_output": self.none,
+        }
+        if self.infer is not None:
+            out["inference_errors"] = self.infer
+        return cast(ModalitySummary, out)
+
+
+class RunTally:
+    """:func:`summarize_run` one scene at a time: a :class:`ModalityTally` per modality and the
+    run-wide counts."""
+
+    def __init__(self) -> None:
+        self.modalities: dict[str, ModalityTally] = {}
+        self.judge_errors = 0  # segments with a judge error
+
+    def of(self, modality: str) -> ModalityTally:
+        """The tally of ``modality`` (created on first use)."""
+        tally = self.modalities.get(modality)
+        if tally is None:
+            tally = self.modalities[modality] = ModalityTally()
+        return tally
+
+    def add_row(self, row: Mapping[str, Any]) -> None:
+        self.of(row["modality"]).add_row(row)
+        self.judge_errors += len({k["segment"] for k in row["key_points"] if k["judge_error"]})
+
+    def summary(self, judge: Mapping[str, Any], annotation_language: str) -> RunSummary:
+        """``summary.json`` of the scenes added: modalities in reporting order, then the judge block
+        and the run-wide counts."""
+        out: dict[str, Any] = {m: self.modalities[m].summary() for m in MODALITIES if m in self.modalities}
+        tallies = [self.modalities[m] for m in MODALITIES if m in self.modalities]
+        out |= {
+            "judge": dict(judge),
+            "parse_errors": sum(t.parse for t in tallies),
+            "no_output": sum(t.none for t in tallies),
+        }
+        if any(t.infer is not None for t in tallies):
+            out["inference_errors"] = sum(t.infer or 0 for t in tallies)
+        out |= {"judge_errors": self.judge_errors, "annotation_language": annotation_language}
+        return cast(RunSummary, out)
+
+
+def summarize(rows: Iterable[Mapping[str, Any]]) -> ModalitySummary:
     """Dataset scores of one modality's scene rows (App A.3-A.4): a :class:`ModalitySummary`.
 
     Reads ``has_demand``, ``predicted_has_demand``, ``s2``..``s5``, ``s2_errors_as_misses``,
     ``parse_error``, ``no_output``, each key point's ``judge_error`` and, where the rows carry it,
     ``inference_error``: full :class:`SceneRow` s or the compact rows of the lm-eval tasks.
     """
-    y_true = [r["has_demand"] for r in rows]
-    y_pred = [r["predicted_has_demand"] for r in rows]
-    metrics: dict[str, Any] = {
-        "m1": macro_f1(y_true, y_pred),
-        "m2": mean_defined(r["s2"] for r in rows),
-        "m3": mean_defined(r["s3"] for r in rows),
-        "m4": mean_defined(r["s4"] for r in rows),
-        "m5": mean_defined(r["s5"] for r in rows),
-    }
-    lower = dict(metrics, m2=mean_defined(r["s2_errors_as_misses"] for r in rows))
-    summary: dict[str, Any] = {
-        "n_scenes": len(rows),
-        "n_positive": sum(y_true),
-        "n_negative": len(rows) - sum(y_true),
-        **metrics,
-        "avg": avg(metrics),
-        "ftr": false_trigger_rate(y_true, y_pred),
-        "m2_errors_as_misses": lower["m2"],
-        "avg_errors_as_misses": avg(lower),
-        "judge_error_points": sum(1 for r in rows for k in r["key_points"] if k["judge_error"] is not None),
-        "parse_errors": sum(r["parse_error"] for r in rows),
-        "no_output": sum(r["no_output"] for r in rows),
-    }
-    if _counts_inference(rows):
-        summary["inference_errors"] = sum(bool(r["inference_error"]) for r in rows)
-    return cast(ModalitySummary, summary)
+    tally = ModalityTally()
+    for row in rows:
+        tally.add_row(row)
+    return tally.summary()
 
 
-def summarize_run(rows: Sequence[Mapping[str, Any]], judge: Mapping[str, Any], annotation_language: str) -> RunSummary:
+def summarize_run(rows: Iterable[Mapping[str, Any]], judge: Mapping[str, Any], annotation_language: str) -> RunSummary:
     """``summary.json`` of a run's scene rows (a :class:`RunSummary`): :func:`summarize` per
     modality present, in reporting order, then the judge block and the run-wide counts."""
-    summary: dict[str, Any] = {}
-    for modality in MODALITIES:
-        mine = [r for r in rows if r["modality"] == modality]
-        if mine:
-            summary[modality] = summarize(mine)
-    summary |= {
-        "judge": dict(judge),
-        "parse_errors": sum(r["parse_error"] for r in rows),
-        "no_output": sum(r["no_output"] for r in rows),
-    }
-    if _counts_inference(rows):
-        summary["inference_errors"] = sum(bool(r["inference_error"]) for r in rows)
-    summary |= {
-        "judge_errors": sum(len({k["segment"] for k in r["key_points"] if k["judge_error"]}) for r in rows),
-        "annotation_language": annotation_language,
-    }
-    return cast(RunSummary, summary)
+    tally = RunTally()
+    for row in rows:
+        tally.add_row(row)
+    return tally.summary(judge, annotation_language)
 
 
-def write_run(run: ScoredRun, out_dir: str | Path) -> Path:
-    """Write ``summary.json`` and ``scenes.jsonl`` into ``out_dir`` (created if needed)."""
+# --- a run on disk ---------------------------------------------------------------------------------
+
+
+class RunError(ValueError):
+    """A folder that cannot take a new run, or a run directory whose files are not one consistent
+    run; the message names the folder and what is wrong."""
+
+
+@dataclass(slots=True)
+class ScoredRun:
+    """``summary`` is summary.json; ``scenes`` are the scenes.jsonl rows, in input order;
+    ``problems``: what :func:`read_run` found disagreeing among the run's files (none when written)."""
+
+    summary: RunSummary
+    scenes: list[SceneRow]
+    problems: list[str] = field(default_factory=list)
+
+
+def new_run_id() -> str:
+    """A fresh run id: UTC time of the start, then 8 random hex digits (``20260501T080535Z-3f9a2c71``)."""
+    return f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{secrets.token_hex(4)}"
+
+
+def is_run_file(name: str) -> bool:
+    """True for the name of a file runs write (:data:`RUN_FILE_PATTERNS`)."""
+    return any(fnmatch(name, pattern) for pattern in RUN_FILE_PATTERNS)
+
+
+def _not_a_run(folder: Path) -> list[str]:
+    """Entries of ``folder`` (recursively) that no run wrote: files outside
+    :data:`RUN_FILE_PATTERNS`, folders holding such files."""
+    foreign = []
+    for entry in sorted(folder.iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            foreign += [f"{entry.name}/{name}" for name in _not_a_run(entry)]
+        elif not is_run_file(entry.name):
+            foreign.append(entry.name)
+    return foreign
+
+
+def _shown(names: Sequence[str], limit: int = 4) -> str:
+    return ", ".join(names[:limit]) + (f" (+{len(names) - limit} more)" if len(names) > limit else "")
+
+
+def check_out_dir(out_dir: str | Path, overwrite: bool = False) -> bool:
+    """Refuse (:class:`RunError`) an output folder that cannot take a new run: a file, or a folder
+    holding another run's files unless ``overwrite``, or (even with ``overwrite``) files no run
+    wrote, which are never cleared. Returns True when the folder holds a run to replace."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / SUMMARY_FILE).write_text(json.dumps(run.summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    with (out / SCENES_FILE).open("w", encoding="utf-8") as fh:
-        for row in run.scenes:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return out
+    if out.exists() and not out.is_dir():
+        raise RunError(f"--out {out}: exists and is not a directory")
+    if not out.is_dir() or not any(out.iterdir()):
+        return False
+    held = sorted(entry.name for entry in out.iterdir())
+    if not overwrite:
+        raise RunError(
+            f"--out {out}: holds another run's files ({_shown(held)}); pass --overwrite to replace them, "
+            "or choose a new folder"
+        )
+    foreign = _not_a_run(out)
+    if foreign:
+        raise RunError(
+            f"--out {out}: holds files that are not a run's ({_shown(foreign)}); --overwrite clears only runs, "
+            "choose a new folder"
+        )
+    return True
 
 
-def read_run(run_dir: str | Path) -> ScoredRun:
-    """Read back a run written by :func:`write_run`."""
+def clear_out_dir(out_dir: str | Path) -> None:
+    """Empty a folder that :func:`check_out_dir` accepted with ``overwrite`` (only runs' files)."""
+    out = Path(out_dir)
+    if check_out_dir(out, overwrite=True):
+        for entry in out.iterdir():
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _remove_leftovers(parent: Path, name: str) -> None:
+    """Hidden temporary folders of earlier runs into ``parent/name`` whose process is gone (killed)."""
+    if os.name != "posix" or not parent.is_dir():
+        return
+    for entry in parent.iterdir():
+        if not entry.name.startswith(f".{name}."):
+            continue
+        kind, _, rest = entry.name[len(name) + 2 :].partition("-")
+        pid = rest.partition("-")[0]
+        if kind in ("partial", "replaced") and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+class JsonlFile:
+    """A JSONL file of a run being written: each row gets the run id as its first key; the file's
+    SHA-256 and row count go into ``summary.json``."""
+
+    def __init__(self, path: Path, run_id: str, files: dict[str, dict[str, Any]]) -> None:
+        self.path, self._files = path, files
+        self._prefix = '{"' + RUN_ID + '": ' + dumps(run_id)
+        self._fh: IO[bytes] = path.open("wb")
+        self._hash = hashlib.sha256()
+        self.rows = 0
+
+    def write(self, row: Mapping[str, Any], default: Callable[[Any], Any] | None = None) -> None:
+        """One row (a JSON object; ``default`` as in :func:`json.dumps`); a ``run_id`` it holds is
+        replaced by this run's."""
+        if RUN_ID in row:
+            row = {k: v for k, v in row.items() if k != RUN_ID}
+        self.write_json(dumps(row, default=default))
+
+    def write_json(self, text: str) -> None:
+        """One row given as the one-line JSON text of an object (``{...}``, no ``run_id`` key)."""
+        data = encode(self._prefix + (", " + text[1:] if text != "{}" else "}")) + b"\n"
+        self._hash.update(data)
+        self._fh.write(data)
+        self.rows += 1
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+            self._files[self.path.name] = {"sha256": self._hash.hexdigest(), "rows": self.rows}
+
+    def __enter__(self) -> JsonlFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class RunWriter:
+    """One run directory, written as a unit (module docstring).
+
+    Use as a context manager: add files with :meth:`jsonl` and :meth:`json`, then :meth:`commit`
+    the summary, which renames the finished folder into place (replacing a run there only with
+    ``overwrite``). Leaving the block without a commit (an error) removes the temporary folder;
+    a killed process leaves it hidden (``.NAME.partial-PID-...``), and the next run into the same
+    place removes it. ``RunError`` when ``out_dir`` cannot take the run (:func:`check_out_dir`).
+    """
+
+    def __init__(self, out_dir: str | Path, overwrite: bool = False, run_id: str | None = None) -> None:
+        self.target = Path(out_dir)
+        self.overwrite = overwrite
+        check_out_dir(self.target, overwrite)
+        self.run_id = run_id or new_run_id()
+        self.files: dict[str, dict[str, Any]] = {}
+        parent, name = self.target.absolute().parent, self.target.absolute().name
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            _remove_leftovers(parent, name)
+            self.folder = Path(tempfile.mkdtemp(prefix=f".{name}.partial-{os.getpid()}-", dir=parent))
+        except OSError as exc:
+            raise RunError(f"--out {self.target}: cannot create the folder ({exc.strerror or exc})") from None
+        self._open: list[JsonlFile] = []
+        self.committed = False
+
+    def jsonl(self, name: str) -> JsonlFile:
+        """A JSONL file of the run (rows tagged with the run id); close it, or use it as a context."""
+        handle = JsonlFile(self.folder / name, self.run_id, self.files)
+        self._open.append(handle)
+        return handle
+
+    def json(self, name: str, value: Mapping[str, Any], default: Callable[[Any], Any] | None = None) -> None:
+        """A JSON file of the run: ``value`` with the run id as its first key."""
+        data = write_json(self.folder / name, self._tagged(value), default=default)
+        self.files[name] = {"sha256": hashlib.sha256(data).hexdigest()}
+
+    def _tagged(self, value: Mapping[str, Any]) -> dict[str, Any]:
+        return {RUN_ID: self.run_id, **{k: v for k, v in value.items() if k not in (RUN_ID, FILES)}}
+
+    def commit(self, summary: Mapping[str, Any]) -> Path:
+        """Write ``summary.json`` (run id first, the other files with their hashes last) and move
+        the run into place; returns the run directory."""
+        for handle in self._open:
+            handle.close()
+        write_json(self.folder / SUMMARY_FILE, {**self._tagged(summary), FILES: dict(sorted(self.files.items()))})
+        target = self.target
+        if target.is_dir() and any(target.iterdir()):
+            if not self.overwrite:  # another run wrote here meanwhile
+                raise RunError(f"--out {target}: another run wrote into it meanwhile; pass --overwrite to replace it")
+            aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.replaced-{os.getpid()}-", dir=self.folder.parent))
+            aside.rmdir()
+            os.rename(target, aside)
+            os.rename(self.folder, target)
+            shutil.rmtree(aside, ignore_errors=True)
+        else:
+            if target.is_dir():
+                target.rmdir()
+            os.rename(self.folder, target)
+        self.committed = True
+        return target
+
+    def discard(self) -> None:
+        """Remove the temporary folder (nothing reaches the target)."""
+        for handle in self._open:
+            handle.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def __enter__(self) -> RunWriter:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if not self.committed:
+            self.discard()
+
+
+def write_run(
+    run: ScoredRun,
+    out_dir: str | Path,
+    overwrite: bool = False,
+    json_files: Mapping[str, Mapping[str, Any]] | None = None,
+    jsonl_files: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
+) -> Path:
+    """Write ``run`` (``scenes.jsonl`` + ``summary.json``, and other files of the run by name:
+    ``json_files`` such as a run card, ``jsonl_files`` such as the raw outputs) as one run
+    directory (:class:`RunWriter`); returns it."""
+    with RunWriter(out_dir, overwrite) as writer:
+        for name, rows in {SCENES_FILE: run.scenes, **(jsonl_files or {})}.items():
+            with writer.jsonl(name) as handle:
+                for row in rows:
+                    handle.write(row)
+        for name, value in (json_files or {}).items():
+            writer.json(name, value)
+        return writer.commit(run.summary)
+
+
+def _file_problems(run_dir: Path, run_id: str, listed: Mapping[str, Any], scenes_hash: str, rows: int) -> list[str]:
+    """What disagrees between ``summary.json``'s file list and the files in ``run_dir``."""
+    problems = []
+    for name, expected in listed.items():
+        path = run_dir / name
+        if not isinstance(expected, Mapping) or not isinstance(expected.get("sha256"), str):
+            problems.append(f"{SUMMARY_FILE} lists {name} without its sha256")
+        elif name == SCENES_FILE:
+            if scenes_hash != expected["sha256"] or rows != expected.get("rows", rows):
+                problems.append(
+                    f"{SCENES_FILE} is not the one run {run_id} wrote ({rows} rows, "
+                    f"{expected.get('rows')} written; sha256 differs)"
+                )
+        elif not path.is_file():
+            problems.append(f"{name} of run {run_id} is missing")
+        elif _sha256(path) != expected["sha256"]:
+            problems.append(f"{name} is not the one run {run_id} wrote (sha256 differs)")
+    if SCENES_FILE not in listed:
+        problems.append(f"{SUMMARY_FILE} does not list {SCENES_FILE}")
+    stale = sorted(
+        p.name
+        for p in run_dir.iterdir()
+        if p.is_file() and is_run_file(p.name) and p.name not in (*listed, SUMMARY_FILE)
+    )
+    if stale:
+        problems.append(f"{_shown(stale)} not written by run {run_id} (left from another run?)")
+    return problems
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_run(run_dir: str | Path, strict: bool = True) -> ScoredRun:
+    """Read back a run directory and check that its files are one run (module docstring).
+
+    ``RunError`` names the folder when ``summary.json`` or ``scenes.jsonl`` is missing or
+    unreadable; disagreements between the files (another run's rows or files, a hash that does not
+    match, a stale file, no run id) raise it too when ``strict``, else they are returned in
+    :attr:`ScoredRun.problems`. The rows come back without their ``run_id``.
+    """
     run_dir = Path(run_dir)
-    summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
-    with (run_dir / SCENES_FILE).open(encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh if line.strip()]
-    return ScoredRun(summary, rows)
+    for needed in (SUMMARY_FILE, SCENES_FILE):
+        if not (run_dir / needed).is_file():
+            raise RunError(f"{run_dir}: no {needed} (is this an `odu-bench score` output directory?)")
+    try:
+        summary = read_json(run_dir / SUMMARY_FILE)
+    except JsonFileError as exc:
+        raise RunError(f"{run_dir}: unreadable run ({exc})") from None
+    if not isinstance(summary, dict):
+        raise RunError(f"{run_dir}: {SUMMARY_FILE} is not a JSON object")
+    run_id = summary.get(RUN_ID)
+    digest, rows, foreign = hashlib.sha256(), [], []
+
+    def hashed(lines: Iterable[bytes]) -> Iterator[bytes]:
+        for line in lines:
+            digest.update(line)
+            yield line
+
+    with (run_dir / SCENES_FILE).open("rb") as fh:
+        try:
+            for number, row in iter_lines(hashed(fh), run_dir / SCENES_FILE):
+                if not isinstance(row, dict):
+                    raise RunError(f"{run_dir / SCENES_FILE}:{number}: not a JSON object")
+                if row.pop(RUN_ID, None) != run_id and run_id is not None:
+                    foreign.append(number)
+                rows.append(row)
+        except JsonFileError as exc:
+            raise RunError(f"{run_dir}: unreadable run ({exc})") from None
+    problems = []
+    if not isinstance(run_id, str):
+        problems.append(
+            "no run id: written by an older odu-bench or by hand, so its files cannot be checked against each other"
+        )
+    else:
+        if foreign:
+            problems.append(f"{len(foreign)} row(s) of {SCENES_FILE} are not of run {run_id} (line {foreign[0]})")
+        listed = summary.get(FILES)
+        problems += _file_problems(
+            run_dir, run_id, listed if isinstance(listed, Mapping) else {}, digest.hexdigest(), len(rows)
+        )
+    if problems and strict:
+        raise RunError(f"{run_dir}: " + "; ".join(problems))
+    return ScoredRun(cast(RunSummary, summary), cast(list[SceneRow], rows), problems)
+
+
+def incomplete(summary: Mapping[str, Any]) -> list[str]:
+    """What a run's numbers lack, so that no Avg may rest on them: judge errors that remain
+    (segments left out of M2) and a modality with positive scenes but no M2."""
+    reasons = []
+    if summary.get("judge_errors"):
+        reasons.append(f"{summary['judge_errors']} judge error(s) remain")
+    for modality in MODALITIES:
+        block = summary.get(modality)
+        if isinstance(block, Mapping) and block.get("n_positive") and block.get("m2") is None:
+            reasons.append(f"M2 missing for {modality}")
+    return reasons
 
 
 __all__ = [
+    "FILES",
     "RUN_CARD_NAME",
+    "RUN_FILE_PATTERNS",
+    "RUN_ID",
     "SCENES_FILE",
     "SUMMARY_FILE",
     "CandidateRow",
     "EvalSceneRow",
+    "JsonlFile",
     "KeyPointRow",
     "MatchRow",
     "ModalitySummary",
+    "ModalityTally",
+    "RunError",
     "RunSummary",
+    "RunTally",
+    "RunWriter",
     "ScoredRun",
     "SceneRow",
+    "check_out_dir",
+    "clear_out_dir",
+    "incomplete",
+    "is_run_file",
+    "new_run_id",
     "read_run",
     "summarize",
     "summarize_run",

@@ -8,13 +8,13 @@ display fields) and reject anything that would make scoring wrong, naming scene 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES, MODALITIES
+from .jsonio import JsonFileError, iter_records
 
 
 class SchemaError(ValueError):
@@ -267,8 +267,27 @@ RECORD_FIELDS = frozenset(
 )
 
 
-def scene_from_dict(rec: Mapping[str, Any], index: int | None = None) -> Scene:
-    """Build a :class:`Scene` from one release record, raising :class:`SchemaError` on bad input."""
+def _wanted_annotations(
+    raw: Mapping[str, Any], own: str, annotation_language: str | None, where: str
+) -> Mapping[str, Any]:
+    """The annotation blocks to build: all of them, or only the one scoring reads (``"scene"``: the
+    scene's own language; ``"en"`` / ``"zh"``)."""
+    if own not in raw:
+        raise SchemaError(f"{where}: no annotations for its own language {own!r}")
+    if annotation_language is None:
+        return raw
+    lang = own if annotation_language == "scene" else annotation_language
+    if lang not in raw:
+        raise SchemaError(f"{where}: no annotations.{lang}")
+    return {lang: raw[lang]}
+
+
+def scene_from_dict(rec: Mapping[str, Any], index: int | None = None, annotation_language: str | None = None) -> Scene:
+    """Build a :class:`Scene` from one release record, raising :class:`SchemaError` on bad input.
+
+    ``annotation_language`` (``"scene"``, ``"en"``, ``"zh"``) builds and checks only the reference
+    that scoring in that language reads (:meth:`Scene.annotation`); None builds every language.
+    """
     if not isinstance(rec, Mapping):
         raise SchemaError(f"record {index}: must be a JSON object")
     sid = rec.get("scene_id")
@@ -285,9 +304,8 @@ def scene_from_dict(rec: Mapping[str, Any], index: int | None = None) -> Scene:
     raw_ann = _req(rec, "annotations", where)
     if not isinstance(raw_ann, Mapping) or not raw_ann:
         raise SchemaError(f"{where}: 'annotations' must map language -> annotation")
-    annotations = {lang: _annotation(a, f"{where}: annotations.{lang}", modality) for lang, a in raw_ann.items()}
-    if language not in annotations:
-        raise SchemaError(f"{where}: no annotations for its own language {language!r}")
+    wanted = _wanted_annotations(raw_ann, language, annotation_language, where)
+    annotations = {lang: _annotation(a, f"{where}: annotations.{lang}", modality) for lang, a in wanted.items()}
     for lang, ann in annotations.items():
         if ann.has_demand != (label == "positive"):
             raise SchemaError(f"{where}: label {label} disagrees with annotations.{lang}.has_demand")
@@ -367,28 +385,21 @@ def scene_to_dict(scene: Scene) -> dict[str, Any]:
     }
 
 
-def read_json_records(path: str | Path) -> list[Any]:
-    """Records from a JSON array file or a JSONL file (blank lines skipped)."""
-    path = Path(path)
+def iter_json_records(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """(line number, record) of a JSON array file or a JSONL file, read one record at a time
+    (:func:`odu.jsonio.iter_records`: lines split on ``"\\n"`` only); :class:`SchemaError` names the
+    file and line of anything unreadable."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SchemaError(f"{path}: cannot read ({exc})") from exc
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SchemaError(f"{path}: not valid JSON ({exc})") from exc
-        return list(data)
-    records = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise SchemaError(f"{path}:{n}: not valid JSON ({exc})") from exc
-    return records
+        yield from iter_records(path)
+    except JsonFileError as exc:
+        raise SchemaError(str(exc)) from None
+    except OSError as exc:
+        raise SchemaError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def read_json_records(path: str | Path) -> list[Any]:
+    """Records from a JSON array file or a JSONL file (blank lines skipped), as a list."""
+    return [record for _, record in iter_json_records(path)]
 
 
 def read_predictions(path: str | Path) -> dict[str, str | None]:
@@ -398,7 +409,7 @@ def read_predictions(path: str | Path) -> dict[str, str | None]:
     scene with no output has ``"output": null``, or no row) or a duplicate.
     """
     outputs: dict[str, str | None] = {}
-    for n, row in enumerate(read_json_records(path), 1):
+    for n, (_, row) in enumerate(iter_json_records(path), 1):
         where = f"{path}: row {n}"
         if not isinstance(row, dict) or not isinstance(row.get("scene_id"), str):
             raise SchemaError(f"{where}: needs a string 'scene_id'")
@@ -413,16 +424,26 @@ def read_predictions(path: str | Path) -> dict[str, str | None]:
     return outputs
 
 
-def load_scenes(source: str | Path | Iterable[Mapping[str, Any]]) -> list[Scene]:
-    """Scenes from a JSON array / JSONL path or from already-decoded records; ids must be unique."""
-    records = read_json_records(source) if isinstance(source, (str, Path)) else list(source)
-    scenes = [scene_from_dict(r, i) for i, r in enumerate(records)]
+def iter_scenes(
+    source: str | Path | Iterable[Mapping[str, Any]], annotation_language: str | None = None
+) -> Iterator[Scene]:
+    """Scenes from a JSON array / JSONL path (streamed: one record in memory at a time) or from
+    already-decoded records; ids must be unique. ``annotation_language``: see :func:`scene_from_dict`."""
+    records = (r for _, r in iter_json_records(source)) if isinstance(source, (str, Path)) else source
     seen: set[str] = set()
-    for s in scenes:
-        if s.scene_id in seen:
-            raise SchemaError(f"scene {s.scene_id}: duplicate scene_id")
-        seen.add(s.scene_id)
-    return scenes
+    for i, record in enumerate(records):
+        scene = scene_from_dict(record, i, annotation_language)
+        if scene.scene_id in seen:
+            raise SchemaError(f"scene {scene.scene_id}: duplicate scene_id")
+        seen.add(scene.scene_id)
+        yield scene
+
+
+def load_scenes(
+    source: str | Path | Iterable[Mapping[str, Any]], annotation_language: str | None = None
+) -> list[Scene]:
+    """Scenes from a JSON array / JSONL path or from already-decoded records, as a list (:func:`iter_scenes`)."""
+    return list(iter_scenes(source, annotation_language))
 
 
 def iter_modalities(scenes: Iterable[Scene]) -> Iterator[str]:
@@ -446,7 +467,9 @@ __all__ = [
     "ReferenceSegment",
     "Scene",
     "SchemaError",
+    "iter_json_records",
     "iter_modalities",
+    "iter_scenes",
     "load_scenes",
     "read_json_records",
     "read_predictions",

@@ -1,63 +1,55 @@
 """Score a set of scenes: parse -> match -> judge -> scene scores -> M1-M5, FTR, Avg per modality.
 
 The one scoring pipeline behind ``odu-bench score``, the lm-eval tasks and the ``evaluate``
-metric. The judge is called once with every request of the run, so a concurrent judge can work
-on all of them at the same time. What it returns (scene rows, the summary) is the run contract
-of :mod:`odu.run`.
+metric. What it produces (scene rows, the summary) is the run contract of :mod:`odu.run`.
+
+It streams: scenes come one at a time (:func:`odu.schema.iter_scenes` reads a file record by
+record), and each is parsed, matched and scored at once, its row written as JSON text with slots
+for what the verdicts decide (M2). A judge that decides each request alone (stored verdicts, the
+lexical judge: :attr:`~odu.judge.base.Judge.streams`) fills them at once, so nothing of a scene
+stays in memory. Any other judge (a server) is called once with every request of the run, so it
+can work on all of them at the same time: meanwhile only the requests (candidate text and key
+points) stay in memory, the rows wait in a spool file, and a second pass fills their slots. Each
+finished scene is added to the summary (:class:`odu.run.RunTally`, in scene order, so the numbers
+are those of :func:`odu.run.summarize_run` over the rows) and its row handed on: to a run file
+(:func:`score_into`) or to a list (:func:`score_scenes`).
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping, Sequence
+import io
+import json
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
 
 from tqdm.auto import tqdm
 
 from .constants import PROFILE_FIELDS
+from .jsonio import dumps, dumps_str
 from .judge.base import Judge, JudgeRequest, JudgeVerdict, candidate_text
 from .match import SegmentMatch, linked_groups, match_segments, pred_order_key
 from .metrics import s2, s3, s4, s5
 from .parse import no_output, parse_output
-from .run import KeyPointRow, SceneRow, ScoredRun, summarize_run
-from .schema import Prediction, Scene
+from .run import RunSummary, RunTally, SceneRow, ScoredRun
+from .schema import Prediction, ReferenceSegment, Scene
 from .text import edit_count
 
 #: Output for a scene: raw model text, an already parsed prediction, or None (no output).
 Output = str | Prediction | None
 
-
-@dataclass(slots=True)
-class _SceneWork:
-    scene: Scene
-    prediction: Prediction
-    matches: list[SegmentMatch]
-    requests: list[JudgeRequest]
-    edits: list[tuple[int, int]] = field(default_factory=list)  # M4 (edits, length) per segment group
+#: Separates a spooled row's header and the pieces of its JSON text around the verdict slots. JSON
+#: text never holds a raw control character (``json.dumps`` escapes them), so it cannot collide.
+_SLOT = "\x00"
+_JSON_NULL = "null"
 
 
-def _prepare(scene: Scene, output: Output, language: str) -> _SceneWork:
-    if isinstance(output, Prediction):
-        prediction = output
-    elif output is None:
-        prediction = no_output()
-    else:
-        prediction = parse_output(output, scene.modality)
-    refs = scene.annotation(language).segments
-    matches = match_segments(refs, prediction.segments if prediction.has_demand else ())
-    requests = [
-        JudgeRequest(scene.scene_id, m.reference, text, refs[m.reference].key_points)
-        for m in matches
-        if m.merged is not None and refs[m.reference].key_points and (text := candidate_text(m.merged))
-    ]
-    work = _SceneWork(scene, prediction, matches, requests)
-    # Counted now, while this scene's normalised transcripts are fresh in the normalize() cache.
-    work.edits = _transcript_edits(work, language)
-    return work
-
-
-def _transcript_edits(work: _SceneWork, language: str) -> list[tuple[int, int]]:
+def _transcript_edits(
+    refs: Sequence[ReferenceSegment], prediction: Prediction, matches: Sequence[SegmentMatch]
+) -> list[tuple[int, int]]:
     """(edits, length) per group of reference segments linked through shared predictions.
 
     A 1:1 match is its own group, as in Eq. 4. When one prediction covers several references (or
@@ -65,57 +57,70 @@ def _transcript_edits(work: _SceneWork, language: str) -> list[tuple[int, int]]:
     the group's predicted transcripts in time order, so a prediction spanning two references is not
     charged twice for the same words. Unmatched references meet an empty hypothesis.
     """
-    refs = work.scene.annotation(language).segments
-    preds = work.prediction.segments
+    preds = prediction.segments
     edits = []
-    for ref_ids, pred_ids in linked_groups(work.matches):
+    for ref_ids, pred_ids in linked_groups(matches):
         reference = " ".join(refs[i].transcript for i in sorted(ref_ids, key=lambda i: (refs[i].start_ms, i)))
         hypothesis = " ".join(preds[j].transcript for j in sorted(pred_ids, key=lambda j: pred_order_key(preds[j])))
         edits.append(edit_count(reference, hypothesis))
     return edits
 
 
-def _profile_correct(scene: Scene, language: str, matches: Sequence[SegmentMatch]) -> dict[str, list[bool]]:
-    refs = scene.annotation(language).segments
+def _profile_correct(scene: Scene, refs: Sequence[ReferenceSegment], matches: Sequence[SegmentMatch]) -> dict:
     return {
         f: [m.merged is not None and getattr(m.merged, f) == getattr(refs[m.reference], f) for m in matches]
         for f in PROFILE_FIELDS[scene.modality]
     }
 
 
-def _scene_row(work: _SceneWork, verdicts: Mapping[int, JudgeVerdict], language: str) -> SceneRow:
-    scene, prediction, matches = work.scene, work.prediction, work.matches
+def _prediction(scene: Scene, output: Output) -> Prediction:
+    if isinstance(output, Prediction):
+        return output
+    if output is None:
+        return no_output()
+    return parse_output(output, scene.modality)
+
+
+def _verdict_of(verdict: JudgeVerdict, qid: str) -> tuple[bool | None, str | None]:
+    """A key point's hit (None: undecided) and judge error from its segment's verdict."""
+    if verdict.error is not None or verdict.hits is None:  # never an empty (uncounted) error
+        return None, verdict.error or "judge gave no verdict"
+    hit = verdict.hits.get(qid)
+    if isinstance(hit, bool):
+        return hit, None
+    return None, f"judge gave no verdict for {qid}"  # a judge that skipped this point: never a miss
+
+
+def _prepare(scene: Scene, output: Output, language: str, requests: list[JudgeRequest]) -> tuple[list, list[str]]:
+    """Parse, match and score ``scene`` but for its verdicts: its judge requests are appended to
+    ``requests``; returns what :func:`_finish` needs to complete the row once they are answered.
+
+    That is a header (the counts and scores the summary needs, and per reference segment either
+    its number of key points, all misses, or ``-1``: judged) and the pieces of the row's JSON text
+    between its slots: ``s2``, ``s2_errors_as_misses``, and a hit and a judge error per judged key
+    point. The row's text is exactly ``json.dumps`` of the :class:`SceneRow`.
+    """
+    prediction = _prediction(scene, output)
     refs = scene.annotation(language).segments
-    key_points: list[KeyPointRow] = []
-    segment_hits: list[list[bool | None]] = []
-    for m in matches:
-        verdict = verdicts.get(m.reference)
-        hits: list[bool | None] = []
-        for k in refs[m.reference].key_points:
-            if not m.matched or verdict is None:  # unmatched, or matched with empty candidate text
-                hit, error = False, None
-            elif verdict.error is not None or verdict.hits is None:  # never an empty (uncounted) error
-                hit, error = None, verdict.error or "judge gave no verdict"
-            elif isinstance(hit := verdict.hits.get(k.qid), bool):
-                error = None
-            else:  # a judge that skipped this point: undecided, never a miss
-                hit, error = None, f"judge gave no verdict for {k.qid}"
-            hits.append(hit)
-            key_points.append(
-                {
-                    "segment": m.reference,
-                    "qid": k.qid,
-                    "point": k.point,
-                    "source": k.source,
-                    "tiers": list(k.tiers),
-                    "matched": m.matched,
-                    "hit": hit,
-                    "judge_error": error,
-                }
-            )
-        segment_hits.append(hits)
+    matches = match_segments(refs, prediction.segments if prediction.has_demand else ())
+    asked = [
+        JudgeRequest(scene.scene_id, m.reference, text, refs[m.reference].key_points)
+        for m in matches
+        if m.merged is not None and refs[m.reference].key_points and (text := candidate_text(m.merged))
+    ]
+    requests += asked
+    judged = {r.segment for r in asked}
     positive = scene.is_positive and bool(refs)
-    return {
+    scores = (
+        (
+            s3([m.iou for m in matches]),
+            s4(_transcript_edits(refs, prediction, matches)),
+            s5(_profile_correct(scene, refs, matches)),
+        )
+        if positive
+        else (None, None, None)
+    )
+    head = {
         "scene_id": scene.scene_id,
         "modality": scene.modality,
         "language": scene.language,
@@ -129,11 +134,11 @@ def _scene_row(work: _SceneWork, verdicts: Mapping[int, JudgeVerdict], language:
         "parse_error": prediction.parse_error,
         "no_output": prediction.no_output,
         "issues": list(prediction.issues),
-        "s2": s2(segment_hits) if positive else None,
-        "s2_errors_as_misses": s2(segment_hits, errors_as_misses=True) if positive else None,
-        "s3": s3([m.iou for m in matches]) if positive else None,
-        "s4": s4(work.edits) if positive else None,
-        "s5": s5(_profile_correct(scene, language, matches)) if positive else None,
+    }
+    middle = {
+        "s3": scores[0],
+        "s4": scores[1],
+        "s5": scores[2],
         "matches": [
             {
                 "reference": m.reference,
@@ -144,18 +149,95 @@ def _scene_row(work: _SceneWork, verdicts: Mapping[int, JudgeVerdict], language:
             }
             for m in matches
         ],
-        "key_points": key_points,
-        "candidates": [{"segment": r.segment, "text": r.candidate} for r in work.requests],
     }
+    pieces = [dumps(head)[:-1] + ', "s2": ', ', "s2_errors_as_misses": ']
+    text = ", " + dumps(middle)[1:-1] + ', "key_points": ['
+    for m in matches:
+        matched = "true" if m.matched else "false"
+        for k in refs[m.reference].key_points:
+            tiers = ", ".join(map(dumps_str, k.tiers))
+            point = (
+                f'{{"segment": {m.reference}, "qid": {dumps_str(k.qid)}, "point": {dumps_str(k.point)}, '
+                f'"source": {dumps_str(k.source)}, "tiers": [{tiers}], "matched": {matched}'
+            )
+            if text[-1] != "[":
+                text += ", "
+            if m.reference in judged:
+                pieces += [text + point + ', "hit": ', ', "judge_error": ']
+                text = "}"
+            else:  # unmatched, or matched with empty candidate text: misses, no judge call
+                text += point + ', "hit": false, "judge_error": null}'
+    candidates = [{"segment": r.segment, "text": r.candidate} for r in asked]
+    pieces.append(text + '], "candidates": ' + dumps(candidates) + "}")
+    layout = [-1 if m.reference in judged else len(refs[m.reference].key_points) for m in matches]
+    header = [
+        scene.modality,
+        scene.is_positive,
+        prediction.has_demand,
+        prediction.parse_error,
+        prediction.no_output,
+        positive,
+        *scores,
+        layout,
+    ]
+    return header, pieces
+
+
+def _spooled(header: list, pieces: list[str]) -> str:
+    """One spool line: the header as JSON, then the pieces, separated by :data:`_SLOT`."""
+    return _SLOT.join([json.dumps(header), *pieces]) + "\n"
+
+
+def _unspooled(line: str) -> tuple[list, list[str]]:
+    header, *pieces = line.rstrip("\n").split(_SLOT)
+    return json.loads(header), pieces
+
+
+def _finish(
+    header: list,
+    pieces: list[str],
+    requests: Iterator[JudgeRequest],
+    verdicts: Iterator[JudgeVerdict],
+    tally: RunTally,
+) -> str:
+    """The row's JSON text from :func:`_prepare`'s header and pieces and its scene's verdicts
+    (taken from the two iterators, in request order); the scene is added to ``tally``."""
+    modality, has_demand, predicted, parse_error, no_out, positive, *scores, layout = header
+    segment_hits: list[list[bool | None]] = []
+    slots: list[str] = []
+    error_points = error_segments = 0
+    for points in layout:
+        if points >= 0:
+            segment_hits.append([False] * points)
+            continue
+        request, verdict = next(requests), next(verdicts)
+        hits: list[bool | None] = []
+        errors = 0
+        for k in request.key_points:
+            hit, error = _verdict_of(verdict, k.qid)
+            hits.append(hit)
+            slots += [
+                _JSON_NULL if hit is None else "true" if hit else "false",
+                _JSON_NULL if error is None else dumps_str(error),
+            ]
+            errors += error is not None
+        segment_hits.append(hits)
+        error_points += errors
+        error_segments += errors > 0
+    found = (s2(segment_hits), s2(segment_hits, errors_as_misses=True)) if positive else (None, None)
+    tally.of(modality).add(has_demand, predicted, (*found, *scores), error_points, parse_error, no_out)
+    tally.judge_errors += error_segments
+    values = [_JSON_NULL if v is None else repr(v) for v in found] + slots
+    return "".join(piece + value for piece, value in zip(pieces, values)) + pieces[-1]
 
 
 @contextmanager
 def _gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector around CPU-bound scoring.
 
-    Scoring builds millions of small acyclic objects; the collector's full passes over the growing
-    live heap made time per scene grow ~1.5x from 2k to 100k scenes. Reference counting still frees
-    everything; results do not change (``benchmarks/bench_scoring.py``).
+    Scoring builds millions of small acyclic objects; the collector's passes over them cost more
+    than the scoring itself (a whole ``odu-bench score`` ran ~1.5x slower with it on). Reference
+    counting still frees everything; results do not change (``benchmarks/bench_scoring.py``).
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -169,7 +251,7 @@ def _gc_paused() -> Iterator[None]:
 @contextmanager
 def _gc_frozen() -> Iterator[None]:
     """Keep the collector running (a network judge makes cyclic garbage) but exempt everything
-    alive now (scenes, parsed work) from its passes; undone afterwards unless the caller froze."""
+    alive now (judge requests, predictions) from its passes; undone afterwards unless the caller froze."""
     frozen_before = gc.get_freeze_count()
     gc.freeze()
     try:
@@ -179,36 +261,93 @@ def _gc_frozen() -> Iterator[None]:
             gc.unfreeze()
 
 
+def _spool(spool_dir: str | Path | None) -> IO[str]:
+    """Where the rows wait for their verdicts: a temporary file (deleted on close), or memory."""
+    if spool_dir is None:
+        return io.StringIO()
+    # surrogatepass: a lone surrogate in a scene's text is kept as it is until the row is written
+    return tempfile.TemporaryFile("w+", encoding="utf-8", errors="surrogatepass", newline="\n", dir=spool_dir)
+
+
+def _check_known(unseen: set[str]) -> None:
+    """``ValueError`` naming the output ids that no scene had."""
+    if unseen:
+        unknown = sorted(unseen)
+        shown = ", ".join(unknown[:5]) + (f" (+{len(unknown) - 5} more)" if len(unknown) > 5 else "")
+        raise ValueError(f"{len(unknown)} prediction id(s) not among the scenes: {shown}")
+
+
+def _answered(judge: Judge, requests: list[JudgeRequest]) -> list[JudgeVerdict]:
+    answered = judge.judge(requests) if requests else []
+    if len(answered) != len(requests):  # misaligned verdicts would silently score the wrong segments
+        raise RuntimeError(f"judge {judge.name!r} returned {len(answered)} verdicts for {len(requests)} requests")
+    return answered
+
+
+def score_into(
+    scenes: Iterable[Scene],
+    outputs: Mapping[str, Output],
+    judge: Judge,
+    emit: Callable[[str], None],
+    annotation_language: str = "scene",
+    progress: bool = False,
+    spool_dir: str | Path | None = None,
+) -> RunSummary:
+    """Score ``outputs`` (by scene id) against ``scenes`` (any iterable: read one at a time) and
+    hand each scene row, as one line of JSON text, to ``emit`` in scene order; returns the summary.
+
+    Scenes without output count as no output. A judge that :attr:`~odu.judge.base.Judge.streams`
+    is asked scene by scene; any other gets every request at once, the rows waiting for it in a
+    temporary file in ``spool_dir`` (in memory when None). Raises ``ValueError`` naming output ids
+    that are not among the scenes (before any call of a judge that does not stream).
+    """
+    unseen, tally = set(outputs), RunTally()
+    scenes = tqdm(scenes, desc="parse+match", unit="scene", disable=not progress)
+    if judge.streams:
+        with _gc_paused():
+            for scene in scenes:
+                unseen.discard(scene.scene_id)
+                requests: list[JudgeRequest] = []
+                header, pieces = _prepare(scene, outputs.get(scene.scene_id), annotation_language, requests)
+                answered = _answered(judge, requests)
+                emit(_finish(header, pieces, iter(requests), iter(answered), tally))
+        _check_known(unseen)
+        return tally.summary(judge.info(), annotation_language)
+    requests = []
+    with _spool(spool_dir) as spool:
+        with _gc_paused():
+            for scene in scenes:
+                unseen.discard(scene.scene_id)
+                spool.write(_spooled(*_prepare(scene, outputs.get(scene.scene_id), annotation_language, requests)))
+        _check_known(unseen)
+        with _gc_frozen():
+            answered = _answered(judge, requests)
+        pending, verdicts = iter(requests), iter(answered)
+        spool.seek(0)
+        with _gc_paused():
+            for line in spool:
+                emit(_finish(*_unspooled(line), pending, verdicts, tally))
+    return tally.summary(judge.info(), annotation_language)
+
+
 def score_scenes(
-    scenes: Sequence[Scene],
+    scenes: Iterable[Scene],
     outputs: Mapping[str, Output],
     judge: Judge,
     annotation_language: str = "scene",
     progress: bool = False,
 ) -> ScoredRun:
-    """Score ``outputs`` (by scene id) against ``scenes``; scenes without output count as no output.
+    """Score ``outputs`` (by scene id) against ``scenes``, rows in memory (:func:`score_into`).
 
     Raises ``ValueError`` naming output ids that are not among the scenes.
     """
-    known = {s.scene_id for s in scenes}
-    unknown = sorted(set(outputs) - known)
-    if unknown:
-        shown = ", ".join(unknown[:5]) + (f" (+{len(unknown) - 5} more)" if len(unknown) > 5 else "")
-        raise ValueError(f"{len(unknown)} prediction id(s) not among the scenes: {shown}")
-    with _gc_paused():
-        work = [
-            _prepare(s, outputs.get(s.scene_id), annotation_language)
-            for s in tqdm(scenes, desc="parse+match", unit="scene", disable=not progress)
-        ]
-    requests = [r for w in work for r in w.requests]
-    with _gc_frozen():
-        answered = judge.judge(requests) if requests else []
-    if len(answered) != len(requests):  # misaligned verdicts would silently score the wrong segments
-        raise RuntimeError(f"judge {judge.name!r} returned {len(answered)} verdicts for {len(requests)} requests")
-    verdicts = iter(answered)
-    with _gc_paused():
-        rows = [_scene_row(w, {r.segment: next(verdicts) for r in w.requests}, annotation_language) for w in work]
-    return ScoredRun(summarize_run(rows, judge.info(), annotation_language), rows)
+    rows: list[SceneRow] = []
+
+    def keep(text: str) -> None:
+        rows.append(json.loads(text))
+
+    summary = score_into(scenes, outputs, judge, keep, annotation_language, progress)
+    return ScoredRun(summary, rows)
 
 
-__all__ = ["Output", "score_scenes"]
+__all__ = ["Output", "score_into", "score_scenes"]

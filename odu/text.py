@@ -39,7 +39,12 @@ class _Separators(dict):
 _SEPARATORS = _Separators()
 
 
-@lru_cache(maxsize=65536)
+#: Normalised transcripts kept (:func:`normalize`): enough for a scene's to be normalised once for
+#: matching and M4, and bounded, so a streamed run's memory does not grow with its scenes.
+NORMALIZE_CACHE = 8192
+
+
+@lru_cache(maxsize=NORMALIZE_CACHE)
 def normalize(text: str) -> str:
     """NFKC, casefold, in-word apostrophes removed, punctuation/symbols to spaces, spaces collapsed."""
     text = unicodedata.normalize("NFKC", text).casefold()

@@ -21,20 +21,30 @@ COMMANDS: tuple[str, ...] = (
     "eval",
     "lm_eval_cmd",
 )
+#: Subcommands whose name is not their module's.
+_MODULE_OF = {"lm-eval": "lm_eval_cmd"}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
+    """The parser of ``commands`` (module names; all of them by default)."""
     parser = argparse.ArgumentParser(prog="odu-bench", description="ODU-Bench toolkit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
+    for name in commands:
         module = importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
         module.add_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``odu-bench`` console script; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the ``odu-bench`` console script; returns the exit code.
+
+    A command line naming a subcommand imports that subcommand's module only, so that e.g.
+    ``odu-bench score`` does not pay for the imports of ``eval`` or ``report``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    first = argv[0] if argv else ""
+    module = _MODULE_OF.get(first, first)
+    chosen = [module] if module in COMMANDS or module.replace("_", "-") in COMMANDS else COMMANDS
+    args = build_parser(chosen).parse_args(argv)
     return int(args.run(args) or 0)
 
 

@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..constants import LANGUAGES
-from ..report.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 
 def add_annotation_language(
@@ -19,9 +18,20 @@ def add_annotation_language(
     parser.add_argument("--annotation-language", choices=("scene", *LANGUAGES), default="scene", help=help)
 
 
+def add_overwrite(parser: argparse.ArgumentParser) -> None:
+    """Add ``--overwrite``: replace a run already in ``--out`` (:func:`odu.run.check_out_dir`)."""
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the run already in --out (only a run's files are ever cleared; default: refuse)",
+    )
+
+
 def add_bootstrap_options(parser: argparse.ArgumentParser, of: str = "") -> None:
     """Add ``--seed`` and ``--resamples`` of the scene bootstrap (App E.1); ``of`` names what its
     intervals are for in the help."""
+    from ..report.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED  # numpy: only for the commands that report
+
     parser.add_argument(
         "--seed", type=int, default=BOOTSTRAP_SEED, help=f"bootstrap seed{of} (default {BOOTSTRAP_SEED})"
     )
@@ -66,7 +76,7 @@ def judge_errors_exit_code(judge_errors: int, args: argparse.Namespace, command:
         remedy = (
             "Stored verdicts are missing: add their rows to the verdicts file"
             if all(str(spec).startswith("verdicts:") for spec in specs)
-            else "Rerun to retry them (what was judged comes from the cache)"
+            else "Rerun with --overwrite to retry them (what was judged comes from the cache)"
         )
         print(
             f"odu-bench {command}: {judge_errors} {unit}(s) could not be judged (reported as judge errors, "

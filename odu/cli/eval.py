@@ -12,7 +12,6 @@ prints one row per model with the audio-visual and audio-only columns of Table 3
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time
@@ -23,8 +22,17 @@ from typing import Any, cast
 
 from ..judge.openai_judge import merge_judge_infos
 from ..models import BACKENDS, BASELINES, lm_eval_name
-from ..run import EvalSceneRow, RunSummary, ScoredRun, summarize_run, write_run
-from .common import add_annotation_language, judge_accounting_line, judge_errors_exit_code, judge_note
+from ..run import (
+    RUN_CARD_NAME,
+    SCENES_FILE,
+    EvalSceneRow,
+    RunSummary,
+    RunWriter,
+    check_out_dir,
+    clear_out_dir,
+    summarize_run,
+)
+from .common import add_annotation_language, add_overwrite, judge_accounting_line, judge_errors_exit_code, judge_note
 
 DEFAULT_MODELS = ("always", "never")
 DEFAULT_TASKS = ("odu_av", "odu_ao")
@@ -88,7 +96,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--use-cache", metavar="PATH", help="lm-eval response cache (sqlite prefix): reruns send no model requests"
     )
     add_annotation_language(p)
-    p.add_argument("--out", metavar="DIR", help="output folder (default runs/<timestamp>)")
+    p.add_argument(
+        "--out", metavar="DIR", help="output folder, new or empty (default runs/<timestamp>; see --overwrite)"
+    )
+    add_overwrite(p)
     p.add_argument(
         "--verbosity",
         default="ERROR",
@@ -107,29 +118,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 # --- results -> files and rows --------------------------------------------------------------------------
 
 
-def write_model_outputs(results: Mapping[str, Any], folder: Path) -> list[EvalSceneRow]:
-    """results.json, samples_<task>.jsonl and predictions.jsonl of one model's run; returns the
-    scene rows with their inference errors (one per scene, however many tasks held it)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    body = {k: v for k, v in results.items() if k != "samples"}
-    (folder / "results.json").write_text(
-        json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
-    )
+def write_model_outputs(results: Mapping[str, Any], writer: RunWriter) -> list[EvalSceneRow]:
+    """results.json, samples_<task>.jsonl and predictions.jsonl of one model's run, into its run
+    directory; returns the scene rows with their inference errors (one per scene, however many
+    tasks held it)."""
+    writer.json("results.json", {k: v for k, v in results.items() if k != "samples"}, default=str)
     rows: dict[str, EvalSceneRow] = {}
     outputs: dict[str, str | None] = {}
     for task, task_samples in results.get("samples", {}).items():
-        with (folder / f"samples_{task}.jsonl").open("w", encoding="utf-8") as fh:
+        with writer.jsonl(f"samples_{task}.jsonl") as samples:
             for sample in task_samples:
-                fh.write(json.dumps(sample, ensure_ascii=False, default=str) + "\n")
+                samples.write(sample, default=str)
                 scored = sample["filtered_resps"][0]
                 sid = scored["scene"]["scene_id"]
                 outputs.setdefault(sid, scored["raw_output"])
                 rows.setdefault(
                     sid, cast(EvalSceneRow, {**scored["scene"], "inference_error": scored["inference_error"]})
                 )
-    with (folder / "predictions.jsonl").open("w", encoding="utf-8") as fh:
+    with writer.jsonl("predictions.jsonl") as predictions:
         for sid, output in outputs.items():
-            fh.write(json.dumps({"scene_id": sid, "output": output}, ensure_ascii=False) + "\n")
+            predictions.write({"scene_id": sid, "output": output})
     return list(rows.values())
 
 
@@ -160,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
     from ..data.prepare import check_dataset
     from ..data.sample import sample_dataset_dir
     from ..harness.asr import AsrError
-    from ..harness.runcard import RECORDER, write_run_card
+    from ..harness.runcard import RECORDER, build_run_card
     from ..harness.tasks import dataset_source, load_tasks, task_dir, use_judge
     from ..judge import JudgeUnavailableError
     from ..judge.spec import judge_from_args
@@ -198,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
                 f"unknown task(s) {', '.join(missing)}; ODU-Bench tasks: {', '.join(sorted(manager.all_tasks))}"
             )
         check_dataset(source)
+        cleared = not check_out_dir(out, args.overwrite)  # refused before any inference
         RECORDER.clear()
         loaded = load_tasks(manager, tasks)  # each task's data loaded and prepared once, for every model
         systems: dict[str, RunSummary] = {}
@@ -219,11 +228,19 @@ def run(args: argparse.Namespace) -> int:
                     log_samples=True,
                     bootstrap_iters=0,
                 )
-            rows = write_model_outputs(results, folder)
-            judge = merge_judge_infos(list(RECORDER.judges.values()))
-            summary = summary_of(rows, results, judge, args.annotation_language)
-            write_run(ScoredRun(summary, list(rows)), folder)
-            write_run_card(results, folder, extra={"command": ["odu-bench", *sys.argv[1:]]})
+            if not cleared:  # --overwrite: the old run goes once the first new one is ready to be written
+                clear_out_dir(out)
+                cleared = True
+            with RunWriter(folder) as writer:
+                rows = write_model_outputs(results, writer)
+                judge = merge_judge_infos(list(RECORDER.judges.values()))
+                summary = summary_of(rows, results, judge, args.annotation_language)
+                with writer.jsonl(SCENES_FILE) as scenes:
+                    for row in rows:
+                        scenes.write(row)
+                card = build_run_card(results, RECORDER, extra={"command": ["odu-bench", *sys.argv[1:]]})
+                writer.json(RUN_CARD_NAME, card, default=str)
+                writer.commit(summary)
             systems[label] = summary
             judge_errors += summary["judge_errors"]
             inference_errors += summary["inference_errors"]

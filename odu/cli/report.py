@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
+from typing import Any
 
+from ..constants import MODALITIES
 from .common import add_bootstrap_options, check_resamples
 
 
@@ -17,6 +20,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="`odu-bench score` output directory")
     p.add_argument("--out", default="odu-report", help="output directory (default: ./odu-report)")
     p.add_argument("--names", nargs="+", metavar="NAME", help="system names, one per RUN_DIR")
+    p.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="report runs whose files disagree, whose judge errors remain or whose M2 is missing "
+        "(default: refuse them); their rows are marked ‡ and have no Avg",
+    )
     add_bootstrap_options(p)
     p.add_argument("--no-plots", action="store_true", help="skip the heatmap PNGs")
     p.set_defaults(run=run)
@@ -24,24 +33,36 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..report import build_report, load_systems, write_report
+    from ..report.render import marked_names
     from ..tables import table3
 
     try:
         check_resamples(args)
-        systems = load_systems(args.run_dirs, args.names)
+        systems = load_systems(args.run_dirs, args.names, args.allow_incomplete)
         report = build_report(systems, args.resamples, args.seed)
     except ValueError as exc:
         print(f"odu-bench report: error: {exc}", file=sys.stderr)
         return 2
     written, note = write_report(report, args.out, plots=not args.no_plots)
+    marked = marked_names(report)
+    notes = []
     approximate = [s.name for s in systems if s.approximate]
+    if approximate:
+        notes.append(f"† approximate judge (not comparable with Table 3): {', '.join(approximate)}")
+    for s in systems:
+        if s.incomplete:
+            notes.append(f"‡ {s.name}: incomplete ({'; '.join(s.incomplete)}), no Avg shown")
     print(
         table3(
-            {s.name: s.summary for s in systems},
-            f"approximate judge (not comparable with Table 3): {', '.join(approximate)}" if approximate else "",
+            {marked[s.name]: _without_avg(s.summary) if s.incomplete else s.summary for s in systems}, "\n".join(notes)
         )
     )
     if note:
         print(note, file=sys.stderr)
     print(f"wrote {len(written)} files to {args.out}: " + ", ".join(p.name for p in written))
     return 0
+
+
+def _without_avg(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """``summary`` with no Avg in any modality (an incomplete run's printed row)."""
+    return {k: dict(v, avg=None) if k in MODALITIES and isinstance(v, Mapping) else v for k, v in summary.items()}

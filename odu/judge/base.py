@@ -60,6 +60,10 @@ class Judge(ABC):
     model: str | None = None
     approximate: bool = False
     prompt_version: str | None = None
+    #: True when each verdict depends on its request alone and nothing is gained by batching (no
+    #: server to keep busy): the scorer then asks scene by scene as the scenes stream by, and no
+    #: request waits in memory (:mod:`odu.scoring`). Otherwise it gets every request of a run at once.
+    streams: bool = False
 
     @abstractmethod
     def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:

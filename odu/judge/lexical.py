@@ -42,6 +42,7 @@ class LexicalJudge(Judge):
     model = "lexical-overlap"
     approximate = True
     prompt_version = None
+    streams = True
 
     def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
         out = []

@@ -9,17 +9,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..schema import SchemaError, read_json_records
+from ..schema import SchemaError, iter_json_records
 from .base import Judge, JudgeRequest, JudgeVerdict
 
 
 class StoredVerdictJudge(Judge):
     name = "verdicts"
+    streams = True
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._hits: dict[tuple[str, int, str], bool] = {}
-        for n, row in enumerate(read_json_records(self.path), 1):
+        names: dict[str, str] = {}  # one string per scene id and qid, however many rows repeat it
+        for n, (_, row) in enumerate(iter_json_records(self.path), 1):
             where = f"{self.path}: row {n}"
             if not isinstance(row, dict):
                 raise SchemaError(f"{where}: must be an object")
@@ -30,7 +32,7 @@ class StoredVerdictJudge(Judge):
                 raise SchemaError(f"{where} (scene {sid}): 'segment' must be a 0-based index")
             if not isinstance(hit, bool):
                 raise SchemaError(f"{where} (scene {sid}, {qid}): 'hit' must be true/false")
-            key = (sid, seg, qid)
+            key = (names.setdefault(sid, sid), seg, names.setdefault(qid, qid))
             if key in self._hits and self._hits[key] != hit:
                 raise SchemaError(f"{where}: conflicting verdicts for scene {sid} segment {seg} {qid}")
             self._hits[key] = hit

@@ -9,12 +9,12 @@ false-trigger patterns (Fig. 5) — as ``report.json``, ``report.md``, CSV table
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..constants import MODALITIES
+from ..jsonio import encode, write_json
 from .bootstrap import BOOTSTRAP_PERCENTILES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from .channels import channel_report
 from .headline import headline, source_deltas
@@ -43,6 +43,7 @@ def build_report(
                 "judge": dict(s.summary.get("judge", {})),
                 "n_scenes": len(s.rows),
                 "annotation_language": s.summary.get("annotation_language"),
+                "incomplete": s.incomplete,
             }
             for s in systems
         ],
@@ -91,8 +92,8 @@ def write_report(report: dict[str, Any], out_dir: str | Path, plots: bool = True
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / REPORT_JSON).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    (out / REPORT_MD).write_text(markdown(report), encoding="utf-8")
+    write_json(out / REPORT_JSON, report)  # odu.jsonio: any text, no NaN
+    (out / REPORT_MD).write_bytes(encode(markdown(report)))
     written = [out / REPORT_JSON, out / REPORT_MD, *write_csvs(report, out)]
     note = None
     if plots and not matplotlib_available():

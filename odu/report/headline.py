@@ -15,7 +15,12 @@ from typing import Any
 import numpy as np
 
 from ..constants import MODALITIES
-from ..metrics import (
+from ..run import summarize
+from ..tables import TABLE3_COLUMNS
+from .bootstrap import SceneBootstrap, percentile_interval
+from .numbers import difference, optional
+from .runs import Row, System
+from .weighted import (
     avg_weighted,
     false_trigger_rate_columns,
     false_trigger_rate_from_sums,
@@ -24,11 +29,6 @@ from ..metrics import (
     mean_defined_columns,
     mean_defined_from_sums,
 )
-from ..run import summarize
-from ..tables import TABLE3_COLUMNS
-from .bootstrap import SceneBootstrap, percentile_interval
-from .numbers import difference, optional
-from .runs import Row, System
 
 GENERATED, RECORDED = "generated", "human-recorded"
 
@@ -83,17 +83,21 @@ def headline(systems: Sequence[System], resamples: int, seed: int) -> dict[str, 
             rows = sorted(rows, key=lambda r: r["scene_id"])  # bootstrap order: same draws per scene set
             boot = SceneBootstrap(len(rows), resamples, seed, population=f"headline/{modality}")
             interval = percentile_interval(np.column_stack(list(bootstrap_metrics(rows, boot).values())))
+            metrics = {
+                m: {"value": point[m], "ci": [optional(interval[0, i]), optional(interval[1, i])]}
+                for i, m in enumerate(TABLE3_COLUMNS)
+            }
+            if system.incomplete:  # no Avg rests on an incomplete run
+                metrics["avg"] = {"value": None, "ci": [None, None]}
             entries.append(
                 {
                     "system": system.name,
                     "approximate": system.approximate,
+                    "incomplete": bool(system.incomplete),
                     "n_scenes": point["n_scenes"],
                     "n_positive": point["n_positive"],
                     "n_negative": point["n_negative"],
-                    "metrics": {
-                        m: {"value": point[m], "ci": [optional(interval[0, i]), optional(interval[1, i])]}
-                        for i, m in enumerate(TABLE3_COLUMNS)
-                    },
+                    "metrics": metrics,
                 }
             )
         if entries:
@@ -116,6 +120,8 @@ def source_deltas(systems: Sequence[System]) -> list[dict[str, Any]]:
                 if not all(by_source.values()):
                     continue
                 gen, rec = summarize(by_source[GENERATED]), summarize(by_source[RECORDED])
+                if system.incomplete:  # no Avg rests on an incomplete run
+                    gen["avg"] = rec["avg"] = None
                 out.append(
                     {
                         "system": system.name,

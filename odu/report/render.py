@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..constants import MODALITIES
+from ..jsonio import SURROGATE_ERRORS
 from ..tables import TABLE3_COLUMNS, percent, render
 from .channels import channel_rows
 from .taxonomy import profile_rows
@@ -46,16 +47,28 @@ def _with_interval(metric: Mapping[str, Any]) -> str:
     return f"{percent(metric['value'])} {interval(metric['ci'])}"
 
 
-def _mark(name: str, approximate: bool) -> str:
-    return f"{name} †" if approximate else name
+#: Marks after a system's name: its M2 (and Avg) from an approximate judge; an incomplete run
+#: (``--allow-incomplete``), shown without Avg.
+APPROXIMATE_MARK, INCOMPLETE_MARK = "†", "‡"
+
+
+def _mark(name: str, approximate: bool, incomplete: bool = False) -> str:
+    marks = (APPROXIMATE_MARK if approximate else "") + (INCOMPLETE_MARK if incomplete else "")
+    return f"{name} {marks}" if marks else name
+
+
+def marked_names(report: Mapping[str, Any]) -> dict[str, str]:
+    """Each system's name with its marks (:data:`APPROXIMATE_MARK`, :data:`INCOMPLETE_MARK`)."""
+    return {s["name"]: _mark(s["name"], s["approximate"], bool(s.get("incomplete"))) for s in report["systems"]}
 
 
 def table3_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per system with the paper's ``table3.csv`` columns (``av_avg`` ... ``ao_ftr``), in %."""
     rows: dict[str, dict[str, Any]] = {}
+    marked = marked_names(report)
     for modality, entries in report["headline"].items():
         for e in entries:
-            row = rows.setdefault(e["system"], {"model": e["system"]})
+            row = rows.setdefault(e["system"], {"model": marked[e["system"]] if e.get("incomplete") else e["system"]})
             for m in TABLE3_COLUMNS:
                 value = e["metrics"][m]["value"]
                 row[f"{_SHORT[modality].lower()}_{m}"] = None if value is None else round(100 * value, 4)
@@ -72,12 +85,11 @@ def _headline_md(report: Mapping[str, Any]) -> list[str]:
         for e in report["headline"][m]:
             for c in TABLE3_COLUMNS:
                 cells[e["system"]][f"{_SHORT[m]} {_NAMES[c]}"] = percent(e["metrics"][c]["value"])
-    approx = {s["name"]: s["approximate"] for s in report["systems"]}
-    table = render(header, [[_mark(n, approx[n])] + [cells[n].get(h, "-") for h in header[1:]] for n in names])
+    marked = marked_names(report)
+    table = render(header, [[marked[n]] + [cells[n].get(h, "-") for h in header[1:]] for n in names])
     ci_header = ["System", "Modality", "n"] + [_NAMES[c] for c in TABLE3_COLUMNS]
     ci_rows = [
-        [_mark(e["system"], e["approximate"]), _SHORT[m], str(e["n_scenes"])]
-        + [_with_interval(e["metrics"][c]) for c in TABLE3_COLUMNS]
+        [marked[e["system"]], _SHORT[m], str(e["n_scenes"])] + [_with_interval(e["metrics"][c]) for c in TABLE3_COLUMNS]
         for m in present
         for e in report["headline"][m]
     ]
@@ -139,7 +151,7 @@ def _channels_md(report: Mapping[str, Any]) -> list[str]:
                 ci = "–" if c["gap_ci"] is None else interval(c["gap_ci"])
                 rows.append(
                     [
-                        _mark(s["system"], s["approximate"]),
+                        marked_names(report)[s["system"]],
                         c["channel"],
                         str(c["points"]),
                         percent(c["coverage"]),
@@ -198,14 +210,24 @@ def _taxonomy_md(report: Mapping[str, Any]) -> list[str]:
 def markdown(report: Mapping[str, Any]) -> str:
     """The whole report as one Markdown document."""
     lines = ["# ODU-Bench report", ""]
+    marked = marked_names(report)
     for s in report["systems"]:
         judge = s["judge"]
         lines.append(
-            f"- **{_mark(s['name'], s['approximate'])}**: {s['n_scenes']} scenes, judge "
-            f"{judge.get('name')} ({judge.get('model')})"
+            f"- **{marked[s['name']]}**: {s['n_scenes']} scenes, judge {judge.get('name')} ({judge.get('model')})"
+            + (f"; INCOMPLETE: {'; '.join(s['incomplete'])}" if s.get("incomplete") else "")
         )
     if any(s["approximate"] for s in report["systems"]):
-        lines += ["", "† M2 (and Avg) from an APPROXIMATE judge: not comparable with the paper's Table 3."]
+        lines += [
+            "",
+            f"{APPROXIMATE_MARK} M2 (and Avg) from an APPROXIMATE judge: not comparable with the paper's Table 3.",
+        ]
+    if any(s.get("incomplete") for s in report["systems"]):
+        lines += [
+            "",
+            f"{INCOMPLETE_MARK} incomplete run, reported with --allow-incomplete: its files disagree or its M2 "
+            "lacks verdicts, so no Avg is shown for it.",
+        ]
     other = [n for n in report["notes"] if not n.startswith("approximate judge")]
     if other:
         lines += ["", "**Comparability:**", *(f"- {n}" for n in other)]
@@ -219,7 +241,7 @@ def _write_csv(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
     fields: list[str] = []
     for r in rows:
         fields += [k for k in r if k not in fields]
-    with path.open("w", newline="", encoding="utf-8") as fh:
+    with path.open("w", newline="", encoding="utf-8", errors=SURROGATE_ERRORS) as fh:
         writer = csv.DictWriter(fh, fieldnames=fields)
         writer.writeheader()
         writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in rows)

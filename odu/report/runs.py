@@ -3,6 +3,11 @@
 A system's display name is, in order: the ``--names`` entry, the run card's ``system`` or model
 (``run_card.json`` next to ``summary.json``, :mod:`odu.harness.runcard`), the ``system`` field of
 ``summary.json``, and finally the directory name.
+
+A run is reported only when its numbers can stand: its files are one run (:func:`odu.run.read_run`)
+and nothing is missing from them (:func:`odu.run.incomplete`: judge errors, M2). Otherwise loading
+it is refused, naming the run and why, unless the caller allows incomplete runs: the system then
+carries the reasons, and the report marks its rows and shows no Avg for it.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..run import RUN_CARD_NAME, SCENES_FILE, SUMMARY_FILE, read_run
+from ..run import RUN_CARD_NAME, SCENES_FILE, incomplete, read_run
 
 #: scenes.jsonl fields the report reads.
 ROW_FIELDS: tuple[str, ...] = (
@@ -37,16 +42,23 @@ Row = Mapping[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class System:
-    """One scored run: its display name, summary.json and scenes.jsonl rows."""
+    """One scored run: its display name, summary.json and scenes.jsonl rows, and what
+    :func:`odu.run.read_run` found disagreeing among its files (``problems``)."""
 
     name: str
     summary: Mapping[str, Any]
     rows: Sequence[Row]
+    problems: Sequence[str] = ()
 
     @property
     def approximate(self) -> bool:
         """True when M2 came from an approximate judge (e.g. the offline lexical judge)."""
         return bool(self.summary.get("judge", {}).get("approximate"))
+
+    @property
+    def incomplete(self) -> list[str]:
+        """Why no Avg may rest on this run: its files disagree, judge errors remain, M2 is missing."""
+        return [*self.problems, *incomplete(self.summary)]
 
     def rows_of(self, modality: str) -> list[Row]:
         return [r for r in self.rows if r["modality"] == modality]
@@ -81,16 +93,11 @@ def card_system_name(card: Mapping[str, Any]) -> str | None:
     return None
 
 
-def load_system(run_dir: str | Path, name: str | None = None) -> System:
-    """Read a scored run directory; ``ValueError`` names the directory and the missing file."""
+def load_system(run_dir: str | Path, name: str | None = None, allow_incomplete: bool = False) -> System:
+    """Read a scored run directory; ``ValueError`` names the directory and what is wrong with it,
+    including an incomplete run (:attr:`System.incomplete`) unless ``allow_incomplete``."""
     run_dir = Path(run_dir)
-    for needed in (SUMMARY_FILE, SCENES_FILE):
-        if not (run_dir / needed).is_file():
-            raise ValueError(f"{run_dir}: no {needed} (is this an `odu-bench score` output directory?)")
-    try:
-        run = read_run(run_dir)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{run_dir}: unreadable run ({exc})") from exc
+    run = read_run(run_dir, strict=False)
     for n, row in enumerate(run.scenes, 1):
         missing = [k for k in ROW_FIELDS if k not in row]
         if missing:
@@ -98,14 +105,23 @@ def load_system(run_dir: str | Path, name: str | None = None) -> System:
     ids = [r["scene_id"] for r in run.scenes]
     if len(set(ids)) != len(ids):
         raise ValueError(f"{run_dir}: duplicate scene ids in {SCENES_FILE}")
-    return System(name or _card_name(run_dir, run.summary) or run_dir.resolve().name, run.summary, run.scenes)
+    name = name or _card_name(run_dir, run.summary) or run_dir.resolve().name
+    system = System(name, run.summary, run.scenes, tuple(run.problems))
+    if system.incomplete and not allow_incomplete:
+        raise ValueError(
+            f"run {name} ({run_dir}) is not reported: {'; '.join(system.incomplete)}. No Avg may rest on it: "
+            "score it again (--overwrite), or pass --allow-incomplete to show it marked, without Avg"
+        )
+    return system
 
 
-def load_systems(run_dirs: Sequence[str | Path], names: Sequence[str] | None = None) -> list[System]:
+def load_systems(
+    run_dirs: Sequence[str | Path], names: Sequence[str] | None = None, allow_incomplete: bool = False
+) -> list[System]:
     """Load several runs; names must be unique and, if given, one per run."""
     if names and len(names) != len(run_dirs):
         raise ValueError(f"--names gives {len(names)} name(s) for {len(run_dirs)} run(s)")
-    systems = [load_system(d, names[i] if names else None) for i, d in enumerate(run_dirs)]
+    systems = [load_system(d, names[i] if names else None, allow_incomplete) for i, d in enumerate(run_dirs)]
     seen = [s.name for s in systems]
     dupes = sorted({n for n in seen if seen.count(n) > 1})
     if dupes:

@@ -84,7 +84,7 @@ def test_missing_stored_verdicts_say_what_to_do(tmp_path: Path, capsys: pytest.C
     assert main(args) == 1
     err = capsys.readouterr().err
     assert "add their rows to the verdicts file" in err and "Rerun" not in err
-    assert main([*args, "--allow-judge-errors"]) == 0
+    assert main([*args, "--allow-judge-errors", "--overwrite"]) == 0
 
 
 # --- odu-bench eval / models ---------------------------------------------------------------------------
@@ -125,7 +125,7 @@ def test_eval_reports_inference_errors_and_exits_1(
     err = capsys.readouterr().err
     assert "inference error (1 scene(s)): model call failed: APIConnectionError" in err
     assert "--allow-inference-errors" in err
-    assert main([*args, "--allow-inference-errors"]) == 0
+    assert main([*args, "--allow-inference-errors", "--overwrite"]) == 0
 
 
 def test_eval_default_verbosity_keeps_lm_eval_quiet(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from support.judge_fakes import judge_responder, rule_verdicts
 from support.openai_server import Fault, OpenAIServer
 
 from odu.judge.cache import VerdictCache
+from odu.run import read_run
 from odu.schema import KeyPoint
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "demo_scenes.json"
@@ -101,11 +102,10 @@ def run_score(*args, **kwargs) -> subprocess.CompletedProcess:
 
 
 def results(out: Path) -> tuple[dict, list[dict]]:
-    """summary.json without its judge accounting, and the scenes.jsonl rows."""
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    summary.pop("judge")
-    rows = [json.loads(line) for line in (out / "scenes.jsonl").read_text(encoding="utf-8").splitlines()]
-    return summary, rows
+    """summary.json without its judge accounting and what identifies the run (id, file hashes),
+    and the scenes.jsonl rows."""
+    run = read_run(out)
+    return {k: v for k, v in run.summary.items() if k not in ("judge", "run_id", "files")}, run.scenes
 
 
 @pytest.fixture

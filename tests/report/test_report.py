@@ -17,7 +17,7 @@ from odu.report.channels import channel_report
 from odu.report.headline import bootstrap_metrics, headline, metrics_weighted, source_deltas
 from odu.report.runs import System
 from odu.report.taxonomy import ftr_profile, m2_profile
-from odu.run import ScoredRun, summarize, write_run
+from odu.run import ScoredRun, read_run, summarize, write_run
 from odu.schema import load_scenes
 from odu.scoring import score_scenes
 
@@ -413,17 +413,16 @@ def test_cli_report_writes_every_output(scored_runs, tmp_path, capsys):
 
 
 def test_cli_names_and_run_card(scored_runs, tmp_path):
-    card = scored_runs[0] / "run_card.json"
-    try:
-        card.write_text(json.dumps({"system": "Carded Model"}))
-        systems = load_systems(scored_runs)
-        assert systems[0].name == "Carded Model" and systems[1].name == "weak"
-        assert [s.name for s in load_systems(scored_runs, ["x", "y"])] == ["x", "y"]
-        # odu.harness.runcard layout: the served model id names the system
-        card.write_text(json.dumps({"model": {"name": "odu-openai", "model_args": {"model": "qwen3-omni"}}}))
-        assert load_systems(scored_runs)[0].name == "qwen3-omni"
-    finally:
-        card.unlink()
+    def carded(card: dict, name: str) -> Path:  # the strong run again, with a run card written with it
+        return write_run(read_run(scored_runs[0]), tmp_path / name, json_files={"run_card.json": card})
+
+    runs = [carded({"system": "Carded Model"}, "a"), scored_runs[1]]
+    systems = load_systems(runs)
+    assert systems[0].name == "Carded Model" and systems[1].name == "weak"
+    assert [s.name for s in load_systems(runs, ["x", "y"])] == ["x", "y"]
+    # odu.harness.runcard layout: the served model id names the system
+    card = {"model": {"name": "odu-openai", "model_args": {"model": "qwen3-omni"}}}
+    assert load_systems([carded(card, "b")])[0].name == "qwen3-omni"
 
 
 @pytest.mark.parametrize(

@@ -11,20 +11,8 @@ import numpy as np
 import pytest
 
 from odu.constants import METRIC_WEIGHTS
-from odu.metrics import (
-    avg,
-    avg_weighted,
-    false_trigger_rate,
-    false_trigger_rate_weighted,
-    macro_f1,
-    macro_f1_weighted,
-    mean_defined,
-    mean_defined_weighted,
-    s2,
-    s3,
-    s4,
-    s5,
-)
+from odu.metrics import avg, false_trigger_rate, macro_f1, mean_defined, s2, s3, s4, s5
+from odu.report.weighted import avg_weighted, false_trigger_rate_weighted, macro_f1_weighted, mean_defined_weighted
 from odu.text import edit_count, is_cjk_dominant, normalize
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")

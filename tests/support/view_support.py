@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 
 from odu.cli import main
+from odu.jsonio import iter_jsonl
+from odu.run import read_run, write_run
 
 try:
     from support.cli import argv
@@ -199,8 +201,9 @@ def score_sample_run(
     scenes = sample_dir() / "scenes.jsonl"
     code = main(argv("score", scenes=scenes, predictions=predictions, judge="lexical", out=out, no_progress=True))
     assert code == 0, f"odu-bench score exited {code}"
-    if keep_predictions:
-        shutil.copyfile(predictions, out / "predictions.jsonl")
+    if keep_predictions:  # written again as one run with its raw outputs
+        rows = [row for _, row in iter_jsonl(predictions)]
+        write_run(read_run(out), out, overwrite=True, jsonl_files={"predictions.jsonl": rows})
     return out
 
 

@@ -138,6 +138,7 @@ def _axis_names(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, str
 def _notes(runs: Sequence[Run]) -> list[str]:
     notes = comparability_notes([r.system for r in runs])
     notes += [f"{r.system.name}: {p}" for r in runs for p in r.pitfalls]
+    notes += [f"{r.system.name}: its files disagree: {p}" for r in runs for p in r.system.problems]
     notes += [
         f"{r.system.name}: no raw outputs (predictions.jsonl) in {r.source}: predicted segments, M4 edits "
         "and the raw output are not shown (pass --predictions)"

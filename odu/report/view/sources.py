@@ -91,7 +91,8 @@ def _pitfalls(card: Mapping[str, Any]) -> list[str]:
 
 
 def _scored_run(run_dir: Path, name: str | None, predictions: str | Path | None) -> Run:
-    system = load_system(run_dir, name)
+    # incomplete runs are shown (judge errors flagged scene by scene, disagreeing files in the notes)
+    system = load_system(run_dir, name, allow_incomplete=True)
     path = Path(predictions) if predictions else run_dir / PREDICTIONS_FILE
     outputs = read_predictions(path) if predictions or path.is_file() else None
     return Run(system, outputs, _pitfalls(_card(run_dir / RUN_CARD_NAME)), str(run_dir))

@@ -1,0 +1,259 @@
+"""JSON and JSONL files as the toolkit writes and reads them: one rule for lines, text and numbers.
+
+* **Lines.** A JSONL file is split on ``"\\n"`` only, never on the other characters
+  :meth:`str.splitlines` breaks at (U+2028, U+2029, U+0085, ``\\x1c``-``\\x1e``, ...), which may
+  stand unescaped inside a JSON string; a ``"\\r"`` before the ``"\\n"`` is whitespace; blank lines
+  are skipped; a UTF-8 byte-order mark at the start is ignored.
+* **Text.** Files are UTF-8, and every Unicode string written is read back unchanged. A lone
+  surrogate (half of a UTF-16 pair, e.g. ``"\\ud83d"`` from a JSON escape cut in half) is not a
+  character and has no UTF-8 form: :data:`SURROGATE_RULE` says what is written instead. Nothing
+  else is altered.
+* **Numbers.** NaN and ±Infinity are not JSON: :data:`NON_FINITE_RULE`.
+
+Records are read one at a time (:func:`iter_records`), from a JSONL file or from a JSON array,
+which is streamed too, so a file's records are never all in memory unless the caller keeps them.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import math
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+#: What a writer does with a lone surrogate (documented in docs/scoring.md, "Files of a run").
+SURROGATE_RULE = (
+    "a lone surrogate is written as U+FFFD (the replacement character); two surrogates forming a "
+    "UTF-16 pair are written as the character they encode"
+)
+#: What a writer does with NaN and ±Infinity.
+NON_FINITE_RULE = "NaN and ±Infinity are written as null"
+
+#: The codec error handler of :data:`SURROGATE_RULE` (``open(..., errors=SURROGATE_ERRORS)``).
+SURROGATE_ERRORS = "odu-surrogates"
+_BOM = b"\xef\xbb\xbf"
+_CHUNK = 1 << 20  # characters read at a time when streaming a JSON array
+_DECODER = json.JSONDecoder()
+_SPACE = frozenset(" \t\r\n")
+_FOLLOWERS = _SPACE | {",", "]"}
+
+
+class JsonFileError(ValueError):
+    """A file that is not the JSON / JSONL it should be; the message names the file and line."""
+
+
+def _replace_surrogates(exc: UnicodeError) -> tuple[bytes, int]:
+    """UTF-8 encoding error handler of :data:`SURROGATE_RULE`: pairs joined, lone halves -> U+FFFD
+    (returned as bytes: the UTF-8 encoder takes only ASCII text from a handler)."""
+    if not isinstance(exc, UnicodeEncodeError) or exc.encoding not in ("utf-8", "utf8"):
+        raise exc
+    run = exc.object[exc.start : exc.end]
+    return run.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8"), exc.end
+
+
+codecs.register_error(SURROGATE_ERRORS, _replace_surrogates)
+
+
+def encode(text: str) -> bytes:
+    """``text`` as UTF-8, lone surrogates replaced by :data:`SURROGATE_RULE` (never raises)."""
+    return text.encode("utf-8", SURROGATE_ERRORS)
+
+
+def clean_text(text: str) -> str:
+    """``text`` with :data:`SURROGATE_RULE` applied (the same string when it has no surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return encode(text).decode("utf-8")
+    return text
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN / ±Infinity float replaced by None (:data:`NON_FINITE_RULE`)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+#: JSON text of a string, exactly as :func:`dumps` writes it (non-ASCII kept as is).
+dumps_str: Callable[[str], str] = json.encoder.encode_basestring
+
+
+def dumps(value: Any, indent: int | None = None, default: Callable[[Any], Any] | None = None) -> str:
+    """JSON text of ``value`` (non-ASCII kept as is; :data:`NON_FINITE_RULE`); one line unless ``indent``."""
+    if indent is None and default is None:
+        try:
+            return _ENCODER.encode(value)
+        except ValueError:  # NaN or Infinity somewhere (a circular reference fails again below)
+            return _ENCODER.encode(_finite(value))
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent, default=default)
+    except ValueError:
+        return json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, indent=indent, default=default)
+
+
+def dump_line(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
+    """One JSONL line of ``value``, encoded (:func:`dumps`, :func:`encode`), ending in ``"\\n"``."""
+    return encode(dumps(value, default=default)) + b"\n"
+
+
+def write_json(path: str | Path, value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
+    """Write ``value`` as an indented JSON file; returns the bytes written."""
+    data = encode(dumps(value, indent=2, default=default)) + b"\n"
+    Path(path).write_bytes(data)
+    return data
+
+
+def read_json(path: str | Path) -> Any:
+    """The value of a JSON file (:class:`JsonFileError` naming it when it is not one)."""
+    path = Path(path)
+    try:
+        return json.loads(_text(path.read_bytes(), path))
+    except json.JSONDecodeError as exc:
+        raise JsonFileError(f"{path}: not valid JSON ({exc})") from None
+
+
+def _text(data: bytes, path: Path, line: int | None = None) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = f"{path}:{line}" if line else str(path)
+        raise JsonFileError(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+
+
+def iter_lines(lines: Iterable[bytes], path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each non-blank line of JSONL ``lines`` (a file opened in binary
+    mode, which splits on ``"\\n"`` only); ``path`` names the file in errors."""
+    for number, raw in enumerate(lines, 1):
+        if number == 1 and raw.startswith(_BOM):
+            raw = raw[len(_BOM) :]
+        if raw.isspace() or not raw:
+            continue
+        try:
+            yield number, json.loads(_text(raw, path, number))
+        except json.JSONDecodeError as exc:
+            raise JsonFileError(f"{path}:{number}: not valid JSON ({exc})") from None
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each record of a JSONL file, read one line at a time."""
+    path = Path(path)
+    with path.open("rb") as fh:
+        yield from iter_lines(fh, path)
+
+
+def _iter_array(fh: IO[str], path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each element of a JSON array file, decoded as the file is read."""
+    buf, pos = "", 0
+    mark, line = 0, 1  # line is the number of the line holding buf[mark]
+
+    def line_at(at: int) -> int:
+        nonlocal mark, line
+        line += buf.count("\n", mark, at)
+        mark = at
+        return line
+
+    def more() -> bool:
+        """Drop what is consumed (before ``pos``) and read the next chunk; False at the end."""
+        nonlocal buf, pos, mark
+        chunk = fh.read(_CHUNK)
+        if not chunk:
+            return False
+        line_at(pos)
+        buf, pos, mark = buf[pos:] + chunk, 0, 0
+        return True
+
+    def skip_space() -> str:
+        """Advance past whitespace; the next character, "" at the end of the file."""
+        nonlocal pos
+        while True:
+            while pos < len(buf) and buf[pos] in _SPACE:
+                pos += 1
+            if pos < len(buf):
+                return buf[pos]
+            if not more():
+                return ""
+
+    def fail(message: str, at: int) -> JsonFileError:
+        return JsonFileError(f"{path}:{line_at(max(at, mark))}: not a valid JSON array ({message})")
+
+    more()
+    if buf.startswith("\ufeff"):
+        pos = 1
+    if skip_space() != "[":
+        raise fail("expected '['", pos)
+    pos += 1
+    if skip_space() == "]":
+        pos += 1
+    else:
+        while True:
+            while True:
+                try:
+                    value, end = _DECODER.raw_decode(buf, pos)
+                except json.JSONDecodeError as exc:
+                    if more():
+                        continue
+                    raise fail(exc.msg, exc.pos) from None
+                # a value must be followed by a separator; a number cut at the buffer's end ("1." of
+                # "1.5") decodes, so read on before taking it
+                if (end < len(buf) and buf[end] in _FOLLOWERS) or not more():
+                    break
+            yield line_at(pos), value
+            pos = end
+            separator = skip_space()
+            pos += 1
+            if separator == "]":
+                break
+            if separator != ",":
+                raise fail("expected ',' or ']'" if separator else "the array is not closed", pos - 1)
+            if skip_space() == "]":
+                raise fail("trailing comma", pos)
+    if skip_space():
+        raise fail("extra data after the array", pos)
+
+
+def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each record of a JSON array file or a JSONL file, streamed.
+
+    A file whose first non-blank character is ``[`` is a JSON array; anything else is JSONL.
+    Raises :class:`JsonFileError` naming the file and line of anything unreadable, and
+    :class:`OSError` when the file cannot be opened.
+    """
+    path = Path(path)
+    with path.open("rb") as probe:
+        head = probe.read(4096).removeprefix(_BOM).lstrip()
+        while not head and (chunk := probe.read(4096)):
+            head = chunk.lstrip()
+    if head.startswith(b"["):
+        with path.open(encoding="utf-8", newline="") as fh:
+            try:
+                yield from _iter_array(fh, path)
+            except UnicodeDecodeError as exc:
+                raise JsonFileError(f"{path}: not UTF-8 ({exc.reason})") from None
+    else:
+        yield from iter_jsonl(path)
+
+
+__all__ = [
+    "NON_FINITE_RULE",
+    "SURROGATE_ERRORS",
+    "SURROGATE_RULE",
+    "JsonFileError",
+    "clean_text",
+    "dump_line",
+    "dumps",
+    "dumps_str",
+    "encode",
+    "iter_jsonl",
+    "iter_lines",
+    "iter_records",
+    "read_json",
+    "write_json",
+]
