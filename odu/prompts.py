@@ -26,9 +26,8 @@ any text or the layout changes (``tests/scoring/test_prompts.py`` pins the texts
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
 
 from .constants import AUDIO_ONLY, AUDIO_VISUAL, MODALITIES
 
@@ -354,21 +353,6 @@ def prompt_fingerprint() -> str:
     return hashlib.sha256("\x00".join(texts).encode("utf-8")).hexdigest()
 
 
-def turns_from_records(clips: Sequence[Mapping[str, object]]) -> tuple[Turn, ...]:
-    """Turns from plain clip dicts ``{id, sha256, duration_ms, replies[, asr]}`` (request references)."""
-    out = []
-    for i, c in enumerate(clips):
-        asr = c.get("asr")
-        out.append(
-            Turn(
-                ClipRef(i, str(c["id"]), str(c["sha256"]), int(c["duration_ms"])),  # type: ignore[call-overload]
-                tuple(c.get("replies") or ()),  # type: ignore[arg-type]
-                None if asr is None else tuple(AsrSentence(**s) for s in cast("Sequence[Mapping[str, Any]]", asr)),
-            )
-        )
-    return tuple(out)
-
-
 __all__ = [
     "AO_INSTRUCTION",
     "AV_INSTRUCTION",
@@ -382,5 +366,4 @@ __all__ = [
     "build_chat",
     "instruction",
     "prompt_fingerprint",
-    "turns_from_records",
 ]

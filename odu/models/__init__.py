@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Backend, Generation, RequestError, SceneRequest, decode_output, encode_output
+from .base import Backend, Generation, SceneRequest, decode_output, encode_output
 from .floor import AlwaysTrigger, NeverTrigger
 from .replay import Replay
 
@@ -76,7 +76,6 @@ __all__ = [
     "Generation",
     "NeverTrigger",
     "Replay",
-    "RequestError",
     "SceneRequest",
     "decode_output",
     "encode_output",

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..prompts import PROMPT_VERSION, ChatInput, ClipRef, Turn, build_chat, turns_from_records
+from ..prompts import PROMPT_VERSION, ChatInput, ClipRef, Turn, build_chat
 
 #: Kind tag of the request JSON; bump when its layout changes.
 REQUEST_KIND = "odu-scene-request/1"
@@ -36,17 +36,6 @@ MODEL_MIN_SAFE_MAX_TOKENS = 1024
 #: Frames per second sampled from each clip where a backend sends frames (OpenAI frames mode, the
 #: local Qwen-Omni processor).
 MODEL_FRAMES_FPS = 2.0
-
-
-_NOT_A_REQUEST = (
-    "the odu-* models answer the odu_* tasks, whose prompt is a scene reference; they build "
-    "the instruction themselves, so run them without --system_instruction, --apply_chat_template "
-    "or few-shot examples"
-)
-
-
-class RequestError(ValueError):
-    """A request string is not a scene request of this toolkit version."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,35 +80,6 @@ class SceneRequest:
             "clips": clips,
         }
         return json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-
-    @classmethod
-    def from_context(cls, text: str) -> SceneRequest:
-        """Read :meth:`to_context` output; :class:`RequestError` for anything else.
-
-        A request written under another prompt version is refused: answering it with today's
-        instruction would mix prompts inside one run.
-        """
-        try:
-            body = json.loads(text)
-        except (TypeError, ValueError):
-            raise RequestError(f"not an ODU-Bench scene request: {_NOT_A_REQUEST}") from None
-        if not isinstance(body, Mapping) or body.get("kind") != REQUEST_KIND:
-            raise RequestError(f"not an ODU-Bench scene request of kind {REQUEST_KIND}: {_NOT_A_REQUEST}")
-        if body.get("prompt_version") != PROMPT_VERSION:
-            raise RequestError(
-                f"scene {body.get('scene_id')}: request built for prompt version {body.get('prompt_version')!r}, "
-                f"this toolkit sends {PROMPT_VERSION!r}"
-            )
-        try:
-            return cls(
-                str(body["scene_id"]),
-                str(body["modality"]),
-                turns_from_records(body["clips"]),
-                bool(body.get("text_only")),
-                PROMPT_VERSION,
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise RequestError(f"scene {body.get('scene_id')}: malformed request ({exc})") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,7 +250,6 @@ __all__ = [
     "Generation",
     "OnDone",
     "SceneBatch",
-    "RequestError",
     "SceneRequest",
     "decode_output",
     "encode_output",
