@@ -365,6 +365,23 @@ class OpenAIClient(ApiClient):
 
         return AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout)
 
+    def list_models(self, timeout: float) -> list[dict[str, Any]]:
+        """``GET /models`` once (no retries, at most ``timeout`` seconds): the listed models as dicts.
+        Raises :class:`LookupError` with a scrubbed reason when the server does not answer with a list."""
+        import openai
+
+        async def listed() -> list[dict[str, Any]]:
+            sdk = self.async_sdk().with_options(timeout=timeout)
+            try:
+                return [m.model_dump() for m in (await sdk.models.list()).data]
+            finally:
+                await sdk.close()
+
+        try:
+            return self.run(listed)
+        except (openai.OpenAIError, ValueError) as exc:
+            raise LookupError(self.scrub(f"{type(exc).__name__}: {exc}")) from None
+
     def realtime(self) -> RealtimeSocket:
         """A Realtime WebSocket session with :attr:`model` (``async with``; one per scene)."""
         return RealtimeSocket(self)

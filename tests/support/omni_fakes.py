@@ -34,8 +34,9 @@ def media_parts(body: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def part_bytes(part: Mapping[str, Any]) -> bytes:
+    """The bytes of a media part: bare Base64 or a data URL (``data:;base64,...`` on DashScope)."""
     if part["type"] == "input_audio":
-        return base64.b64decode(part["input_audio"]["data"])
+        return base64.b64decode(part["input_audio"]["data"].rpartition(",")[2])
     return base64.b64decode(part[part["type"]]["url"].split(",", 1)[1])
 
 
