@@ -107,7 +107,8 @@ class FakeOmni(SampleScenes):
         self._judge = judge_responder()
 
     def scene_of(self, body: Mapping[str, Any]) -> str:
-        sid = self.scene_sent(part_bytes(media_parts(body)[-1]))
+        """The scene of the last media part that is a final clip (a video's separate audio track may follow it)."""
+        sid = next(filter(None, (self.scene_sent(part_bytes(p)) for p in reversed(media_parts(body)))), None)
         assert sid is not None, "a final clip of no scene of the dataset"
         return sid
 
