@@ -56,6 +56,20 @@ MODEL_MAX_FRAMES = 64
 MODEL_FRAME_JPEG_QSCALE = 3
 
 
+def merged(base: Mapping[str, Any], mine: Mapping[str, Any]) -> dict[str, Any]:
+    """``mine`` over ``base``, objects merged one level down (a user's ``mm_processor_kwargs`` adds to
+    the profile's rather than replacing it).
+
+    >>> merged({"mm_processor_kwargs": {"use_audio_in_video": True}}, {"mm_processor_kwargs": {"fps": 2}, "top_k": 1})
+    {'mm_processor_kwargs': {'use_audio_in_video': True, 'fps': 2}, 'top_k': 1}
+    """
+    out = dict(base)
+    for key, value in mine.items():
+        both = isinstance(value, Mapping) and isinstance(out.get(key), Mapping)
+        out[key] = {**out[key], **value} if both else value
+    return out
+
+
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
@@ -149,7 +163,7 @@ class OpenAIOmni(RemoteBackend):
         if refused:
             raise ValueError(f"model {self.model!r}: {refused}")
         self.profile, self.audio_in_video, self.stream = chosen, audio_in_video, stream
-        self.extra_body = {**chosen.extra_body, **self._extra_body}
+        self.extra_body = merged(chosen.extra_body, self._extra_body)
 
     def resolve(self) -> Profile:
         """The profile, found on first use for ``provider=auto`` (host, ``GET /models``, model name)."""
@@ -177,6 +191,9 @@ class OpenAIOmni(RemoteBackend):
         first = not self._asked
         self._asked = True
         self._modalities.update(r.modality for r in batch.requests)
+        refused = self.resolve().refuses_video(self.video_mode, sorted(self._modalities))
+        if refused:
+            raise ValueError(f"model {self.model!r}: {refused}")
         if first:
             self._announce()
 
@@ -217,7 +234,8 @@ class OpenAIOmni(RemoteBackend):
         if chosen is not None and not self.media_limits and (chosen.max_videos or chosen.max_item_b64):
             out.append(f"media_limits=false: scenes beyond {chosen.provider}'s documented media limits are sent anyway")
         if chosen is not None and (AUDIO_VISUAL in self._modalities or not self._modalities):
-            fed = self.extra_body.get("mm_processor_kwargs", {}).get("use_audio_in_video")
+            kwargs = self.extra_body.get("mm_processor_kwargs")
+            fed = kwargs.get("use_audio_in_video") if isinstance(kwargs, Mapping) else None
             if self.audio_in_video == "none":
                 out.append("audio of audio-visual clips not sent (audio_in_video=none): the model sees video only")
             elif chosen.provider in ("vllm", "sglang") and self.audio_in_video == "native" and not fed:
@@ -367,4 +385,5 @@ __all__ = [
     "VIDEO_MODES",
     "OpenAIOmni",
     "jpeg_bytes",
+    "merged",
 ]

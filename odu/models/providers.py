@@ -35,7 +35,7 @@ where the docs are silent, the issue that shows the behaviour):
 ``provider=auto`` (:func:`detect`): the URL's host first (``dashscope*.aliyuncs.com`` → dashscope,
 ``api.openai.com`` or no ``base_url`` → openai, ``ark.*.volces.com`` → ark), then ``GET /models``
 ``owned_by`` (vLLM's ``ModelCard`` answers ``"vllm"``, SGLang's ``"sglang"``), then the model name
-(gpt-5* / o-series → openai rules), else generic.
+(gpt-* / o-series → OpenAI's rules), else generic.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ DASHSCOPE_MAX_AUDIOS = 1
 #: to the model-name rule and is said on the console).
 PROBE_TIMEOUT_S = 10.0
 
+#: OpenAI's model names (gpt-4.1, gpt-5.4, o3, chatgpt-4o ...; not the open-weight gpt-oss served elsewhere).
+OPENAI_MODEL = re.compile(r"^(?:openai/)?(?:gpt-(?!oss)|chatgpt-|o[1-9])", re.IGNORECASE)
 #: OpenAI reasoning models: no ``max_tokens``, no temperature but the default.
 OPENAI_REASONING = re.compile(r"^(?:openai/)?(?:gpt-5|o[1-9])", re.IGNORECASE)
 #: Qwen-Omni models (Qwen2.5-Omni, Qwen3-Omni, Qwen3.5-Omni ...), whose processors take ``use_audio_in_video``.
@@ -84,6 +86,8 @@ class Profile:
     stream: bool = False
     #: ``input_audio.data`` as a data URL ``data:;base64,...`` rather than bare Base64.
     audio_data_url: bool = False
+    #: Whether ``video_url`` parts are taken at all (False: frames mode or the text-only tasks).
+    takes_video: bool = True
     #: Prefix of a video's data URL (None: ``data:<mime>;base64,``).
     video_data_prefix: str | None = None
     #: How a video's audio reaches the model by default (``native``: inside the video; ``separate``).
@@ -110,6 +114,15 @@ class Profile:
                 "clips go as video files with their own audio (video_mode=video, audio_in_video=native)"
             )
         return None
+
+    def refuses_video(self, video_mode: str, modalities: Sequence[str]) -> str | None:
+        """Why audio-visual scenes cannot go as ``video_url`` parts here (None: they can)."""
+        if self.takes_video or video_mode != "video" or AUDIO_VISUAL not in modalities:
+            return None
+        return (
+            f"{self.provider} chat takes no video_url parts ({self.source}): use video_mode=frames "
+            "(images + the audio track as input_audio) or the text-only tasks (odu_av_text)"
+        )
 
     def notes(self, model: str, modalities: Sequence[str]) -> list[str]:
         """What this profile changes in the request, said on the console at start."""
@@ -147,7 +160,9 @@ def profile(provider: str, model: str) -> Profile:
     """
     if provider == "openai":
         reasoning = bool(OPENAI_REASONING.match(model))
-        return Profile("openai", limit_field="max_completion_tokens", sampling=not reasoning, source=OPENAI_DOC)
+        return Profile(
+            "openai", limit_field="max_completion_tokens", sampling=not reasoning, takes_video=False, source=OPENAI_DOC
+        )
     if provider == "dashscope":
         return Profile(
             "dashscope",
@@ -209,8 +224,8 @@ def detect(base_url: str | None, model: str, list_models: Callable[[], Sequence[
         if by_owner is not None:
             return by_owner, f'GET /models owned_by "{by_owner}"'
         probe = "GET /models names no vllm/sglang owner"
-    if OPENAI_REASONING.match(model):
-        return "openai", f"{probe}; model name {model!r} (OpenAI reasoning model rules)"
+    if OPENAI_MODEL.match(model):
+        return "openai", f"{probe}; model name {model!r} (OpenAI's rules)"
     return "generic", probe
 
 
@@ -218,6 +233,7 @@ __all__ = [
     "DASHSCOPE_MAX_AUDIOS",
     "DASHSCOPE_MAX_ITEM_B64",
     "DASHSCOPE_MAX_VIDEOS",
+    "OPENAI_MODEL",
     "OPENAI_REASONING",
     "PROBE_TIMEOUT_S",
     "PROVIDERS",

@@ -66,7 +66,8 @@ def test_auto_reads_the_host_then_the_model_list_then_the_model_name() -> None:
     assert detect(local, "m", listed("vllm")) == ("vllm", 'GET /models owned_by "vllm"')  # vLLM's ModelCard
     assert detect(local, "m", listed("sglang"))[0] == "sglang"  # SGLang's ModelCard
     assert detect(local, "gpt-5.4", listed("openai"))[0] == "openai"  # name rule
-    assert detect(local, "o3-mini", unreachable)[0] == "openai"
+    assert detect(local, "o3-mini", unreachable)[0] == detect(local, "gpt-4.1", unreachable)[0] == "openai"
+    assert detect(local, "openai/gpt-oss-120b", unreachable)[0] == "generic"  # open weights, served anywhere
     provider, how = detect(local, "some-model", unreachable)
     assert provider == "generic" and "Connection error" in how
     assert detect("https://api.openai.com/v1", "gpt-4o", unreachable) == ("openai", "host of base_url")
@@ -140,6 +141,25 @@ def test_gpt5_gets_max_completion_tokens_and_no_temperature(media, capsys) -> No
     assert "HTTP 400" in refused.error and "max_completion_tokens" in refused.error  # the old shape: every scene failed
     err = capsys.readouterr().err
     assert "provider openai" in err and "model name 'gpt-5.4'" in err and "max_completion_tokens" in err
+
+
+def test_audio_visual_scenes_reach_openai_as_frames_only(media) -> None:
+    with OpenAIFake(lambda body: ANSWER, models=("gpt-4.1",)) as fake:
+        with pytest.raises(ValueError, match="takes no video_url parts"):
+            omni(fake, "gpt-4.1").generate([request(media, ["v1"])], loader(media), GREEDY)
+        assert fake.count() == 0
+        frames = omni(fake, "gpt-4.1", video_mode="frames", max_frames=2)
+        [ok] = frames.generate([request(media, ["v1"])], loader(media), GREEDY)
+    kinds = [p["type"] for p in chat_bodies(fake)[0]["messages"][1]["content"] if p["type"] != "text"]
+    assert ok.text == ANSWER and kinds == ["image_url", "image_url", "input_audio"]
+    assert chat_bodies(fake)[0]["temperature"] == 0  # not a reasoning model: greedy, as asked
+
+
+def test_a_users_processor_kwargs_add_to_the_profiles(media) -> None:
+    with VllmFake(lambda body: ANSWER, models=(QWEN3_OMNI,)) as fake:
+        model = omni(fake, QWEN3_OMNI, extra_body={"mm_processor_kwargs": {"fps": 1}})
+        [ok] = model.generate([request(media, ["v1"])], loader(media), GREEDY)
+    assert ok.text == ANSWER and chat_bodies(fake)[0]["mm_processor_kwargs"] == {"use_audio_in_video": True, "fps": 1}
 
 
 def test_the_openai_fake_refuses_what_openai_refuses() -> None:

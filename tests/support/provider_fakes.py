@@ -29,6 +29,7 @@ from __future__ import annotations
 import email.parser
 import hashlib
 import json
+import re
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -36,11 +37,17 @@ from typing import Any
 
 from odu.data.media import LazyClip
 from odu.models.clips import wav_bytes
-from odu.models.providers import DASHSCOPE_MAX_ITEM_B64, OPENAI_REASONING, QWEN_OMNI
 
 from .openai_server import Fault, OpenAIServer, RecordedRequest, Reply, Responder, chat_completion
 
 MEDIA = ("video_url", "image_url", "input_audio", "audio_url", "video")
+# The fakes' own readings of the providers' rules, independent of the code under test:
+#: OpenAI reasoning models (gpt-5 family, o-series): default temperature only, no max_tokens.
+REASONING = re.compile(r"^(gpt-5|o[1-9])")
+#: Qwen-Omni models, whose vLLM processor takes use_audio_in_video.
+QWEN_OMNI_MODEL = re.compile(r"Qwen[\d.]*-Omni")
+#: DashScope: 10 MB of Base64 per media item.
+DASHSCOPE_ITEM_LIMIT = 10 * 1024 * 1024
 
 
 def openai_error(status: int, message: str, param: str | None = None, code: str | None = None) -> Reply:
@@ -113,9 +120,9 @@ class VllmFake(StrictServer):
                 if part.get("type") != "video_url":
                     continue
                 follows = i + 1 < len(parts) and parts[i + 1].get("type") == "input_audio"
-                if QWEN_OMNI.search(body["model"]) and not fed:
+                if QWEN_OMNI_MODEL.search(body["model"]) and not fed:
                     why = "use_audio_in_video is off: vLLM would drop this video's audio track silently (vllm#47788)"
-                elif not QWEN_OMNI.search(body["model"]) and not follows:
+                elif not QWEN_OMNI_MODEL.search(body["model"]) and not follows:
                     why = "vLLM's video loader reads frames only: this video's audio is not sent as input_audio"
                 else:
                     continue
@@ -138,7 +145,7 @@ class OpenAIFake(StrictServer):
         self.route("POST", "/v1/audio/transcriptions", self._transcribe)
 
     def refuse(self, body: dict[str, Any]) -> Reply | None:
-        if OPENAI_REASONING.match(body["model"]):
+        if REASONING.match(body["model"]):
             if "max_tokens" in body:
                 return openai_error(
                     400,
@@ -214,7 +221,7 @@ class DashScopeFake(StrictServer):
                     payload = str(part["video_url"].get("url", ""))
                 else:
                     continue
-                if payload.startswith("data:") and len(payload.split(",", 1)[-1]) > DASHSCOPE_MAX_ITEM_B64:
+                if payload.startswith("data:") and len(payload.split(",", 1)[-1]) > DASHSCOPE_ITEM_LIMIT:
                     return openai_error(400, "a Base64 media item exceeds 10 MB")
         if videos > 1 or audios > 1:
             return openai_error(400, f"only one video file and one audio file per request, got {videos} and {audios}")
