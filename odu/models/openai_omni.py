@@ -190,7 +190,7 @@ class OpenAIOmni(RemoteBackend):
         self._decoding = Decoding.of(batch.gen_kwargs, self.max_tokens)
         first = not self._asked
         self._asked = True
-        self._modalities.update(r.modality for r in batch.requests)
+        self._modalities.update(r.modality for r in batch.requests if not r.text_only)  # clips sent as media
         refused = self.resolve().refuses_video(self.video_mode, sorted(self._modalities))
         if refused:
             raise ValueError(f"model {self.model!r}: {refused}")
@@ -233,7 +233,7 @@ class OpenAIOmni(RemoteBackend):
             out.append(f"the task's sampling settings / stop sequences are not sent: {self.model} takes only defaults")
         if chosen is not None and not self.media_limits and (chosen.max_videos or chosen.max_item_b64):
             out.append(f"media_limits=false: scenes beyond {chosen.provider}'s documented media limits are sent anyway")
-        if chosen is not None and (AUDIO_VISUAL in self._modalities or not self._modalities):
+        if chosen is not None and (AUDIO_VISUAL in self._modalities or not self._asked):
             kwargs = self.extra_body.get("mm_processor_kwargs")
             fed = kwargs.get("use_audio_in_video") if isinstance(kwargs, Mapping) else None
             if self.audio_in_video == "none":

@@ -133,7 +133,7 @@ class Profile:
             out.append(f"temperature/top_p/stop not sent: {model} takes only the defaults ({self.source})")
         if self.stream:
             out.append("requests streamed (the server answers nothing else)")
-        if AUDIO_VISUAL in modalities or not modalities:
+        if AUDIO_VISUAL in modalities:
             if self.extra_body.get("mm_processor_kwargs", {}).get("use_audio_in_video"):
                 out.append(f"video audio fed with mm_processor_kwargs.use_audio_in_video=true ({self.source})")
             elif self.audio_in_video == "separate":
