@@ -257,9 +257,9 @@ def test_ark_takes_input_audio_and_its_fake_refuses_audio_url(media) -> None:
 # --- the acceptance runs -------------------------------------------------------------------
 
 
-def summary_of(out: Path) -> dict:
+def summary_of(out: Path, name: str = "summary.json") -> dict:
     [folder] = out.iterdir()
-    return json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    return json.loads((folder / name).read_text(encoding="utf-8"))
 
 
 def test_acceptance_qwen3_omni_on_a_strict_vllm_fake(prepared_sample: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
@@ -279,6 +279,10 @@ def test_acceptance_qwen3_omni_on_a_strict_vllm_fake(prepared_sample: Path, tmp_
     assert code == 0, err[-2000:]
     assert summary_of(tmp_path / "out")["inference_errors"] == 0
     assert "provider vllm" in err and "use_audio_in_video=true" in err
+    card = summary_of(tmp_path / "out", "run_card.json")
+    assert card["model"]["backend"]["provider"]["name"] == "vllm"
+    assert [p for p in card["pitfalls"] if "lexical judge" not in p] == []  # the offline judge's is the only one
+    assert card["model"]["backend"]["extra_body"] == {"mm_processor_kwargs": {"use_audio_in_video": True}}
 
 
 def test_acceptance_gpt54_text_only_on_a_strict_openai_fake(prepared_sample: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
@@ -301,3 +305,9 @@ def test_acceptance_gpt54_text_only_on_a_strict_openai_fake(prepared_sample: Pat
     err = capsys.readouterr().err
     assert code == 0, err[-2000:]
     assert summary_of(tmp_path / "out")["inference_errors"] == 0
+    provider = summary_of(tmp_path / "out", "run_card.json")["model"]["backend"]["provider"]
+    assert (provider["name"], provider["limit_field"], provider["sampling_sent"]) == (
+        "openai",
+        "max_completion_tokens",
+        False,
+    )
