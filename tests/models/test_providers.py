@@ -205,6 +205,10 @@ def test_dashscope_streams_data_urls_and_refuses_scenes_beyond_its_limits(media,
         model.profile = replace(model.profile, max_item_b64=1000)  # the per-item rule, on a small limit
         [big] = model.generate([request(media, ["a1"], "audio-only")], loader(media), GREEDY)
         assert "clip a1" in big.error and "MB per item" in big.error and len(chat_bodies(fake)) == 2
+        anyway = omni(fake, "qwen3.5-omni-plus", provider="dashscope", media_limits=False)
+        [refused] = anyway.generate([request(media, ["a1", "a2"], "audio-only")], loader(media), GREEDY)
+        assert "HTTP 400" in refused.error and "one audio file" in refused.error  # the server's word, then
+        assert any("media_limits=false" in p for p in anyway.pitfalls())
     assert (
         "media limits per request: video file(s) 1, audio part(s) 1, 10 MB Base64 per item" in capsys.readouterr().err
     )
