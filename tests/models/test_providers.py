@@ -74,13 +74,19 @@ def test_auto_reads_the_host_then_the_model_list_then_the_model_name() -> None:
 
 
 def test_profiles_hold_the_documented_request_shapes() -> None:
-    gpt5 = profile("openai", "gpt-5.4")  # OpenAI reasoning models: max_completion_tokens, default temperature
-    assert (gpt5.limit_field, gpt5.sampling) == ("max_completion_tokens", False)
+    # OpenAI: max_tokens deprecated, refused by reasoning models, which take only temperature 1
+    # (platform.openai.com/docs/api-reference/chat/create; openai/openai-python#2046; autohandai/code-cli#77)
+    gpt5 = profile("openai", "gpt-5.4")
+    assert (gpt5.limit_field, gpt5.sampling, gpt5.takes_video) == ("max_completion_tokens", False, False)
     assert profile("openai", "gpt-4.1").sampling is True
-    qwen = profile("dashscope", "qwen3.5-omni-plus")  # DashScope Qwen-Omni docs
+    # DashScope (help.aliyun.com/zh/model-studio/qwen-omni): "stream 必须设置为 True"; local files as
+    # "data:;base64,..."; "仅支持输入一个视频文件" / "仅支持输入一个音频文件"; 10 MB per Base64 item
+    qwen = profile("dashscope", "qwen3.5-omni-plus")
     assert qwen.stream and qwen.audio_data_url and qwen.video_data_prefix == "data:;base64,"
     assert (qwen.max_videos, qwen.max_audios, qwen.max_item_b64) == (1, 1, 10 * 2**20)
-    for server in ("vllm", "sglang"):  # vllm#47788, sglang-omni#708
+    assert qwen.one_modality_per_message  # "content 数组可以包含文本和一种其他模态"
+    # vLLM / SGLang drop a Qwen-Omni video's audio without use_audio_in_video (vllm#47788, sglang-omni#708)
+    for server in ("vllm", "sglang"):
         assert profile(server, "Qwen/Qwen2.5-Omni-7B").extra_body == USE_AUDIO_IN_VIDEO
         assert profile(server, "openbmb/MiniCPM-o-4_5").audio_in_video == "separate"
     assert profile("generic", "x") == replace(profile("ark", "x"), provider="generic")
