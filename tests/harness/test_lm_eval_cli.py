@@ -55,6 +55,8 @@ def test_readme_command_one_runs_the_sample_end_to_end(tmp_path: Path) -> None:
     assert rows["floor: always-trigger"][6] == "100.0" and rows["floor: never-trigger"][6] == "0.0"  # AV FTR
     assert rows["floor: never-trigger"][2] == "0.0"  # AV M2
     assert any("APPROXIMATE" in line for line in lines)
+    assert any(line.startswith("Comparable with Table 3 only as far as these hold") for line in lines)
+    assert any(line.startswith("- reference language: each scene's own") for line in lines)
     [run_dir] = (tmp_path / "runs").iterdir()
     for model in ("always", "never"):
         folder = run_dir / model

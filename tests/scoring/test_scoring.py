@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import argv
+from support.own_reference import OwnReferenceJudge, perfect_output
 from support.paper import table3_rows
 
 from odu.cli import main
@@ -80,59 +81,6 @@ def test_avg_reproduces_every_table3_row() -> None:
     assert sum(abs(d) <= 0.05 + 1e-9 for d in deltas.values()) == 26
 
 
-def _perfect_output(scene, language: str = "scene") -> str:
-    ann = scene.annotation(language)
-    return json.dumps(
-        {
-            "has_demand": ann.has_demand,
-            "segments": [
-                {
-                    "start_ms": g.start_ms,
-                    "end_ms": g.end_ms,
-                    "transcript": g.transcript,
-                    "structured_intent": g.structured_intent,
-                    "required_context": [{"type": c.type, "description": c.description} for c in g.required_context],
-                    "user_in_frame": g.user_in_frame,
-                    "user_gender": g.user_gender,
-                    "user_age_group": g.user_age_group,
-                }
-                for g in ann.segments
-            ],
-        },
-        ensure_ascii=False,
-    )
-
-
-class _OwnReferenceJudge(Judge):
-    """Hits every key point of a request exactly when its candidate is the intent + context (as
-    :func:`candidate_text` renders them) of the reference segment those key points belong to, in
-    whichever language they were written; misses them all otherwise."""
-
-    def __init__(self, scenes) -> None:
-        self.own = {
-            (s.scene_id, i, tuple(k.point for k in g.key_points)): candidate_text(p)
-            for s in scenes
-            for language in s.annotations
-            for i, (g, p) in enumerate(
-                zip(
-                    s.annotation(language).segments,
-                    parse_output(_perfect_output(s, language), s.modality).segments,
-                )
-            )
-        }
-
-    def judge(self, requests):
-        return [
-            JudgeVerdict(
-                {
-                    k.qid: self.own[r.scene_id, r.segment, tuple(k.point for k in r.key_points)] == r.candidate
-                    for k in r.key_points
-                }
-            )
-            for r in requests
-        ]
-
-
 def test_demo_records_load_and_round_trip() -> None:
     raw = json.loads((FIXTURES / "demo_scenes.json").read_text(encoding="utf-8"))
     scenes = load_scenes(raw)
@@ -149,8 +97,8 @@ def test_demo_records_score_perfectly_against_themselves(language: str) -> None:
     """Outputs written from the ``language`` annotation, scored against that same annotation: every
     metric is perfect, M2 and Avg included (a judge that hits exactly the reference's own text)."""
     scenes = load_scenes(FIXTURES / "demo_scenes.json")
-    outputs = {s.scene_id: _perfect_output(s, language) for s in scenes}
-    run = score_scenes(scenes, outputs, _OwnReferenceJudge(scenes), annotation_language=language)
+    outputs = {s.scene_id: perfect_output(s, language) for s in scenes}
+    run = score_scenes(scenes, outputs, OwnReferenceJudge(scenes), annotation_language=language)
     assert run.summary["annotation_language"] == language
     assert run.summary["parse_errors"] == 0 and run.summary["judge_errors"] == 0
     for modality in ("audio-visual", "audio-only"):
@@ -161,10 +109,10 @@ def test_demo_records_score_perfectly_against_themselves(language: str) -> None:
     assert run.summary["audio-only"]["ftr"] is None  # no audio-only negative in the demo
     if language != "scene":  # the language was really used: against the other one, intents differ
         other = "zh" if language == "en" else "en"
-        crossed = score_scenes(scenes, outputs, _OwnReferenceJudge(scenes), annotation_language=other)
+        crossed = score_scenes(scenes, outputs, OwnReferenceJudge(scenes), annotation_language=other)
         assert crossed.summary["annotation_language"] == other
         assert crossed.summary["audio-visual"]["m2"] == 0.0 and crossed.summary["audio-only"]["m2"] == 0.0
-    silent = score_scenes(scenes, {}, _OwnReferenceJudge(scenes), annotation_language=language)
+    silent = score_scenes(scenes, {}, OwnReferenceJudge(scenes), annotation_language=language)
     assert silent.summary["no_output"] == 27
     assert silent.summary["audio-visual"]["m2"] == 0.0 and silent.summary["audio-visual"]["avg"] < 0.2
 
@@ -177,7 +125,7 @@ def test_stored_verdicts_cover_every_demo_key_point(tmp_path: Path) -> None:
             for i, g in enumerate(s.annotation().segments):
                 for n, k in enumerate(g.key_points):
                     fh.write(json.dumps({"scene_id": s.scene_id, "segment": i, "qid": k.qid, "hit": n % 2 == 0}) + "\n")
-    run = score_scenes(scenes, {s.scene_id: _perfect_output(s) for s in scenes}, StoredVerdictJudge(verdicts))
+    run = score_scenes(scenes, {s.scene_id: perfect_output(s) for s in scenes}, StoredVerdictJudge(verdicts))
     assert run.summary["judge_errors"] == 0
 
     def rate(g) -> float:
