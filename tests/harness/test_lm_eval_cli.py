@@ -70,7 +70,7 @@ def test_eval_with_an_openai_backend_and_judge(
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    with OpenAIServer(FakeOmni(sample_dataset)) as server:
+    with OpenAIServer(FakeOmni(sample_dataset), api_key=SECRET, models=["omni-test", "judge-test"]) as server:
         model_args = {"model": "omni-test", "base_url": server.base_url, "audio_in_video": "separate"}
         code = odu_main(
             argv(
