@@ -132,16 +132,14 @@ def check_chat(body: Any, extra_fields: Collection[str] = (), local_media_root: 
 
 def check_transcription(content_type: str | None, body: bytes) -> tuple[Refusal | None, dict[str, Any]]:
     """A transcription upload [OAI-REF "Create transcription"]: ``multipart/form-data`` with a
-    non-empty ``file`` and a ``model``; ``response_format`` one of :data:`TRANSCRIPTION_FORMATS`;
+    non-empty ``file``; ``response_format`` one of :data:`TRANSCRIPTION_FORMATS`;
     ``timestamp_granularities[]`` only with ``verbose_json``. Returns the refusal and the form
-    fields (``file`` as bytes)."""
+    fields (``file`` as bytes; the required ``model`` is :func:`check_model`'s)."""
     if not (content_type or "").startswith("multipart/form-data"):
         return refusal(400, "Content-Type must be multipart/form-data.", param="file"), {}
     form = _form(content_type or "", body)
     if not isinstance(form.get("file"), bytes) or not form["file"]:
         return refusal(400, "you must provide a file to transcribe", param="file"), form
-    if "model" not in form:
-        return refusal(400, "you must provide a model parameter", param="model"), form
     fmt = form.get("response_format", "json")
     if fmt not in TRANSCRIPTION_FORMATS:
         return _invalid_value("response_format", fmt, TRANSCRIPTION_FORMATS), form
