@@ -13,6 +13,7 @@ import pytest
 from support.backend_media import FAST_BACKOFF, GREEDY, loader, request
 from support.cli import argv
 from support.omni_fakes import FakeOmni
+from support.openai_rules import API_KEY
 from support.provider_fakes import ArkFake, DashScopeFake, OpenAIFake, VllmFake, sample_transcripts
 from support.sample_runs import prepared_sample  # noqa: F401  (fixture)
 
@@ -26,14 +27,13 @@ from odu.models.providers import (
     provider_of_host,
 )
 
-SECRET = "sk-provider-0f1e2d3c4b5a"
 QWEN3_OMNI = "Qwen/Qwen3-Omni-30B-A3B-Instruct"
 ANSWER = '{"has_demand": false, "segments": []}'
 
 
 @pytest.fixture(autouse=True)
 def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)  # the key the strict fakes want
 
 
 def omni(server, model: str, **options: object) -> OpenAIOmni:
@@ -171,15 +171,20 @@ def test_a_users_processor_kwargs_add_to_the_profiles(media) -> None:
 def test_the_openai_fake_refuses_what_openai_refuses() -> None:
     import openai
 
-    with OpenAIFake(lambda body: ANSWER, models=("gpt-5.4", "gpt-4.1")) as fake:
-        client = openai.OpenAI(base_url=fake.base_url, api_key="x", max_retries=0)
+    with OpenAIFake(lambda body: ANSWER, models=("gpt-5.4", "gpt-4.1", "gpt-4o-transcribe")) as fake:
+        client = openai.OpenAI(base_url=fake.base_url, api_key=API_KEY, max_retries=0)
         say = [{"role": "user", "content": "hi"}]
         with pytest.raises(openai.BadRequestError, match="Only the default"):
             client.chat.completions.create(model="gpt-5.4", messages=say, temperature=0)
         with pytest.raises(openai.BadRequestError, match="'video_url'"):
             client.chat.completions.create(
                 model="gpt-4.1",
-                messages=[{"role": "user", "content": [{"type": "video_url", "video_url": {"url": "x"}}]}],
+                messages=[
+                    {
+                        "role": "user",
+                        "content": [{"type": "video_url", "video_url": {"url": "data:video/mp4;base64,AAAA"}}],
+                    }
+                ],
             )
         with pytest.raises(openai.NotFoundError):
             client.chat.completions.create(model="gpt-9", messages=say)
@@ -232,7 +237,7 @@ def test_the_dashscope_fake_refuses_what_dashscope_refuses() -> None:
 
     video = {"type": "video_url", "video_url": {"url": "data:;base64,AAAA"}}
     with DashScopeFake(lambda body: ANSWER, models=("qwen3.5-omni-plus",)) as fake:
-        client = openai.OpenAI(base_url=fake.base_url, api_key="x", max_retries=0)
+        client = openai.OpenAI(base_url=fake.base_url, api_key=API_KEY, max_retries=0)
 
         def send(content: list, stream: bool = True) -> str:
             messages = [{"role": "user", "content": content}]
@@ -258,8 +263,8 @@ def test_ark_takes_input_audio_and_its_fake_refuses_audio_url(media) -> None:
         assert ok.text == ANSWER
         import openai
 
-        client = openai.OpenAI(base_url=fake.base_url, api_key="x", max_retries=0)
-        part = {"type": "audio_url", "audio_url": {"url": "file:///a.wav"}}
+        client = openai.OpenAI(base_url=fake.base_url, api_key=API_KEY, max_retries=0)
+        part = {"type": "audio_url", "audio_url": {"url": "https://example.com/a.wav"}}
         with pytest.raises(openai.BadRequestError, match="audio_url"):
             client.chat.completions.create(model="doubao-seed-2-0-lite", messages=[{"role": "user", "content": [part]}])
 

@@ -100,28 +100,28 @@ def sample_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @contextlib.contextmanager
-def fake_for(route: str, dataset: Path, model: str) -> Iterator[tuple[str, Any]]:
-    """The started fake of ``route``: (its base URL, the fake)."""
+def fake_for(route: str, dataset: Path, model: str, key: str) -> Iterator[tuple[str, Any]]:
+    """The started fake of ``route`` wanting ``key``: (its base URL, the fake)."""
     answer = FakeOmni(dataset)
     if route == "gemini":
         pytest.importorskip("google.genai")
         from support.gemini_fake import GeminiFake
 
         with OpenAIServer() as http:
-            fake = GeminiFake(dataset, key=KEYS["GEMINI_API_KEY"], model=model).attach(http)
+            fake = GeminiFake(dataset, key=key, model=model).attach(http)
             yield http.origin, fake
     elif route == "realtime":
         pytest.importorskip("websockets")
         from support.realtime_fake import RealtimeFake
 
-        with RealtimeFake(dataset, key=KEYS["OPENAI_API_KEY"], model=model) as fake:
+        with RealtimeFake(dataset, key=key, model=model) as fake:
             yield fake.base_url, fake
     else:
         kind = {"dashscope": DashScopeFake, "ark": ArkFake, "openai-text": OpenAIFake}.get(route, VllmFake)
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = {"models": (model,), "api_key": key}
         if route == "openai-text":
-            extra = {"transcripts": sample_transcripts(dataset), "models": (model, "whisper-1")}
-        with kind(answer, **{"models": (model,), **extra}) as fake:
+            extra = {**extra, "transcripts": sample_transcripts(dataset), "models": (model, "whisper-1")}
+        with kind(answer, **extra) as fake:
             yield fake.base_url, fake
 
 
@@ -146,7 +146,12 @@ def test_documented_route_runs_against_its_fake(
     for name, value in placeholders.items():
         args[at] = args[at].replace(name, value)
     model = re.search(r"model=([^,]+)", args[at]).group(1)  # type: ignore[union-attr]
-    with OpenAIServer(FakeOmni(sample_dataset)) as judge, fake_for(route, sample_dataset, model) as (url, fake):
+    named = re.search(r"api_key_env=([^,]+)", args[at])  # the key variables the command names
+    model_key = KEYS[named.group(1) if named else "GEMINI_API_KEY" if route == "gemini" else "OPENAI_API_KEY"]
+    judge_env = args[args.index("--judge-api-key-env") + 1] if "--judge-api-key-env" in args else "OPENAI_API_KEY"
+    judging = OpenAIServer(FakeOmni(sample_dataset), api_key=KEYS[judge_env])
+    judging.models, judging.extra_fields = ["judge-test"], {"chat_template_kwargs"}  # the doc's judge extra body
+    with judging as judge, fake_for(route, sample_dataset, model, model_key) as (url, fake):
         filled = [a.replace("$JUDGE_URL", judge.base_url).replace("JUDGE_MODEL", "judge-test") for a in args]
         filled = [str(sample_dataset) if a == "DIR" else a for a in filled]
         filled[at] = re.sub(r"base_url=[^,]+", f"base_url={url}", filled[at])

@@ -20,8 +20,10 @@ request shape fails a test instead of passing a friendly loopback server.
 * :class:`ArkFake` — Volcengine Ark: ``audio_url`` parts refused, ``input_audio`` taken
   (JimLiu/doubao-multimodal-skill ``.env.example``).
 
-Every fake refuses an unknown model (404, the server's own body) and answers through a responder
-as :class:`openai_server.OpenAIServer` does; refusals are kept in :attr:`StrictServer.refusals`.
+Every fake is the strict loopback server (``openai_rules.py``: the key, the served models, the OpenAI
+API's body checks; DashScope has its own data URLs and keeps only the first two) with the provider's
+rules on top, and answers through a responder as :class:`openai_server.OpenAIServer` does; the
+provider refusals are kept in :attr:`StrictServer.refusals`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import Any
 from odu.data.media import LazyClip
 from odu.models.clips import wav_bytes
 
+from .openai_rules import OPENAI_PATHS, VLLM_EXTRA_FIELDS, Refusal, check_auth, check_model
 from .openai_server import Fault, OpenAIServer, RecordedRequest, Reply, Responder, chat_completion
 
 MEDIA = ("video_url", "image_url", "input_audio", "audio_url", "video")
@@ -64,23 +67,20 @@ def parts_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 class StrictServer(OpenAIServer):
-    """The loopback server with a provider's ``GET /models`` and refusals (:meth:`refuse`)."""
+    """The strict loopback server (key, served models, the OpenAI API's body checks of
+    ``openai_rules.py``) with a provider's ``GET /models`` owner and its own refusals (:meth:`refuse`)."""
 
     owner = "loopback"
 
     def __init__(self, responder: Responder | None = None, *, models: tuple[str, ...], **kwargs: Any) -> None:
         super().__init__(responder, models=models, **kwargs)
-        self.served = models
         self.refusals: list[str] = []
         self.route("GET", "/v1/models", self._models)
         self.route("POST", "/v1/chat/completions", self._strict_chat)
 
     def _models(self, req: RecordedRequest) -> Reply:
-        data = [{"id": m, "object": "model", "created": 0, "owned_by": self.owner} for m in self.served]
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": self.owner} for m in self.models]
         return Reply(body={"object": "list", "data": data})
-
-    def unknown_model(self, model: Any) -> Reply:
-        return openai_error(404, f"The model `{model}` does not exist or you do not have access to it.", "model")
 
     def refuse(self, body: dict[str, Any]) -> Reply | None:
         """The provider's answer to a request it refuses (None: accepted)."""
@@ -93,7 +93,7 @@ class StrictServer(OpenAIServer):
         body = req.json
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return openai_error(400, "body must be JSON with 'messages'")
-        refused = self.unknown_model(body.get("model")) if body.get("model") not in self.served else self.refuse(body)
+        refused = self.refuse(body)
         if refused is not None:
             self.refusals.append(
                 refused.body["error"]["message"] if "error" in refused.body else refused.body["message"]
@@ -108,9 +108,9 @@ class VllmFake(StrictServer):
 
     owner = "vllm"
 
-    def unknown_model(self, model: Any) -> Reply:  # vLLM's ErrorResponse: no "error" wrapper
-        message = f"The model `{model}` does not exist."
-        return Reply(status=404, body={"object": "error", "message": message, "type": "NotFoundError", "code": 404})
+    def __init__(self, responder: Responder | None = None, **kwargs: Any) -> None:
+        super().__init__(responder, **kwargs)
+        self.extra_fields |= VLLM_EXTRA_FIELDS  # vLLM's own request fields (mm_processor_kwargs, ...)
 
     def refuse(self, body: dict[str, Any]) -> Reply | None:
         fed = (body.get("mm_processor_kwargs") or {}).get("use_audio_in_video") is True
@@ -137,7 +137,6 @@ class OpenAIFake(StrictServer):
     to its transcript text (:func:`sample_transcripts`)."""
 
     owner = "openai"
-    TRANSCRIBERS = ("whisper-1", "gpt-4o-transcribe", "gpt-4o-mini-transcribe")
 
     def __init__(self, responder: Responder | None = None, *, transcripts: Mapping[str, str] | None = None, **kw: Any):
         super().__init__(responder, **kw)
@@ -179,10 +178,8 @@ class OpenAIFake(StrictServer):
         head = f"Content-Type: {req.headers.get('content-type', '')}\r\n\r\n".encode()
         form = email.parser.BytesParser().parsebytes(head + req.body)
         fields = {p.get_param("name", header="content-disposition"): p.get_payload(decode=True) for p in form.walk()}
-        model = (fields.get("model") or b"").decode()
+        model = (fields.get("model") or b"").decode()  # a served one: the strict server checked it
         fmt = (fields.get("response_format") or b"json").decode()
-        if model not in self.TRANSCRIBERS:
-            return self.unknown_model(model)
         if fmt == "verbose_json" and model != "whisper-1":
             return openai_error(
                 400, f"response_format 'verbose_json' is not compatible with model '{model}'.", "response_format"
@@ -196,6 +193,18 @@ class DashScopeFake(StrictServer):
     """Model Studio's OpenAI-compatible mode for Qwen-Omni; see the module docstring."""
 
     owner = "system"
+
+    def _refusal(self, req: RecordedRequest) -> Refusal | None:
+        """The key and the served model as everywhere; not the OpenAI API's body checks, whose data
+        URLs (bare Base64 audio, a MIME type in every data URL) DashScope's are not: :meth:`refuse`
+        holds DashScope's own."""
+        if req.path not in OPENAI_PATHS:
+            return None
+        if refused := check_auth(req.headers.get("authorization"), self.api_key):
+            return refused
+        if req.path == "/v1/chat/completions" and isinstance(req.json, dict):
+            return check_model(req.json.get("model"), self.models)
+        return None
 
     def refuse(self, body: dict[str, Any]) -> Reply | None:
         if body.get("stream") is not True:
