@@ -238,10 +238,15 @@ class OpenAIOmni(RemoteBackend):
             fed = kwargs.get("use_audio_in_video") if isinstance(kwargs, Mapping) else None
             if self.audio_in_video == "none":
                 out.append("audio of audio-visual clips not sent (audio_in_video=none): the model sees video only")
-            elif chosen.provider in ("vllm", "sglang") and self.audio_in_video == "native" and not fed:
+            elif chosen.provider == "vllm" and self.audio_in_video == "native" and not fed:
                 out.append(
-                    f"use_audio_in_video is off on {chosen.provider}: the audio track of every video is dropped "
+                    f"use_audio_in_video is off on vllm: the audio track of every video is dropped "
                     f"without an error ({chosen.source}); the model sees video only"
+                )
+            elif chosen.provider == "sglang" and self.audio_in_video == "native":
+                out.append(
+                    f"audio inside the video is left to sglang, which drops it without an error whatever "
+                    f"the request says ({chosen.source}); the model sees video only"
                 )
             elif chosen.provider in ("generic", "ark") and self.audio_in_video == "native" and fed is None:
                 out.append(

@@ -22,11 +22,15 @@ where the docs are silent, the issue that shows the behaviour):
   audio file per request ("仅支持输入一个视频文件" / "仅支持输入一个音频文件"); 10 MB per Base64 item
   (images: "单个图片文件的大小不超过10 MB"; Alibaba's own Model Studio CLI checks Omni Base64
   payloads against 10 MB, modelstudioai/cli ``reference-audio.ts``).
-* ``vllm`` / ``sglang`` serving Qwen-Omni — the audio track of a ``video_url`` reaches the model only
-  with the per-request ``mm_processor_kwargs: {"use_audio_in_video": true}``; without it the audio is
-  dropped without an error (vllm-project/vllm#47788, sgl-project/sglang-omni#708; the vLLM-Omni
-  example client sends it per request, vllm-project/vllm-omni#1198). Other models on these servers
-  get the track as a separate ``input_audio`` part: the servers' video loaders read frames only.
+* ``vllm`` serving Qwen-Omni — the audio track of a ``video_url`` reaches the model only with the
+  per-request ``mm_processor_kwargs: {"use_audio_in_video": true}``; without it the audio is
+  dropped without an error (vllm-project/vllm#47788; the vLLM-Omni example client sends it per
+  request, vllm-project/vllm-omni#1198). Other models on vLLM get the track as a separate
+  ``input_audio`` part: vLLM's video loader reads frames only.
+* ``sglang`` — its HTTP API does not forward ``use_audio_in_video`` to the Qwen-Omni processor, so
+  the track is dropped silently whatever the request says (sgl-project/sglang-omni#708, open;
+  sgl-project/sglang#16996 closed unmerged): every model gets the track as a separate
+  ``input_audio`` part.
 * ``ark`` — Volcengine Ark (``https://ark.<region>.volces.com/api/v3``) takes the OpenAI chat shape;
   some endpoints refuse ``audio_url`` parts and take only ``input_audio``
   (JimLiu/doubao-multimodal-skill ``.env.example``), which is what this backend sends.
@@ -70,7 +74,8 @@ USE_AUDIO_IN_VIDEO: dict[str, Any] = {"mm_processor_kwargs": {"use_audio_in_vide
 
 DASHSCOPE_DOC = "https://help.aliyun.com/zh/model-studio/qwen-omni"
 OPENAI_DOC = "https://platform.openai.com/docs/api-reference/chat/create"
-VLLM_DOC = "vllm-project/vllm#47788, sgl-project/sglang-omni#708"
+VLLM_DOC = "vllm-project/vllm#47788"
+SGLANG_DOC = "sgl-project/sglang-omni#708"
 
 
 @dataclass(frozen=True)
@@ -175,10 +180,12 @@ def profile(provider: str, model: str) -> Profile:
             one_modality_per_message=True,
             source=DASHSCOPE_DOC,
         )
-    if provider in ("vllm", "sglang"):
+    if provider == "vllm":
         if QWEN_OMNI.search(model):
-            return Profile(provider, extra_body=USE_AUDIO_IN_VIDEO, source=VLLM_DOC)
-        return Profile(provider, audio_in_video="separate", source=VLLM_DOC)
+            return Profile("vllm", extra_body=USE_AUDIO_IN_VIDEO, source=VLLM_DOC)
+        return Profile("vllm", audio_in_video="separate", source=VLLM_DOC)
+    if provider == "sglang":
+        return Profile("sglang", audio_in_video="separate", source=SGLANG_DOC)
     if provider in ("ark", "generic"):
         return Profile(provider)
     raise ValueError(f"provider must be one of {PROVIDERS}, got {provider!r}")

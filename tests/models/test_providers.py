@@ -14,7 +14,7 @@ from support.backend_media import FAST_BACKOFF, GREEDY, loader, request
 from support.cli import argv
 from support.omni_fakes import FakeOmni
 from support.openai_rules import API_KEY
-from support.provider_fakes import ArkFake, DashScopeFake, OpenAIFake, VllmFake, sample_transcripts
+from support.provider_fakes import ArkFake, DashScopeFake, OpenAIFake, SglangFake, VllmFake, sample_transcripts
 from support.sample_runs import prepared_sample  # noqa: F401  (fixture)
 
 from odu.cli import main
@@ -85,10 +85,12 @@ def test_profiles_hold_the_documented_request_shapes() -> None:
     assert qwen.stream and qwen.audio_data_url and qwen.video_data_prefix == "data:;base64,"
     assert (qwen.max_videos, qwen.max_audios, qwen.max_item_b64) == (1, 1, 10 * 2**20)
     assert qwen.one_modality_per_message  # "content 数组可以包含文本和一种其他模态"
-    # vLLM / SGLang drop a Qwen-Omni video's audio without use_audio_in_video (vllm#47788, sglang-omni#708)
-    for server in ("vllm", "sglang"):
-        assert profile(server, "Qwen/Qwen2.5-Omni-7B").extra_body == USE_AUDIO_IN_VIDEO
-        assert profile(server, "openbmb/MiniCPM-o-4_5").audio_in_video == "separate"
+    # vLLM drops a Qwen-Omni video's audio without use_audio_in_video (vllm#47788); other models' video
+    # loaders read frames only; SGLang's HTTP API does not forward the flag at all (sglang-omni#708)
+    assert profile("vllm", "Qwen/Qwen2.5-Omni-7B").extra_body == USE_AUDIO_IN_VIDEO
+    assert profile("vllm", "openbmb/MiniCPM-o-4_5").audio_in_video == "separate"
+    for model in ("Qwen/Qwen3-Omni-30B-A3B-Instruct", "openbmb/MiniCPM-o-4_5"):
+        assert (profile("sglang", model).audio_in_video, profile("sglang", model).extra_body) == ("separate", {})
     assert profile("generic", "x") == replace(profile("ark", "x"), provider="generic")
 
 
@@ -129,6 +131,24 @@ def test_other_models_on_vllm_get_the_track_as_separate_audio(media) -> None:
     assert ok.text == ANSWER and "frames only" in lost.error
     kinds = [p["type"] for p in chat_bodies(fake)[0]["messages"][1]["content"] if p["type"] != "text"]
     assert kinds == ["video_url", "input_audio"]
+
+
+def test_qwen_omni_on_sglang_gets_the_track_as_separate_audio(media, capsys) -> None:
+    with SglangFake(lambda body: ANSWER, models=(QWEN3_OMNI,)) as fake:
+        [ok] = omni(fake, QWEN3_OMNI).generate([request(media, ["v1"])], loader(media), GREEDY)
+        forced = omni(fake, QWEN3_OMNI, audio_in_video="native")
+        [lost] = forced.generate([request(media, ["v1"])], loader(media), GREEDY)
+    assert ok.text == ANSWER and "mm_processor_kwargs" not in chat_bodies(fake)[0]
+    assert [p["type"] for p in chat_bodies(fake)[0]["messages"][1]["content"] if p["type"] != "text"] == [
+        "video_url",
+        "input_audio",
+    ]
+    assert "dropped silently" in lost.error
+    err = capsys.readouterr().err
+    assert (
+        'provider sglang (GET /models owned_by "sglang")' in err
+        and "pitfall: audio inside the video is left to sglang" in err
+    )
 
 
 # --- OpenAI ----------------------------------------------------------------------------------------

@@ -7,6 +7,9 @@ request shape fails a test instead of passing a friendly loopback server.
   ``video_url`` without ``mm_processor_kwargs.use_audio_in_video`` (vllm-project/vllm#47788: the
   real server drops the track silently; the fake makes the drop visible), for other models a
   ``video_url`` not followed by its ``input_audio`` (vLLM's video loader reads frames only).
+* :class:`SglangFake` — SGLang (``owned_by: "sglang"``), whose HTTP API never forwards
+  ``use_audio_in_video`` (sgl-project/sglang-omni#708: the track is dropped silently): a
+  ``video_url`` not followed by its ``input_audio`` is refused, making the drop visible.
 * :class:`OpenAIFake` — api.openai.com: reasoning models (gpt-5*, o-series) refuse ``max_tokens``
   and any temperature but 1 with OpenAI's 400 bodies (openai/openai-python#2046,
   autohandai/code-cli#77 for gpt-5.4); chat content parts are text / image_url / input_audio / file,
@@ -129,6 +132,22 @@ class VllmFake(StrictServer):
                 return Reply(
                     status=400, body={"object": "error", "message": why, "type": "BadRequestError", "code": 400}
                 )
+        return None
+
+
+class SglangFake(StrictServer):
+    """SGLang's OpenAI-compatible server (``owned_by: "sglang"``); see the module docstring."""
+
+    owner = "sglang"
+
+    def refuse(self, body: dict[str, Any]) -> Reply | None:
+        for message in body["messages"]:
+            parts = parts_of(message)
+            for i, part in enumerate(parts):
+                follows = i + 1 < len(parts) and parts[i + 1].get("type") == "input_audio"
+                if part.get("type") == "video_url" and not follows:
+                    why = "SGLang does not forward use_audio_in_video: this video's audio would be dropped silently"
+                    return openai_error(400, why + " (sglang-omni#708)")
         return None
 
 
@@ -286,6 +305,7 @@ __all__ = [
     "ArkFake",
     "DashScopeFake",
     "OpenAIFake",
+    "SglangFake",
     "StrictServer",
     "VllmFake",
     "openai_error",
