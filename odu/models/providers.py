@@ -13,7 +13,9 @@ where the docs are silent, the issue that shows the behaviour):
   ("Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value
   is supported", openai/openai-python#2046, langgenius/dify#24307, autohandai/code-cli#77 for
   gpt-5.4). Every OpenAI chat model takes ``max_completion_tokens``, so the profile always sends it;
-  temperature and top_p are left out for the reasoning models.
+  temperature and top_p are left out for the reasoning models. Chat content parts are text,
+  image_url, input_audio and file (same reference): audio-visual scenes go as frames
+  (``video_mode=frames``), else the run stops before its first request.
 * ``dashscope`` — Alibaba Model Studio's Qwen-Omni (https://help.aliyun.com/zh/model-studio/qwen-omni,
   "Qwen-Omni"): "stream 必须设置为 True，否则会报错" (streaming only); local files as Base64 data URLs
   ``data:;base64,...`` in ``input_audio.data`` and ``video_url.url`` ("输入 Base64 编码的本地文件");
