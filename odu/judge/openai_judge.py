@@ -284,11 +284,10 @@ class OpenAIJudge(Judge):
         body.update(self.extra_body)
 
         async def post() -> str | None:
-            async with gate:
-                self._stats.requests += 1
-                data = await client.post("/chat/completions", body=body, cast_to=object)
+            self._stats.requests += 1
+            data = await client.post("/chat/completions", body=body, cast_to=object)
             text, usage = _reply(data)
             self._stats.count_usage(usage)
             return text
 
-        return await self.client.call(post)
+        return await self.client.call(post, gate=gate)
