@@ -167,6 +167,8 @@ class OpenAIJudge(Judge):
         self.reasks = reasks
         self.progress = progress
         self.cache = None if no_cache else VerdictCache(cache_path)
+        if self.cache is not None:
+            self.cache.check()  # a damaged file is named now, before any call is paid for
 
     # --- public interface -----------------------------------------------------------------------
 
