@@ -433,14 +433,7 @@ class ApiClient:
         index = self.replicas.acquire()
         token = self._replica.set(index)
         try:
-            deadline = asyncio.timeout(self.timeout)
-            try:
-                async with deadline:
-                    return await send()
-            except TimeoutError:
-                if not deadline.expired():
-                    raise
-                raise TransientError(f"no complete reply within {self.timeout:g} s (the request's deadline)") from None
+            return await _before(send(), self.timeout)
         except Exception as exc:
             verdict = exc if isinstance(exc, TransientError) else self.classify(exc)
             if isinstance(verdict, TransientError):
@@ -529,7 +522,7 @@ class OpenAIClient(ApiClient):
         import httpx2
 
         first, chosen = (
-            str(httpx2.URL(u)).rstrip("/") + "/" for u in (self.replicas.urls[0], self.replicas.urls[index])
+            str(httpx2.URL(u or "")).rstrip("/") + "/" for u in (self.replicas.urls[0], self.replicas.urls[index])
         )
         url = str(request.url)
         if url.startswith(first):
@@ -556,7 +549,9 @@ class RealtimeSocket:
     async def __aenter__(self) -> RealtimeSocket:
         self._sdk = self._client.async_sdk()
         self._manager = self._sdk.realtime.connect(
-            model=self._client.model, websocket_connection_options={"open_timeout": self._client.timeout}
+            model=self._client.model,
+            # the SDK reads messages of any size unless told: the same cap as an HTTP reply
+            websocket_connection_options={"open_timeout": self._client.timeout, "max_size": MAX_RESPONSE_BYTES},
         )
         try:
             self._connection = await self._manager.__aenter__()
@@ -596,6 +591,9 @@ def _socket_failure(exc: BaseException) -> BaseException:
         body = (response.body or b"").decode(errors="replace")[:300]
         return status_failure(response.status_code, f"WebSocket handshake refused: {body}", response)
     if isinstance(exc, (ConnectionClosed, WebSocketConnectionClosedError)):
+        cause = exc if isinstance(exc, ConnectionClosed) else exc.__cause__
+        if getattr(getattr(cause, "sent", None), "code", None) == 1009:  # RFC 6455 §7.4.1: message too big
+            return ResponseTooLargeError(MAX_RESPONSE_BYTES)
         return TransientError(f"connection closed by the server ({exc})")
     if isinstance(exc, (WebSocketException, OSError, asyncio.TimeoutError, EOFError)):
         return TransientError(f"{type(exc).__name__}: {exc}")
@@ -637,6 +635,23 @@ async def _cap_reply(response: Any) -> None:
         raise CallFailedError(f"reply compressed ({encoding}) although an uncompressed one was asked for")
 
     response.stream = _capped_stream_type()(response.stream)
+
+
+async def _before(work: Awaitable[T], seconds: float) -> T:
+    """``await work`` (in a task of its own, bound to the caller's context), cancelled after
+    ``seconds`` in all as a :class:`TransientError`; a timeout raised inside ``work`` stays its own."""
+    task = asyncio.ensure_future(work)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=seconds)
+    except BaseException:  # the caller was cancelled: so is the work
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        raise
+    if not done:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        raise TransientError(f"no complete reply within {seconds:g} s (the request's deadline)")
+    return task.result()
 
 
 async def _awaited(batch: Callable[[], Awaitable[T]]) -> T:
