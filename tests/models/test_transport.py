@@ -81,12 +81,12 @@ def test_a_trickling_model_server_is_an_inference_error(media) -> None:
 
 
 def test_waiting_for_a_concurrency_slot_is_not_part_of_the_deadline(openai_server: OpenAIServer, tmp_path) -> None:
-    """Four segments, one call at a time, each 0.3 s: the last waits 0.9 s for its slot, past a
-    0.5 s deadline, yet every call gets its own 0.5 s."""
+    """Eight segments, one call at a time, each 0.3 s: the last waits 2.1 s for its slot, past a
+    1.5 s deadline, yet every call gets its own 1.5 s."""
     openai_server.responder = judge_responder()
     openai_server.latency = 0.3
-    requests = segments(4)
-    verdicts = judge_for(openai_server.base_url, tmp_path, timeout=0.5, retries=0, concurrency=1).judge(requests)
+    requests = segments(8)
+    verdicts = judge_for(openai_server.base_url, tmp_path, timeout=1.5, retries=0, concurrency=1).judge(requests)
     assert [v.hits for v in verdicts] == [rule_verdicts(r.candidate, list(POINTS)) for r in requests]
 
 
