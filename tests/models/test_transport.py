@@ -255,3 +255,25 @@ def test_backends_on_one_socket_refuse_replicas(monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(ValueError, match="the gemini backend talks to one server"):
         GeminiModel("gemini-x", base_url="http://a/v1|http://b/v1")
     assert len(OpenAIClient("model", "m", base_url="http://a/v1|http://b/v1", timeout=1.0).replicas) == 2
+
+
+def test_score_spreads_the_judge_over_replicas_and_names_them(tmp_path: Path, capsys) -> None:
+    """``odu-bench score --judge-base-url 'A|B'``: both replicas judge, the summary names both."""
+    from support.omni_fakes import reference_output
+
+    from odu.cli import main
+    from odu.run import read_run
+
+    scenes = Path(__file__).resolve().parents[2] / "odu" / "data" / "sample" / "scenes.jsonl"
+    records = [json.loads(line) for line in scenes.read_text(encoding="utf-8").splitlines()]
+    predictions = tmp_path / "p.jsonl"
+    rows = [{"scene_id": r["scene_id"], "output": reference_output(r)} for r in records]
+    predictions.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    with OpenAIServer(judge_responder(), latency=0.05) as one, OpenAIServer(judge_responder(), latency=0.05) as two:
+        replicas = f"{one.base_url}|{two.base_url}"
+        args = ["score", "--scenes", str(scenes), "--predictions", str(predictions), "--out", str(tmp_path / "run")]
+        args += ["--judge", "openai:judge-m", "--judge-base-url", replicas, "--no-cache", "--no-progress"]
+        assert main(args) == 0, capsys.readouterr().err
+    judge = read_run(tmp_path / "run").summary["judge"]
+    assert judge["base_url"] == replicas and judge["errors"] == 0
+    assert one.count() > 0 and two.count() > 0 and one.count() + two.count() == judge["requests"]
