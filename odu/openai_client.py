@@ -482,12 +482,13 @@ class OpenAIClient(ApiClient):
 
     def classify(self, exc: Exception) -> Exception | None:
         """The ``openai`` SDK's failures: statuses by :func:`status_failure`; connection errors and
-        undecodable bodies (``ValueError``) retried."""
+        undecodable bodies (``ValueError``; ``RecursionError``: JSON nested deeper than Python's
+        stack) retried."""
         import openai
 
         if isinstance(exc, openai.APIStatusError):
             return status_failure(exc.status_code, exc.message, exc.response)
-        if isinstance(exc, (openai.APIConnectionError, openai.APIResponseValidationError, ValueError)):
+        if isinstance(exc, (openai.APIConnectionError, openai.APIResponseValidationError, ValueError, RecursionError)):
             return TransientError(str(exc))
         return None
 

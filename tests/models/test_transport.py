@@ -126,6 +126,18 @@ def test_the_client_asks_for_an_uncompressed_reply(openai_server: OpenAIServer, 
     assert openai_server.requests[0].headers["accept-encoding"] == "identity"
 
 
+def test_a_reply_nested_past_the_json_decoder_is_retried_not_a_crash(
+    openai_server: OpenAIServer, tmp_path: Path, media
+) -> None:
+    openai_server.responder = lambda body: Reply(body=b"[" * 200_000)
+    (verdict,) = judge_for(openai_server.base_url, tmp_path, retries=1).judge(segments(1))
+    assert "RecursionError after 2 attempts: maximum recursion depth exceeded while decoding" in verdict.error
+    [generation] = model_for(openai_server.base_url, retries=0).generate(
+        [request(media, ["a1"], "audio-only")], loader(media), GREEDY
+    )
+    assert "model call failed: RecursionError after 1 attempts" in generation.error
+
+
 # --- usage counts that are not token counts -----------------------------------------------------------
 
 
