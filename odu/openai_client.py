@@ -320,8 +320,9 @@ class ReplicaPool:
         self.in_flight[index] -= 1
 
     def fail(self, index: int, rest: float | None = None) -> None:
-        """Replica ``index`` failed an attempt: pass it over for ``rest`` s (default :attr:`cooldown`)."""
-        self._rest_until[index] = time.monotonic() + max(self.cooldown, rest or 0.0)
+        """Replica ``index`` failed an attempt: pass it over for :attr:`cooldown` s, or the ``rest``
+        its server asked for (``Retry-After``) when longer, up to ten cooldowns."""
+        self._rest_until[index] = time.monotonic() + min(max(self.cooldown, rest or 0.0), 10 * self.cooldown)
 
     def ready_elsewhere(self) -> bool:
         """Whether, among several replicas, one is ready now (a retry need not wait)."""

@@ -211,6 +211,9 @@ def test_the_pool_picks_the_fewest_in_flight_and_passes_over_a_failed_replica() 
     pool.fail(1)
     assert not pool.ready_elsewhere() and pool.acquire() == 2  # all resting: the first to wake
     assert pool.cooldown == REPLICA_COOLDOWN_S and not ReplicaPool(["a"]).ready_elsewhere()
+    pool = ReplicaPool(["a", "b"], cooldown=0.0)
+    pool.fail(0, rest=float("inf"))  # a Retry-After of "1e400" rests a replica ten cooldowns, not for ever
+    assert pool.acquire() == 0 and pool.ready_elsewhere()
 
 
 def test_judge_calls_spread_over_replicas(tmp_path: Path) -> None:
