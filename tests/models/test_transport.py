@@ -31,12 +31,25 @@ from odu.openai_client import (
 from odu.schema import KeyPoint
 
 ANSWER = '{"has_demand": false, "segments": []}'
+#: The judge and the omni model of these tests, served by every loopback server here.
+MODELS = ("judge-m", "omni-m")
 POINTS = (KeyPoint("kp01", "The user wants the sound muted", "intent", ("T1",)),)
 
 
 @pytest.fixture(autouse=True)
-def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-transport-0123456789")
+def _api_key(openai_key: str) -> None:
+    """The key the strict loopback server takes, in ``OPENAI_API_KEY``."""
+
+
+@pytest.fixture
+def openai_server(openai_server: OpenAIServer) -> OpenAIServer:
+    openai_server.models = list(MODELS)
+    return openai_server
+
+
+def server(responder: object, **options: object) -> OpenAIServer:
+    """A strict loopback server of :data:`MODELS` (not started)."""
+    return OpenAIServer(responder, models=MODELS, **options)  # type: ignore[arg-type]
 
 
 def judge_for(base_url: str, tmp_path: Path, **options: object) -> OpenAIJudge:
@@ -217,7 +230,7 @@ def test_the_pool_picks_the_fewest_in_flight_and_passes_over_a_failed_replica() 
 
 
 def test_judge_calls_spread_over_replicas(tmp_path: Path) -> None:
-    with OpenAIServer(judge_responder(), latency=0.2) as one, OpenAIServer(judge_responder(), latency=0.2) as two:
+    with server(judge_responder(), latency=0.2) as one, server(judge_responder(), latency=0.2) as two:
         requests = segments(12)
         judge = judge_for(f"{one.base_url}|{two.base_url}", tmp_path, concurrency=4)
         verdicts = judge.judge(requests)
@@ -227,7 +240,7 @@ def test_judge_calls_spread_over_replicas(tmp_path: Path) -> None:
 
 
 def test_a_failing_replica_is_passed_over_and_its_calls_retried_elsewhere(media) -> None:
-    with OpenAIServer(lambda body: Fault.server_error(503)) as bad, OpenAIServer(lambda body: ANSWER) as good:
+    with server(lambda body: Fault.server_error(503)) as bad, server(lambda body: ANSWER) as good:
         model = model_for(f"{bad.base_url}|{good.base_url}", retries=1, concurrency=1, backoff=(60.0, 1.0, 60.0))
         reqs = [request(media, ["a1"], "audio-only", scene=f"s{i}") for i in range(5)]
         out = model.generate(reqs, loader(media), GREEDY)
@@ -237,9 +250,9 @@ def test_a_failing_replica_is_passed_over_and_its_calls_retried_elsewhere(media)
 
 
 def test_a_dead_replica_is_passed_over(tmp_path: Path) -> None:
-    with OpenAIServer(judge_responder()) as dead:
+    with server(judge_responder()) as dead:
         dead_url = dead.base_url
-    with OpenAIServer(judge_responder()) as good:
+    with server(judge_responder()) as good:
         judge = judge_for(f"{dead_url}|{good.base_url}", tmp_path, concurrency=1, backoff=(60.0, 1.0, 60.0))
         verdicts = judge.judge(segments(3))
     assert all(v.error is None for v in verdicts) and good.count() == 3
@@ -285,7 +298,7 @@ def test_score_spreads_the_judge_over_replicas_and_names_them(tmp_path: Path, ca
     predictions = tmp_path / "p.jsonl"
     rows = [{"scene_id": r["scene_id"], "output": reference_output(r)} for r in records]
     predictions.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
-    with OpenAIServer(judge_responder(), latency=0.05) as one, OpenAIServer(judge_responder(), latency=0.05) as two:
+    with server(judge_responder(), latency=0.05) as one, server(judge_responder(), latency=0.05) as two:
         replicas = f"{one.base_url}|{two.base_url}"
         args = ["score", "--scenes", str(scenes), "--predictions", str(predictions), "--out", str(tmp_path / "run")]
         args += ["--judge", "openai:judge-m", "--judge-base-url", replicas, "--no-cache", "--no-progress"]
