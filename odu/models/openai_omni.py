@@ -168,8 +168,8 @@ class OpenAIOmni(RemoteBackend):
     def resolve(self) -> Profile:
         """The profile, found on first use for ``provider=auto`` (host, ``GET /models``, model name)."""
         if self.profile is None:
-            name, self.detected_by = detect(
-                self.client.base_url, self.model, lambda: self.client.list_models(PROBE_TIMEOUT_S)
+            name, self.detected_by = detect(  # replicas serve one model: the first one speaks for all
+                self.client.replicas.urls[0], self.model, lambda: self.client.list_models(PROBE_TIMEOUT_S)
             )
             self._apply(profile(name, self.model))
         assert self.profile is not None

@@ -71,6 +71,12 @@ def test_auto_reads_the_host_then_the_model_list_then_the_model_name() -> None:
     provider, how = detect(local, "some-model", unreachable)
     assert provider == "generic" and "Connection error" in how
     assert detect("https://api.openai.com/v1", "gpt-4o", unreachable) == ("openai", "host of base_url")
+    replicas = (
+        "https://dashscope-intl.aliyuncs.com/compatible-mode/v1|https://dashscope.aliyuncs.com/compatible-mode/v1"
+    )
+    assert (
+        OpenAIOmni("qwen3.5-omni-plus", base_url=replicas).resolve().provider == "dashscope"
+    )  # the first replica's host
 
 
 def test_profiles_hold_the_documented_request_shapes() -> None:
