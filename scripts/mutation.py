@@ -54,6 +54,7 @@ GROUP_TESTS: dict[str, tuple[str, ...]] = {
     "schema": ("tests/scoring/test_schema_rules.py", "tests/scoring/test_scoring.py", "tests/scoring/test_jsonio.py"),
     "constants": (
         "tests/scoring/test_match_edges.py",
+        "tests/scoring/test_metrics.py",
         "tests/scoring/test_scoring.py",
         "tests/scoring/test_match.py",
         "tests/scoring/test_text.py",
@@ -62,16 +63,27 @@ GROUP_TESTS: dict[str, tuple[str, ...]] = {
         "tests/judge/test_judge_scoring.py",
         "tests/project/test_docs.py",
     ),
-    "tables": ("tests/report/test_report.py", "tests/scoring/test_scoring.py"),
-    "report": ("tests/report/test_bootstrap.py", "tests/report/test_report.py"),
+    "tables": ("tests/scoring/test_tables.py", "tests/report/test_report.py", "tests/scoring/test_scoring.py"),
+    "report": (
+        "tests/report/test_bootstrap_settings.py",
+        "tests/report/test_headline_rules.py",
+        "tests/scoring/test_metrics.py",
+        "tests/report/test_bootstrap.py",
+        "tests/report/test_report.py",
+    ),
     "judge": (
         "tests/judge/test_lexical_threshold.py",
+        "tests/scoring/test_scoring.py",
         "tests/judge/test_judge_cache.py",
         "tests/judge/test_judge_prompt.py",
         "tests/judge/test_judge_scoring.py",
         "tests/judge/test_judge_openai.py",
     ),
-    "transport": ("tests/models/test_openai_client.py", "tests/judge/test_judge_openai.py"),
+    "transport": (
+        "tests/models/test_retry_waits.py",
+        "tests/models/test_openai_client.py",
+        "tests/judge/test_judge_openai.py",
+    ),
 }
 
 #: Seconds one fault's test run may take before it counts as killed (a hang is a caught fault).
