@@ -346,7 +346,9 @@ def test_performance_figures_name_their_scripts() -> None:
     text = _text(DOCS / "performance.md")
     sections = re.split(r"^## ", text, flags=re.M)[1:]
     assert sections
-    unnamed = [s.splitlines()[0] for s in sections if not re.search(r"(?:benchmarks/bench_\w+|scripts/mutation)\.py", s)]
+    unnamed = [
+        s.splitlines()[0] for s in sections if not re.search(r"(?:benchmarks/bench_\w+|scripts/mutation)\.py", s)
+    ]
     assert not unnamed, f"sections without their benchmark script: {unnamed}"
 
 
