@@ -124,3 +124,7 @@ def test_a_repeated_prediction_is_refused(tmp_path: Path) -> None:
     path.write_text("\n".join(json.dumps({"scene_id": SID, "output": o}) for o in ("a", "b")) + "\n")
     with pytest.raises(SchemaError, match=SID):
         read_predictions(path)
+
+
+def test_a_scene_needs_a_clip() -> None:
+    refused(record(clips=[]), "clips")
