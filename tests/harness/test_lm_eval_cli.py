@@ -87,7 +87,7 @@ def test_eval_with_an_openai_backend_and_judge(
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     fake = FakeOmni(sample_dataset)
-    with OpenAIServer(fake) as server:
+    with OpenAIServer(fake, api_key=SECRET, models=["omni-test", "judge-test"]) as server:
         model_args = {"model": "omni-test", "base_url": server.base_url, "audio_in_video": "separate"}
         code = odu_main(
             argv(
