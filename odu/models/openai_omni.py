@@ -169,11 +169,17 @@ class OpenAIOmni(RemoteBackend):
         """The profile, found on first use for ``provider=auto`` (host, ``GET /models``, model name)."""
         if self.profile is None:
             name, self.detected_by = detect(  # replicas serve one model: the first one speaks for all
-                self.client.replicas.urls[0], self.model, lambda: self.client.list_models(PROBE_TIMEOUT_S)
+                self.client.replicas.urls[0], self.model, lambda: self.client.list_models(self._probe_timeout)
             )
             self._apply(profile(name, self.model))
         assert self.profile is not None
         return self.profile
+
+    @property
+    def _probe_timeout(self) -> float:
+        """Seconds the ``GET /models`` probe of ``provider=auto`` may take: :data:`.providers.PROBE_TIMEOUT_S`,
+        or the request timeout when that is shorter."""
+        return min(PROBE_TIMEOUT_S, self.client.timeout)
 
     def _announce(self) -> None:
         """The profile, what it changes and the settings' pitfalls, on the console before the first scene."""

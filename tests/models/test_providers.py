@@ -79,6 +79,17 @@ def test_auto_reads_the_host_then_the_model_list_then_the_model_name() -> None:
     )  # the first replica's host
 
 
+def test_a_models_list_that_is_no_list_falls_back_to_the_name_rule(media, capsys) -> None:
+    from support.openai_server import OpenAIServer, Reply
+
+    with OpenAIServer(lambda body: ANSWER, models=["omni-x"]) as server:
+        server.route("GET", "/v1/models", lambda req: Reply(body={"object": "list"}))  # no "data"
+        model = omni(server, "omni-x")
+        [ok] = model.generate([request(media, ["a1"], "audio-only")], loader(media), GREEDY)
+    assert ok.text == ANSWER and model.profile is not None and model.profile.provider == "generic"
+    assert "GET /models failed (ValueError: GET /models answered no model list)" in capsys.readouterr().err
+
+
 def test_profiles_hold_the_documented_request_shapes() -> None:
     # OpenAI: max_tokens deprecated, refused by reasoning models, which take only temperature 1
     # (platform.openai.com/docs/api-reference/chat/create; openai/openai-python#2046; autohandai/code-cli#77)
