@@ -136,16 +136,21 @@ def prepare(
     max_shard_bytes: int = PARQUET_MAX_SHARD_BYTES,
     max_row_group_bytes: int = PARQUET_MAX_ROW_GROUP_BYTES,
     progress: bool = False,
+    link_root: str | Path | None = None,
 ) -> PrepareResult:
     """Validate the release at ``raw`` (records file or its folder) and write the dataset to ``out``.
 
     ``out`` is replaced only once the new directory is complete; an existing ``out`` that is not a
     prepared ODU-Bench dataset (no manifest) and not empty is left alone and an error raised.
-    Raises :class:`odu.data.release.ReleaseError` on invalid scenes unless ``skip_invalid``.
+    Raises :class:`odu.data.release.ReleaseError` on invalid scenes unless ``skip_invalid``; media
+    must lie inside the media root (:func:`odu.data.release.media_path`). The work happens in a
+    hidden folder beside ``out``; one left by a killed run is removed by the next
+    (:func:`remove_stale_dirs`).
     """
     out = Path(out)
     _check_replaceable(out)
-    release = read_release(raw, media_root, skip_invalid=skip_invalid, progress=progress)
+    remove_stale_dirs(out)
+    release = read_release(raw, media_root, skip_invalid=skip_invalid, progress=progress, link_root=link_root)
     if not release.scenes:
         raise ValueError(f"{release.records_path}: no valid scene to prepare ({len(release.problems)} skipped)")
     shards = _plan(release.scenes, max_shard_bytes, max_row_group_bytes)
@@ -245,6 +250,37 @@ def _bar(total: int, enabled: bool) -> Any:
 def _check_replaceable(out: Path) -> None:
     if out.exists() and not (out / MANIFEST_NAME).is_file() and (not out.is_dir() or any(out.iterdir())):
         raise FileExistsError(f"{out}: exists and is not a prepared ODU-Bench dataset; choose another --out")
+
+
+#: Hidden work folders beside ``out``: ``.NAME.tmp-PID`` (being written) and ``.NAME.old-PID`` (the
+#: replaced copy, until it is deleted), PID being the writing process.
+_WORK_DIR = re.compile(r"\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)")
+
+
+def remove_stale_dirs(out: Path) -> list[Path]:
+    """Delete the hidden work folders of ``out`` left by processes that no longer run (a killed
+    ``prepare``); the folders of a live process are left alone. Returns those deleted."""
+    removed = []
+    parent = out.parent if out.parent.is_dir() else None
+    for path in parent.iterdir() if parent is not None else ():
+        match = _WORK_DIR.fullmatch(path.name)
+        if match and match["name"] == out.name and path.is_dir() and not _alive(int(match["pid"])):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user counts; so does our own)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def swap_in_dir(tmp: Path, out: Path) -> None:
@@ -381,6 +417,7 @@ __all__ = [
     "check_dataset",
     "config_patterns",
     "prepare",
+    "remove_stale_dirs",
     "render_card",
     "shard_pattern",
     "swap_in_dir",

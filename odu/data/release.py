@@ -20,10 +20,11 @@ are returned in :attr:`Release.problems`.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from ..constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES
@@ -98,9 +99,40 @@ def find_records(path: str | Path) -> Path:
     return path
 
 
-def media_path(media_root: Path, src: str) -> Path:
-    """Where a clip's ``src`` points (absolute ``src`` stays as it is)."""
-    return media_root / src
+class MediaPathError(ValueError):
+    """A clip's ``src`` leads out of the media root (absolute, ``..`` above it, or a symbolic link
+    resolving outside it)."""
+
+
+def media_path(media_root: Path, src: str, link_root: Path | None = None) -> Path:
+    """Where a clip's ``src`` points: ``media_root / src``, which must lie inside ``media_root``.
+
+    ``src`` must be a relative path that stays inside the root, also once symbolic links are
+    resolved (in ``src`` or in the root itself), else :class:`MediaPathError`; a release thus never
+    reads a host file of its choosing, and no host path reaches the prepared dataset. Media kept
+    elsewhere is named explicitly as the root (``odu-bench prepare --media-root DIR``).
+    ``link_root`` widens only where links may resolve to (the Hub cache: a snapshot's files are
+    links into the repo's ``blobs/`` folder).
+    """
+    if not src:
+        raise MediaPathError("no media path ('src')")
+    rel = PurePosixPath(src)
+    if rel.is_absolute() or PureWindowsPath(src).drive or PureWindowsPath(src).root:
+        raise MediaPathError(f"media path {src!r} is absolute; 'src' must be relative to the media root")
+    if ".." in rel.parts and not _inside(Path(os.path.normpath(media_root / rel)), Path(os.path.normpath(media_root))):
+        raise MediaPathError(f"media path {src!r} leads out of the media root {media_root}")
+    path = media_root / rel
+    real_root = (link_root or media_root).resolve()
+    if not _inside(path.resolve(), real_root):
+        raise MediaPathError(
+            f"media path {src!r} resolves outside the media root {real_root} (symbolic link to "
+            f"{path.resolve()}); name that folder with --media-root to use it"
+        )
+    return path
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 def read_release(
@@ -110,21 +142,24 @@ def read_release(
     skip_invalid: bool = False,
     check_media: bool = True,
     progress: bool = False,
+    link_root: str | Path | None = None,
 ) -> Release:
     """Read and validate a release (records file or its directory).
 
     Raises :class:`ReleaseError` listing every problem unless ``skip_invalid``, in which case faulty
     scenes are dropped and their problems kept in :attr:`Release.problems`. ``check_media=False``
-    checks the records only (media presence and decoding are not looked at).
+    checks the records only (media presence and decoding are not looked at). Every clip's media
+    must lie inside the media root (:func:`media_path`; ``link_root``: see there).
     """
     records_path = find_records(path)
     root = Path(media_root) if media_root is not None else records_path.parent
     records = read_json_records(records_path)
+    link = Path(link_root) if link_root is not None else None
     scenes: list[ReleaseScene] = []
     problems: list[ReleaseProblem] = []
     seen: set[str] = set()
     for index, record in _progress(records, progress, f"checking {records_path.name}"):
-        found, scene = _check_record(record, index, root, check_media, seen)
+        found, scene = _check_record(record, index, root, link, check_media, seen)
         problems.extend(found)
         if scene is not None and not found:
             scenes.append(scene)
@@ -149,7 +184,7 @@ def fingerprint(path: str | Path, media_root: str | Path | None = None) -> str:
             try:
                 stat = media_path(root, src).stat()
                 digest.update(f"{src}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-            except OSError:
+            except (OSError, MediaPathError):
                 digest.update(f"{src}\0missing\n".encode())
     return digest.hexdigest()
 
@@ -158,7 +193,7 @@ def fingerprint(path: str | Path, media_root: str | Path | None = None) -> str:
 
 
 def _check_record(
-    record: Any, index: int, root: Path, check_media: bool, seen: set[str]
+    record: Any, index: int, root: Path, link_root: Path | None, check_media: bool, seen: set[str]
 ) -> tuple[list[ReleaseProblem], ReleaseScene | None]:
     try:
         scene = scene_from_dict(record, index)
@@ -171,11 +206,17 @@ def _check_record(
     if sid in seen:
         problems.append(ReleaseProblem(sid, None, "duplicate scene_id"))
     seen.add(sid)
-    paths = tuple(media_path(root, clip.src) for clip in scene.clips)
-    if check_media:
-        for clip, path in zip(scene.clips, paths):
+    paths = []
+    for clip in scene.clips:
+        try:
+            path = media_path(root, clip.src, link_root)
+        except MediaPathError as exc:
+            problems.append(ReleaseProblem(sid, clip.id, str(exc)))
+            continue
+        paths.append(path)
+        if check_media:
             problems.extend(ReleaseProblem(sid, clip.id, m) for m in clip_media_problems(scene, clip, path))
-    return problems, ReleaseScene(record, scene, paths)
+    return problems, ReleaseScene(record, scene, tuple(paths))
 
 
 #: Release scene ids: ``{av|ao}{p|n}_{gen|hr}_NNNNNN`` (shared/odu-demo/README.md). Ids of this
@@ -268,6 +309,7 @@ __all__ = [
     "MEDIA_DURATION_TOLERANCE_S",
     "RELEASE_RECORD_FILES",
     "Release",
+    "MediaPathError",
     "ReleaseError",
     "ReleaseProblem",
     "ReleaseScene",
