@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from ..constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES
+from ..jsonio import clean_text
 from ..schema import Clip, Scene, SchemaError, read_json_records, scene_from_dict
 
 #: Record files looked for, in this order, when a release is given as a directory.
@@ -199,7 +200,7 @@ def _check_record(
         scene = scene_from_dict(record, index)
     except SchemaError as exc:
         sid = record.get("scene_id") if isinstance(record, Mapping) else None
-        sid = sid if isinstance(sid, str) and sid else f"record {index}"
+        sid = sid if isinstance(sid, str) and sid and clean_text(sid) == sid else f"record {index}"
         return [ReleaseProblem(sid, None, _strip_scene_prefix(str(exc), sid))], None
     sid = scene.scene_id
     problems = [ReleaseProblem(sid, clip, message) for clip, message in _scene_problems(scene)]
