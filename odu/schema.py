@@ -8,13 +8,14 @@ display fields) and reject anything that would make scoring wrong, naming scene 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES, MAX_TIME_MS, MODALITIES
-from .jsonio import MAX_RECORD_DEPTH, JsonFileError, iter_records
+from .jsonio import MAX_RECORD_DEPTH, JsonFileError, iter_records, too_deep
 
 
 class SchemaError(ValueError):
@@ -200,7 +201,15 @@ def _object(value: Any, where: str) -> Mapping[str, Any]:
 def _check_tree(rec: Mapping[str, Any], where: str) -> None:
     """Refuse a record nested deeper than :data:`~odu.jsonio.MAX_RECORD_DEPTH` or holding a string
     (or key) with a lone surrogate, which has no UTF-8 form (:data:`odu.jsonio.SURROGATE_RULE`
-    would alter the reference); names the field. Iterative: no recursion on hostile nesting."""
+    would alter the reference); names the field. The common case costs one C-level encoding; the
+    walk that names the field is iterative: no recursion on hostile nesting."""
+    try:
+        text = json.dumps(rec, ensure_ascii=False, default=repr)
+        if not too_deep(text):
+            text.encode("utf-8")
+            return
+    except (RecursionError, UnicodeEncodeError, ValueError, TypeError):
+        pass  # the walk below names the field (or finds that a key type was the trouble: fine)
     stack: list[tuple[Any, str, int]] = [(rec, "", 1)]
     while stack:
         value, path, depth = stack.pop()

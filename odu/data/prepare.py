@@ -33,8 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..citation import BIBTEX
-from ..schema import Scene
-from .dataset import CONFIGS, DEFAULT_CONFIG, LEAF_CONFIGS, SPLIT, features, get_config, in_config_order, record_to_row
+from .dataset import CONFIGS, DEFAULT_CONFIG, LEAF_CONFIGS, SPLIT, features, get_config, record_to_row
 from .release import ReleaseProblem, ReleaseScene, read_release
 
 MANIFEST_NAME = "media_manifest.json"
@@ -86,8 +85,7 @@ class _Shard:
 
 def _row_bytes(item: ReleaseScene) -> int:
     """Size estimate of one row before reading media: media file sizes plus the record as JSON."""
-    record = len(json.dumps(item.record, ensure_ascii=False).encode())
-    return record + sum(p.stat().st_size for p in item.media_paths)
+    return len(item.raw) + sum(p.stat().st_size for p in item.media_paths)
 
 
 def _pack(items: Sequence[tuple[Any, int]], limit: int) -> list[list[Any]]:
@@ -104,14 +102,10 @@ def _pack(items: Sequence[tuple[Any, int]], limit: int) -> list[list[Any]]:
     return groups
 
 
-def _scene_of(item: ReleaseScene) -> Scene:
-    return item.scene
-
-
 def _plan(scenes: Sequence[ReleaseScene], max_shard_bytes: int, max_row_group_bytes: int) -> list[_Shard]:
     shards: list[_Shard] = []
     for leaf in (c.name for c in LEAF_CONFIGS):
-        items = in_config_order(leaf, scenes, _scene_of)
+        items = [item for item in scenes if item.leaf == leaf]  # release order (in_config_order)
         sized = [(item, _row_bytes(item)) for item in items]
         size_of = {id(item): size for item, size in sized}
         groups = [(tuple(g), sum(size_of[id(i)] for i in g)) for g in _pack(sized, max_row_group_bytes)]
@@ -228,9 +222,9 @@ def _write(root: Path, shards: list[_Shard], scenes: Sequence[ReleaseScene], pro
 
 
 def _write_records(path: Path, scenes: Sequence[ReleaseScene]) -> None:
-    with path.open("w", encoding="utf-8") as fh:
+    with path.open("wb") as fh:
         for item in scenes:
-            fh.write(json.dumps(item.record, ensure_ascii=False) + "\n")
+            fh.write(item.raw + b"\n")
 
 
 def _sha256_file(path: Path) -> str:

@@ -20,16 +20,18 @@ are returned in :attr:`Release.problems`.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from ..constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES
 from ..jsonio import clean_text
-from ..schema import Clip, Scene, SchemaError, read_json_records, scene_from_dict
+from ..schema import Clip, Scene, SchemaError, iter_json_records, scene_from_dict
+from .dataset import leaf_config
 
 #: Record files looked for, in this order, when a release is given as a directory.
 RELEASE_RECORD_FILES: tuple[str, ...] = ("scenes.jsonl", "scenes.json")
@@ -64,11 +66,24 @@ class ReleaseError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ReleaseScene:
-    """A valid scene: its record as read, the typed scene, and its clips' media paths in order."""
+    """A valid scene: its record, kept as compact JSON (``raw``: UTF-8 bytes, what the prepared
+    ``scenes.jsonl`` holds) so that a large release costs its file size in memory, not that of its
+    decoded objects; its id and leaf config, and its clips' media paths in order."""
 
-    record: Mapping[str, Any]
-    scene: Scene
+    raw: bytes
+    scene_id: str
+    leaf: str  # the leaf config holding it (odu.data.dataset.leaf_config)
     media_paths: tuple[Path, ...]
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The record as read (decoded anew on each access)."""
+        return json.loads(self.raw)
+
+    @property
+    def scene(self) -> Scene:
+        """The typed scene (built anew on each access)."""
+        return scene_from_dict(self.record)
 
 
 @dataclass(slots=True)
@@ -154,7 +169,7 @@ def read_release(
     """
     records_path = find_records(path)
     root = Path(media_root) if media_root is not None else records_path.parent
-    records = read_json_records(records_path)
+    records = (record for _, record in iter_json_records(records_path))
     link = Path(link_root) if link_root is not None else None
     scenes: list[ReleaseScene] = []
     problems: list[ReleaseProblem] = []
@@ -176,7 +191,7 @@ def fingerprint(path: str | Path, media_root: str | Path | None = None) -> str:
     records_path = find_records(path)
     root = Path(media_root) if media_root is not None else records_path.parent
     digest = hashlib.sha256(records_path.read_bytes())
-    for record in read_json_records(records_path):
+    for _, record in iter_json_records(records_path):
         clips = record.get("clips") if isinstance(record, Mapping) else None
         for clip in clips if isinstance(clips, list) else ():
             src = clip.get("src") if isinstance(clip, Mapping) else None
@@ -217,7 +232,8 @@ def _check_record(
         paths.append(path)
         if check_media:
             problems.extend(ReleaseProblem(sid, clip.id, m) for m in clip_media_problems(scene, clip, path))
-    return problems, ReleaseScene(record, scene, tuple(paths))
+    raw = json.dumps(record, ensure_ascii=False).encode()
+    return problems, ReleaseScene(raw, sid, leaf_config(scene), tuple(paths))
 
 
 #: Release scene ids: ``{av|ao}{p|n}_{gen|hr}_NNNNNN`` (shared/odu-demo/README.md). Ids of this
@@ -298,7 +314,7 @@ def _strip_scene_prefix(message: str, sid: str) -> str:
     return message
 
 
-def _progress(records: list[Any], enabled: bool, desc: str) -> Iterator[tuple[int, Any]]:
+def _progress(records: Iterable[Any], enabled: bool, desc: str) -> Iterator[tuple[int, Any]]:
     if not enabled:
         return enumerate(records)
     from tqdm.auto import tqdm
