@@ -161,6 +161,11 @@ def prepare(
     return result
 
 
+#: Rows converted to Arrow at a time while a row group is built (memory, not output: the row group
+#: is written as one chunk).
+_ROWS_PER_BATCH = 256
+
+
 def _write(root: Path, shards: list[_Shard], scenes: Sequence[ReleaseScene], progress: bool) -> PrepareResult:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -183,7 +188,7 @@ def _write(root: Path, shards: list[_Shard], scenes: Sequence[ReleaseScene], pro
         path.parent.mkdir(parents=True, exist_ok=True)
         with pq.ParquetWriter(path, schema, compression=PARQUET_COMPRESSION) as writer:
             for group in shard.groups:
-                rows = []
+                rows, batches = [], []
                 for item in group:
                     data = [p.read_bytes() for p in item.media_paths]
                     row = record_to_row(item.record, data)
@@ -200,9 +205,15 @@ def _write(root: Path, shards: list[_Shard], scenes: Sequence[ReleaseScene], pro
                         if t["role"] == "user"
                     )
                     bar.update(1)
-                table = pa.Table.from_pylist(rows, schema=schema)
-                writer.write_table(table, row_group_size=len(rows))
-                leaf_rows[shard.leaf] += len(rows)
+                    if len(rows) == _ROWS_PER_BATCH:  # to Arrow now: Python rows cost several times more
+                        batches.append(pa.RecordBatch.from_pylist(rows, schema=schema))
+                        rows = []
+                batches.append(pa.RecordBatch.from_pylist(rows, schema=schema))
+                # one chunk, as one from_pylist of the whole group gives: the same bytes are written
+                table = pa.Table.from_batches(batches, schema=schema).combine_chunks()
+                del batches
+                writer.write_table(table, row_group_size=len(group))
+                leaf_rows[shard.leaf] += len(group)
                 leaf_bytes[shard.leaf] += table.nbytes
         shard_files[rel] = _sha256_file(path)
     bar.close()
