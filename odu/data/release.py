@@ -190,7 +190,10 @@ def fingerprint(path: str | Path, media_root: str | Path | None = None) -> str:
     local data files), without reading the media."""
     records_path = find_records(path)
     root = Path(media_root) if media_root is not None else records_path.parent
-    digest = hashlib.sha256(records_path.read_bytes())
+    digest = hashlib.sha256()
+    with records_path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
     for _, record in iter_json_records(records_path):
         clips = record.get("clips") if isinstance(record, Mapping) else None
         for clip in clips if isinstance(clips, list) else ():
