@@ -12,7 +12,15 @@ import pytest
 from support.dataset_fixtures import demo_records
 
 from odu.cli import main
-from odu.data.release import MEDIA_DURATION_TOLERANCE_S, ReleaseError, find_records, fingerprint, read_release
+from odu.data.release import (
+    MEDIA_DURATION_TOLERANCE_S,
+    MediaPathError,
+    ReleaseError,
+    find_records,
+    fingerprint,
+    media_path,
+    read_release,
+)
 
 #: A multi-clip audio-visual positive, the audio-only positive and an audio-visual negative.
 SMALL = ("avp_gen_000003", "aop_gen_000050", "avn_gen_000010")
@@ -318,3 +326,20 @@ def test_a_killed_prepare_leaves_a_work_folder_the_next_run_removes(release: Pat
     other.mkdir()
     assert main(["prepare", str(release), "--out", str(out), "--no-progress"]) == 0
     assert not stale.exists() and live.is_dir() and other.is_dir()
+
+
+def test_hub_cache_links_may_lead_into_the_repo_folder(tmp_path: Path) -> None:
+    """A Hub snapshot's files are links into the repo folder's blobs/ (huggingface_hub cache
+    layout): allowed with that folder as link root, and nowhere else."""
+    repo = tmp_path / "datasets--org--odu"
+    blob = repo / "blobs" / "0123abcd"
+    blob.parent.mkdir(parents=True)
+    blob.write_bytes(b"RIFF")
+    snapshot = repo / "snapshots" / "rev1"
+    (snapshot / "media").mkdir(parents=True)
+    (snapshot / "media" / "a.wav").symlink_to(blob)
+    with pytest.raises(MediaPathError, match="resolves outside the media root"):
+        media_path(snapshot, "media/a.wav")
+    assert media_path(snapshot, "media/a.wav", link_root=repo) == snapshot / "media" / "a.wav"
+    with pytest.raises(MediaPathError, match="leads out of the media root"):
+        media_path(snapshot, "../../blobs/0123abcd", link_root=repo)  # src itself stays under the snapshot
