@@ -15,11 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from .constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES, MAX_TIME_MS, MODALITIES
-from .jsonio import MAX_RECORD_DEPTH, JsonFileError, iter_records, too_deep
+from .jsonio import MAX_RECORD_DEPTH, JsonFileError, clean_text, iter_records, too_deep
 
 
 class SchemaError(ValueError):
-    """A scene record does not follow the release schema; the message names scene and field."""
+    """A scene record does not follow the release schema; the message names scene and field
+    (a lone surrogate quoted from the record is shown as U+FFFD: the message stays printable)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(clean_text(message))
 
 
 # --- reference side ----------------------------------------------------------------------------
@@ -198,15 +202,18 @@ def _object(value: Any, where: str) -> Mapping[str, Any]:
     return value
 
 
-def _check_tree(rec: Mapping[str, Any], where: str) -> None:
-    """Refuse a record nested deeper than :data:`~odu.jsonio.MAX_RECORD_DEPTH` or holding a string
-    (or key) with a lone surrogate, which has no UTF-8 form (:data:`odu.jsonio.SURROGATE_RULE`
-    would alter the reference); names the field. The common case costs one C-level encoding; the
-    walk that names the field is iterative: no recursion on hostile nesting."""
+def check_tree(rec: Any, where: str, *, text: bool = False) -> None:
+    """Raise :class:`SchemaError` naming the field when ``rec`` nests deeper than
+    :data:`~odu.jsonio.MAX_RECORD_DEPTH` or, with ``text``, holds a string (or key) with a lone
+    surrogate, which has no UTF-8 form. Scoring takes such text (files get
+    :data:`odu.jsonio.SURROGATE_RULE`); a release refuses it (:mod:`odu.data.release`), since the
+    rule would alter its reference. The common case costs one C-level encoding; the walk that names
+    the field is iterative: no recursion on hostile nesting."""
     try:
-        text = json.dumps(rec, ensure_ascii=False, default=repr)
-        if not too_deep(text):
-            text.encode("utf-8")
+        dumped = json.dumps(rec, ensure_ascii=False, default=repr)
+        if not too_deep(dumped):
+            if text:
+                dumped.encode("utf-8")
             return
     except (RecursionError, UnicodeEncodeError, ValueError, TypeError):
         pass  # the walk below names the field (or finds that a key type was the trouble: fine)
@@ -214,12 +221,8 @@ def _check_tree(rec: Mapping[str, Any], where: str) -> None:
     while stack:
         value, path, depth = stack.pop()
         if isinstance(value, str):
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                raise SchemaError(
-                    f"{where}: field {path.lstrip('.')!r} holds a lone surrogate (not UTF-8 text)"
-                ) from None
+            if text and _has_surrogate(value):
+                raise SchemaError(f"{where}: field {path.lstrip('.')!r} holds a lone surrogate (not UTF-8 text)")
             continue
         if not isinstance(value, (Mapping, list, tuple)):
             continue
@@ -342,8 +345,8 @@ def scene_from_dict(rec: Mapping[str, Any], index: int | None = None, annotation
     sid = rec.get("scene_id")
     if not isinstance(sid, str) or not sid:
         raise SchemaError(f"record {index}: missing field 'scene_id'")
-    _check_tree(rec, f"record {index}" if _has_surrogate(sid) else f"scene {sid}")
     where = f"scene {sid}"
+    check_tree(rec, where)
     modality = _str(rec, "modality", where)
     if modality not in MODALITIES:
         raise SchemaError(f"{where}: modality {modality!r} is not one of {MODALITIES}")
@@ -527,6 +530,7 @@ __all__ = [
     "ReferenceSegment",
     "Scene",
     "SchemaError",
+    "check_tree",
     "iter_json_records",
     "iter_modalities",
     "iter_scenes",

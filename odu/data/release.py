@@ -30,7 +30,7 @@ from typing import Any
 
 from ..constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES
 from ..jsonio import clean_text
-from ..schema import Clip, Scene, SchemaError, iter_json_records, scene_from_dict
+from ..schema import Clip, Scene, SchemaError, check_tree, iter_json_records, scene_from_dict
 from .dataset import leaf_config
 
 #: Record files looked for, in this order, when a release is given as a directory.
@@ -216,6 +216,7 @@ def _check_record(
 ) -> tuple[list[ReleaseProblem], ReleaseScene | None]:
     try:
         scene = scene_from_dict(record, index)
+        check_tree(record, f"scene {scene.scene_id}", text=True)  # the reference as written, or refused
     except SchemaError as exc:
         sid = record.get("scene_id") if isinstance(record, Mapping) else None
         sid = sid if isinstance(sid, str) and sid and clean_text(sid) == sid else f"record {index}"

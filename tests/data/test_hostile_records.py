@@ -54,11 +54,6 @@ CASES = [
     ("end_ms at limit", _set("end_ms", MAX_TIME_MS), f"field 'end_ms' is {MAX_TIME_MS} ms, not under MAX_TIME_MS"),
     ("start_ms NaN", _set("start_ms", float("nan")), f"{SEGMENT}: field 'start_ms' must be milliseconds, got nan"),
     ("tiers objects", _set("key_points/0/tiers", [{"x": 1}]), "key_points[0]: field 'tiers' must be a list of strings"),
-    (
-        "lone surrogate",
-        _set("key_points/0/point", "ripe \udc00"),
-        f"field '{SEGMENT}.key_points[0].point' holds a lone surrogate",
-    ),
 ]
 
 
@@ -105,7 +100,18 @@ def _prepare(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     return err
 
 
-@pytest.mark.parametrize(("case", "edit", "fragment"), CASES, ids=[c[0] for c in CASES])
+#: ... and what a release refuses besides (scoring takes it: odu.jsonio.SURROGATE_RULE).
+RELEASE_CASES = [
+    *CASES,
+    (
+        "lone surrogate",
+        _set("key_points/0/point", "ripe \udc00"),
+        f"field '{SEGMENT}.key_points[0].point' holds a lone surrogate",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "edit", "fragment"), RELEASE_CASES, ids=[c[0] for c in RELEASE_CASES])
 def test_prepare_refuses_with_scene_and_field(
     case: str, edit: Any, fragment: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -156,7 +162,9 @@ def test_record_at_the_depth_limit_is_read(tmp_path: Path) -> None:
     assert [s.scene_id for s in load_scenes(tmp_path / "s.jsonl")] == [SCENE]
 
 
-def test_score_refuses_a_lone_surrogate_before_writing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_score_takes_a_lone_surrogate_and_writes_valid_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Scoring reads such a reference (the release refuses it, above) and writes it by the
+    surrogate rule: no UnicodeEncodeError after summary.json (issue 12 item 11)."""
     record = base()
     segment(record)["key_points"][0]["point"] = "ripe \udc00"
     scenes = tmp_path / "scenes.jsonl"
@@ -167,6 +175,8 @@ def test_score_refuses_a_lone_surrogate_before_writing(tmp_path: Path, capsys: p
     run = tmp_path / "run"
     code = main(argv("score", scenes=scenes, predictions=predictions, judge="lexical", out=run, no_progress=True))
     err = capsys.readouterr().err
-    assert code == 2 and "Traceback" not in err
-    assert f"scene {SCENE}: field '{SEGMENT}.key_points[0].point' holds a lone surrogate" in err
-    assert not (run / "summary.json").exists()
+    assert code == 0, err
+    assert json.loads((run / "summary.json").read_bytes().decode("utf-8"))["audio-visual"]["n_scenes"] == 1
+    assert [
+        json.loads(line)["scene_id"] for line in (run / "scenes.jsonl").read_bytes().decode("utf-8").splitlines()
+    ] == [SCENE]
