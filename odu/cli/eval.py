@@ -207,6 +207,7 @@ def run(args: argparse.Namespace) -> int:
             )
         check_dataset(source)
         cleared = not check_out_dir(out, args.overwrite)  # refused before any inference
+        judge_from_args(args).close()  # the judge's options and its verdict cache checked before any inference
         RECORDER.clear()
         loaded = load_tasks(manager, tasks)  # each task's data loaded and prepared once, for every model
         systems: dict[str, RunSummary] = {}
