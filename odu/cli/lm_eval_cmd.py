@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from ..scrub import scrub_file, scrubbed_console
+from ..server_check import PreflightError
 
 _SUBCOMMANDS = ("run", "ls", "validate")
 
@@ -100,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         with scrubbed_console():  # lm-eval prints and logs its --model_args verbatim
             cli_evaluate()
+    except PreflightError as exc:  # a server failed its check when lm-eval built the model
+        print(f"odu-bench lm-eval: error: {exc}", file=sys.stderr)
+        return 2
     finally:
         sys.argv = saved
     output_path = _output_path(argv)

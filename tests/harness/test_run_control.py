@@ -168,18 +168,31 @@ def test_the_judge_is_checked_before_the_model(sample_dataset: Path, tmp_path: P
     assert code == 2 and "preflight: judge server http://127.0.0.1:" in err and "judge-test" in err
 
 
+#: OpenAI's answer to ``max_tokens`` on a gpt-5 / o-series model (quoted in griptape-ai/ComfyUI-Griptape#312).
+UNSUPPORTED_MAX_TOKENS = {
+    "error": {
+        "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+        "Use 'max_completion_tokens' instead.",
+        "type": "invalid_request_error",
+        "param": "max_tokens",
+        "code": "unsupported_parameter",
+    }
+}
+
+
 @pytest.mark.parametrize(
     ("models", "probe", "expected"),
     [
-        # GET /models lists what the server serves (vLLM: --served-model-name; OpenAI: the models of the key)
+        # GET /v1/models lists the served names (vLLM: --served-model-name, owned_by "vllm"); a request
+        # for another name is a 404 "The model `x` does not exist." (vllm-project/vllm#3486)
         (("other-model",), None, "model 'omni-test' is not among the models it serves: other-model"),
-        # an OpenAI server answers 400 to a parameter the model does not take (e.g. max_tokens on gpt-5)
+        # OpenAI refuses a parameter the model does not take with 400 (see UNSUPPORTED_MAX_TOKENS)
         (
             ("omni-test",),
-            Reply(400, {"error": {"message": "Unsupported parameter: 'max_tokens'", "type": "invalid_request_error"}}),
-            "a minimal request was refused (HTTP 400: Error code: 400 - Unsupported parameter: 'max_tokens')",
+            Reply(400, UNSUPPORTED_MAX_TOKENS),
+            "a minimal request was refused (HTTP 400: Error code: 400 - Unsupported parameter: 'max_tokens'",
         ),
-        # a wrong key: 401 on the model list already
+        # a wrong key: OpenAI answers 401 on every route, the model list first
         (("omni-test",), "models-401", "GET /models answered HTTP 401"),
     ],
 )
@@ -372,3 +385,12 @@ def test_shards_merge_into_exactly_one_run(tmp_path: Path, capsys) -> None:
     assert not (tmp_path / "refused").exists()
     assert main(argv("eval", sample=True, model="never", shard="1/2", limit=2)) == 2
     assert "--limit with --shard" in capsys.readouterr().err
+
+
+def test_lm_eval_door_stops_on_a_failed_preflight(sample_dataset: Path, monkeypatch: pytest.MonkeyPatch, capfd) -> None:
+    monkeypatch.setenv("ODU_DATASET", str(sample_dataset))
+    url = dead_url(f"u:{SECRET}@")
+    args = ["lm-eval", "run", "--model", "odu-openai", "--model_args", f"model=m,base_url={url}", "--tasks", "odu_ao"]
+    assert main(args) == 2
+    out, err = capfd.readouterr()
+    assert f"odu-bench lm-eval: error: preflight: model server {scrub_url(url)}" in err and SECRET not in out + err
