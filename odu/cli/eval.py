@@ -32,7 +32,7 @@ from ..run import (
     clear_out_dir,
     summarize_run,
 )
-from ..scrub import install_log_filter, scrub_text, scrub_value
+from ..scrub import install_log_filter, scrub_text, scrub_value, scrubbed_console
 from .common import add_annotation_language, add_overwrite, judge_accounting_line, judge_errors_exit_code, judge_note
 
 DEFAULT_MODELS = ("always", "never")
@@ -215,6 +215,12 @@ def dry_run(args: argparse.Namespace, models: Sequence[str], loaded: Sequence[An
 
 
 def run(args: argparse.Namespace) -> int:
+    """The command, its console and log records scrubbed of URL credentials (:mod:`odu.scrub`)."""
+    with scrubbed_console():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
     from lm_eval.utils import setup_logging
@@ -246,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     out = Path(args.out or Path("runs") / time.strftime("%Y%m%d-%H%M%S"))
     setup_logging(args.verbosity)  # before the run: lm-eval 0.4.13 applies simple_evaluate(verbosity=) only after it
-    install_log_filter()  # no credential of a URL reaches a log line
+    install_log_filter()  # lm-eval's handler, made just now: no credential of a URL reaches a log line
     command = ["odu-bench", *(scrub_text(a) for a in sys.argv[1:])]
     try:
         if args.json and not args.dry_run:
