@@ -67,7 +67,7 @@ def test_documented_route_runs_against_its_fake(
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
     args = documented_commands()[backend][1:]  # without the program name
-    with OpenAIServer(FakeOmni(sample_dataset)) as judge, OpenAIServer() as http:
+    with OpenAIServer(FakeOmni(sample_dataset), models=("judge-test",)) as judge, OpenAIServer() as http:
         if backend == "gemini":
             fake = GeminiFake(sample_dataset, key=KEYS["GEMINI_API_KEY"], model="gemini-doc-test").attach(http)
             url, context = http.origin, None
