@@ -72,7 +72,9 @@ def _serve(latency: float, ready: Any, stop: Any) -> None:
     from support.judge_fakes import judge_responder
     from support.openai_server import OpenAIServer, Reply
 
-    server = OpenAIServer(judge_responder(), latency=latency).start()
+    server = OpenAIServer(
+        judge_responder(), latency=latency, models=["bench-judge"], api_key=None
+    ).start()  # keyless vLLM
 
     def reset(req: Any) -> Reply:
         server.reset()

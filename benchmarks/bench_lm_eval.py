@@ -44,7 +44,10 @@ def _serve(latency: float, ready: Any, stop: Any) -> None:
 
     judge = judge_responder()
     server = OpenAIServer(
-        lambda body: judge(body) if body["messages"][0]["content"] == JUDGE_INSTRUCTION else ANSWER, latency=latency
+        lambda body: judge(body) if body["messages"][0]["content"] == JUDGE_INSTRUCTION else ANSWER,
+        latency=latency,
+        models=["omni-bench", "judge-bench"],
+        api_key=None,  # a local vLLM started without --api-key
     ).start()
     ready.put(server.base_url)
     stop.wait()

@@ -17,14 +17,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # build 
 
 from support.backend_media import media  # noqa: F401  (module fixture: short clips for the backend tests)
 from support.dataset_fixtures import demo_dataset, demo_release, hf_cache  # noqa: F401  (session fixtures)
+from support.openai_rules import API_KEY
 from support.openai_server import OpenAIServer
 from support.sample_runs import prepared_sample  # noqa: F401  (the bundled sample where eval --sample puts it)
 from support.view_support import runs, site  # noqa: F401  (session fixtures of the viewer tests)
 
 
 @pytest.fixture
+def openai_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    """``OPENAI_API_KEY`` set to the key the loopback server accepts (``openai_rules.API_KEY``)."""
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    return API_KEY
+
+
+@pytest.fixture
 def openai_server() -> Iterator[OpenAIServer]:
-    """A started loopback OpenAI-compatible server (``tests/support/openai_server.py``); set ``.responder``."""
+    """A started loopback OpenAI-compatible server (``tests/support/openai_server.py``), as strict as a
+    real one: it wants ``Authorization: Bearer API_KEY`` (``openai_key`` puts it in the environment;
+    or set ``.api_key``), serves only ``.models`` (``["loopback"]``; add yours) and accepts no field
+    outside the API unless in ``.extra_fields``. Set ``.responder``."""
     with OpenAIServer() as server:
         yield server
 

@@ -239,7 +239,7 @@ def _run(args: argparse.Namespace) -> int:
     from ..schema import SchemaError
     from ..server_check import PreflightError
     from ..shards import LOGGED_TASKS_KEY, SHARD_KEY, parse_shard
-    from ..tables import table3
+    from ..tables import table3, table3_caveat
 
     models = [m.strip() for m in args.model.split(",") if m.strip()]
     unknown = [m for m in models if m not in BACKENDS]
@@ -347,6 +347,7 @@ def _run(args: argparse.Namespace) -> int:
         print(scrub_text(f"odu-bench eval: error: {exc}"), file=sys.stderr)
         return 2
     print(table3(systems, judge_note(next((summary["judge"] for summary in systems.values()), {}))))
+    print("\n".join(table3_caveat(systems.values())))
     print(f"results: {out}")
     code = judge_errors_exit_code(judge_errors, args, "eval")
     if inference_errors and not args.allow_inference_errors:

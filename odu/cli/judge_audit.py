@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 
 from ..constants import MODALITIES
+from ..jsonio import write_json
 from ..judge import JudgeUnavailableError
 from ..judge.audit import audit, audit_table
 from ..judge.spec import add_judge_arguments, judges_from_args
 from ..run import read_run
-from ..schema import SchemaError, load_scenes
+from ..schema import SchemaError, load_scenes, read_predictions
 from .common import add_annotation_language, judge_accounting_line, judge_errors_exit_code
 
 
@@ -38,7 +39,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="[NAME=]DIR",
         help="a scored run directory (odu-bench score --out); repeat for several systems",
     )
-    p.add_argument("--scenes", help="scene records, for Panel A (target recoverability)")
+    p.add_argument("--scenes", help="scene records, for Panel A (target recoverability) and --reference-shift")
+    p.add_argument(
+        "--reference-shift",
+        action="store_true",
+        help="instead of Table 7: M2 of the zh scenes against their zh and their en reference, same outputs "
+        "and judge (needs --scenes and outputs: --predictions, or --run DIRs holding predictions.jsonl)",
+    )
+    p.add_argument(
+        "--predictions",
+        action="append",
+        default=[],
+        type=_run_arg,
+        metavar="[NAME=]PATH",
+        help="raw model outputs (odu-bench score format) for --reference-shift; repeat for several systems",
+    )
     p.add_argument(
         "--modality",
         choices=MODALITIES,
@@ -57,6 +72,11 @@ def _labels(specs: list[str]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.reference_shift:
+        return _reference_shift(args)
+    if args.predictions:
+        print("odu-bench judge-audit: error: --predictions is for --reference-shift", file=sys.stderr)
+        return 2
     if not args.runs and not args.scenes:
         print("odu-bench judge-audit: error: give --run DIR (Panel B) and/or --scenes PATH (Panel A)", file=sys.stderr)
         return 2
@@ -89,3 +109,43 @@ def run(args: argparse.Namespace) -> int:
         if line := judge_accounting_line(info):
             print(line)
     return judge_errors_exit_code(sum(result["judge_error_points"].values()), args, "judge-audit", "key point")
+
+
+def _reference_shift(args: argparse.Namespace) -> int:
+    """``--reference-shift``: the JSON (``--out`` or printed) and the table; exit 1 on judge errors."""
+    from ..judge.reference_shift import judge_error_points, reference_shift, shift_table
+
+    sources = [(name, path / "predictions.jsonl") for name, path in args.runs] + list(args.predictions)
+    problem = (
+        "--reference-shift needs --scenes (with both en and zh annotations)"
+        if not args.scenes
+        else "--reference-shift needs outputs: --predictions [NAME=]PATH or --run DIR holding predictions.jsonl"
+        if not sources
+        else "two output sets are named alike; use NAME=PATH"
+        if len({name for name, _ in sources}) != len(sources)
+        else None
+    )
+    if problem:
+        print(f"odu-bench judge-audit: error: {problem}", file=sys.stderr)
+        return 2
+    judges = []
+    try:
+        outputs = {name: read_predictions(path) for name, path in sources}
+        scenes = load_scenes(args.scenes)
+        judges = judges_from_args(args)
+        result = reference_shift(outputs, scenes, dict(zip(_labels(args.judge), judges)), args.modality)
+    except (OSError, SchemaError, ValueError, JudgeUnavailableError) as exc:
+        print(f"odu-bench judge-audit: error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        for judge in judges:
+            judge.close()
+    if args.out:
+        write_json(args.out, result)
+    else:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    print(shift_table(result))
+    for info in result["judges"].values():
+        if line := judge_accounting_line(info):
+            print(line)
+    return judge_errors_exit_code(judge_error_points(result), args, "judge-audit", "key point")

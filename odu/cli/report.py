@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
             {marked[s.name]: _without_avg(s.summary) if s.incomplete else s.summary for s in systems}, "\n".join(notes)
         )
     )
+    print("\n".join(report["table3_caveat"]))
     if note:
         print(note, file=sys.stderr)
     print(f"wrote {len(written)} files to {args.out}: " + ", ".join(p.name for p in written))

@@ -12,7 +12,7 @@ from ..judge.spec import add_judge_arguments, judge_from_args
 from ..run import SCENES_FILE, RunWriter
 from ..schema import Scene, SchemaError, iter_scenes, read_predictions
 from ..scoring import score_into
-from ..tables import table3
+from ..tables import table3, table3_caveat
 from .common import add_annotation_language, add_overwrite, judge_accounting_line, judge_errors_exit_code, judge_note
 
 
@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     info = summary["judge"]
     print(table3({Path(args.predictions).stem: summary}, judge_note(info)))
+    print("\n".join(table3_caveat([summary])))
     print(
         f"parse errors: {summary['parse_errors']}  no output: {summary['no_output']}  "
         f"judge errors: {summary['judge_errors']}  -> {out}"

@@ -4,9 +4,10 @@
 
 * ``lexical`` — offline, approximate (:mod:`.lexical`);
 * ``verdicts:PATH`` — stored verdicts (:mod:`.stored`);
-* ``openai:MODEL`` — the paper's LLM judge (App D.3 / F.4) on any OpenAI-compatible server
-  (:mod:`.openai_judge`); options: ``base_url``, ``api_key_env``, ``concurrency``, ``max_tokens``,
-  ``timeout``, ``extra_body``, ``retries``, ``cache_path``, ``no_cache``, ``progress``.
+* ``openai:MODEL`` — an LLM judge given App F.4's English rendering of the paper's instruction
+  (App D.3 / F.4) on any OpenAI-compatible server (:mod:`.openai_judge`); options: ``base_url``,
+  ``api_key_env``, ``concurrency``, ``max_tokens``, ``timeout``, ``extra_body``, ``retries``,
+  ``cache_path``, ``no_cache``, ``progress``.
 """
 
 from __future__ import annotations

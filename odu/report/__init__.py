@@ -15,6 +15,7 @@ from typing import Any
 
 from ..constants import MODALITIES
 from ..jsonio import encode, write_json
+from ..tables import table3_caveat
 from .bootstrap import BOOTSTRAP_PERCENTILES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from .channels import channel_report
 from .headline import headline, source_deltas
@@ -48,6 +49,7 @@ def build_report(
             for s in systems
         ],
         "notes": comparability_notes(systems),
+        "table3_caveat": table3_caveat([s.summary for s in systems]),
         "headline": headline(systems, resamples, seed),
         "sources": source_deltas(systems),
         "channels": {m: channel_report(systems, m, resamples, seed) for m in present},

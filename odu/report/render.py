@@ -228,6 +228,7 @@ def markdown(report: Mapping[str, Any]) -> str:
             f"{INCOMPLETE_MARK} incomplete run, reported with --allow-incomplete: its files disagree or its M2 "
             "lacks verdicts, so no Avg is shown for it.",
         ]
+    lines += ["", *report["table3_caveat"]]
     other = [n for n in report["notes"] if not n.startswith("approximate judge")]
     if other:
         lines += ["", "**Comparability:**", *(f"- {n}" for n in other)]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import argv
+from support.openai_rules import API_KEY
 from support.openai_server import OpenAIServer, Reply, chat_completion
 from support.process import REPO
 
@@ -71,7 +72,7 @@ def test_a_killed_score_leaves_the_old_run_whole(openai_server: OpenAIServer, tm
         *argv("score", scenes=SAMPLE_SCENES, predictions=predictions, out=out, overwrite=True, no_progress=True),
         *["--judge", f"openai:{JUDGE_MODEL}", "--judge-base-url", openai_server.base_url, "--judge-retries", "0"],
     ]
-    env = {**os.environ, "OPENAI_API_KEY": "sk-test", "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "OPENAI_API_KEY": API_KEY, "PYTHONPATH": str(REPO)}
     victim = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while openai_server.count() == 0 and time.monotonic() < deadline and victim.poll() is None:
@@ -151,10 +152,11 @@ def test_scoring_into_an_eval_folder_is_refused_then_replaced_whole(
 # --- item 3: a failed judge -----------------------------------------------------------------------------
 
 
-def test_a_failed_judge_never_inflates_the_table(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_a_failed_judge_never_inflates_the_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture, openai_key: str
+) -> None:
     predictions = _references_as_outputs(tmp_path / "predictions.jsonl")
     unreachable = ["--judge", f"openai:{JUDGE_MODEL}", "--judge-base-url", "http://127.0.0.1:9/v1"]
-    os.environ.setdefault("OPENAI_API_KEY", "EMPTY")
     assert _score(tmp_path / "unjudged", predictions, *unreachable, "--judge-retries", "0") == 1
     assert read_run(tmp_path / "unjudged").summary["judge_errors"] > 0
     assert _score(tmp_path / "judged", predictions) == 0
@@ -229,7 +231,9 @@ def test_line_separators_in_model_output_survive_eval_then_score(prepared_sample
     assert any("a\u2028b\u2029c\u0085d" in c["text"] for r in rows for c in r["candidates"])
 
 
-def test_nan_in_the_judge_usage_never_reaches_summary_json(openai_server: OpenAIServer, tmp_path: Path) -> None:
+def test_nan_in_the_judge_usage_never_reaches_summary_json(
+    openai_server: OpenAIServer, tmp_path: Path, openai_key: str
+) -> None:
     """Item 6: a server reporting ``"prompt_tokens": NaN``."""
 
     def nan_usage(body: dict) -> Reply:
@@ -240,7 +244,6 @@ def test_nan_in_the_judge_usage_never_reaches_summary_json(openai_server: OpenAI
         return Reply(body=reply)
 
     openai_server.responder = nan_usage
-    os.environ.setdefault("OPENAI_API_KEY", "EMPTY")
     predictions = _references_as_outputs(tmp_path / "predictions.jsonl")
     judge = ["--judge", f"openai:{JUDGE_MODEL}", "--judge-base-url", openai_server.base_url, "--no-cache"]
     code = _score(tmp_path / "run", predictions, *judge)

@@ -172,6 +172,7 @@ def test_stored_verdicts_judge_and_annotation_language(metric, tmp_path):
 def test_openai_judge_with_options_on_a_loopback_server(metric, openai_server, tmp_path, monkeypatch):
     secret = "sk-metric-test-0c9b8a"
     monkeypatch.setenv("METRIC_JUDGE_KEY", secret)
+    openai_server.api_key, openai_server.models = secret, ["loopback-judge"]
     openai_server.responder = judge_responder()
     options = {
         "base_url": openai_server.base_url,

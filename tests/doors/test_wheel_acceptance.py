@@ -157,7 +157,8 @@ def runs(wheel_env: WheelEnv) -> Iterator[Runs]:
 
     first_ao = load_dataset(str(sample_dataset_dir(wheel_env.home / "sample")), "ao", split="test").select(range(4))
     first_ao_clips = sum(1 for row in first_ao for t in row["turns"] if t["role"] == "user")
-    with OpenAIServer(responder=lambda body: '{"has_demand": false, "segments": []}') as server:
+    answer = '{"has_demand": false, "segments": []}'
+    with OpenAIServer(lambda body: answer, api_key=SECRET, models=["gpt-test", "whisper-test"]) as server:
         server.route("POST", "/v1/audio/transcriptions", _transcription)
         environ, cwd = user_env(wheel_env, "odu_av")
         out = cwd.parent / "out"

@@ -9,15 +9,29 @@ from pathlib import Path
 
 import pytest
 from support.cli import argv
-from support.omni_fakes import FakeOmni
+from support.judge_fakes import rule_verdicts
+from support.omni_fakes import FakeOmni, reference_output
 from support.openai_server import OpenAIServer
 from support.process import fresh_env, run_odu
 
 from odu.cli import main as odu_main
 from odu.cli.lm_eval_cmd import forwarded_args
 from odu.data.sample import sample_dataset_dir
+from odu.judge.base import Judge, JudgeVerdict
+from odu.metrics import avg
+from odu.schema import scene_from_dict
+from odu.scoring import score_scenes
 
 SECRET = "sk-cli-test-1a2b3c4d5e6f"
+
+
+class _RuleJudge(Judge):
+    """The fake server's judge rule (:func:`support.judge_fakes.rule_verdicts`), in process."""
+
+    def judge(self, requests):
+        return [JudgeVerdict(rule_verdicts(r.candidate, list(r.key_points))) for r in requests]
+
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -41,6 +55,8 @@ def test_readme_command_one_runs_the_sample_end_to_end(tmp_path: Path) -> None:
     assert rows["floor: always-trigger"][6] == "100.0" and rows["floor: never-trigger"][6] == "0.0"  # AV FTR
     assert rows["floor: never-trigger"][2] == "0.0"  # AV M2
     assert any("APPROXIMATE" in line for line in lines)
+    assert any(line.startswith("Comparable with Table 3 only as far as these hold") for line in lines)
+    assert any(line.startswith("- reference language: each scene's own") for line in lines)
     [run_dir] = (tmp_path / "runs").iterdir()
     for model in ("always", "never"):
         folder = run_dir / model
@@ -71,7 +87,7 @@ def test_eval_with_an_openai_backend_and_judge(
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     fake = FakeOmni(sample_dataset)
-    with OpenAIServer(fake, models=("omni-test", "judge-test")) as server:
+    with OpenAIServer(fake, api_key=SECRET, models=["omni-test", "judge-test"]) as server:
         model_args = {"model": "omni-test", "base_url": server.base_url, "audio_in_video": "separate"}
         code = odu_main(
             argv(
@@ -91,7 +107,19 @@ def test_eval_with_an_openai_backend_and_judge(
     assert "| omni-test" in out and "APPROXIMATE" not in out
     [folder] = (tmp_path / "out").iterdir()
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    assert summary["audio-only"]["m1"] == 1.0 and summary["tasks"]["odu_ao"]["m1"] == 1.0
+    # the model answers every scene with its reference: detection, localisation, transcripts and
+    # profiles are perfect, no false trigger, and M2 / Avg are what the fake judge's rule gives
+    ao = summary["audio-only"]
+    assert [ao[m] for m in ("m1", "m3", "m4", "m5", "ftr")] == [1.0, 1.0, 1.0, 1.0, 0.0]
+    assert ao["n_negative"] > 0 and ao["parse_errors"] == 0 and summary["judge_errors"] == 0
+    scenes = [scene_from_dict(r) for r in fake.records.values() if r["modality"] == "audio-only"]
+    expected = score_scenes(
+        scenes, {s.scene_id: reference_output(fake.records[s.scene_id]) for s in scenes}, _RuleJudge()
+    )
+    for metric in ("m1", "m2", "m3", "m4", "m5", "avg", "ftr"):
+        assert ao[metric] == pytest.approx(expected.summary["audio-only"][metric]), metric
+        assert summary["tasks"]["odu_ao"][metric] == pytest.approx(ao[metric]), metric
+    assert 0.0 < ao["m2"] < 1.0 and ao["avg"] == pytest.approx(avg(ao))  # the rule misses some points
     assert summary["judge"]["model"] == "judge-test" and summary["judge"]["requests"] > 0
     card_text = (folder / "run_card.json").read_text(encoding="utf-8")
     card = json.loads(card_text)

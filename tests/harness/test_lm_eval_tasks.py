@@ -74,6 +74,14 @@ def by_scene(results: dict[str, Any], task: str) -> dict[str, dict[str, Any]]:
     return {s["doc"]["scene_id"]: s for s in results["samples"][task]}
 
 
+@pytest.fixture
+def openai_server(openai_server: OpenAIServer) -> OpenAIServer:
+    """The shared strict server, keyed with this module's secret, serving the models named here."""
+    openai_server.api_key = SECRET
+    openai_server.models = ["omni-test", "judge-test", "gpt-test", "whisper-test"]
+    return openai_server
+
+
 def omni_args(server: OpenAIServer) -> dict[str, Any]:
     return {"model": "omni-test", "base_url": server.base_url, "retries": 1, "concurrency": 4, "progress": False}
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from support.cli import argv
 from support.omni_fakes import FakeOmni
+from support.openai_rules import API_KEY
 from support.openai_server import OpenAIServer, Reply
 
 from odu.cli import main
@@ -22,7 +23,7 @@ from odu.scrub import ScrubFilter, scrub_text, scrub_url, scrub_value
 from odu.shards import parse_shard, shard_index
 
 SECRET = "hunter2-SECRET-f00d"
-KEY = "sk-run-control-test-1234"
+KEY = API_KEY  # what the strict loopback server accepts
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +92,9 @@ def test_a_password_in_a_url_reaches_no_file_and_no_output(
     sample_dataset: Path, tmp_path: Path, capfd: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake = FakeOmni(sample_dataset)
-    with OpenAIServer(fake, models=("omni-test", "judge-test")) as server:
+    # httpx sends a URL's user info as a Basic Authorization header in place of the Bearer key: the
+    # server stands for one behind a basic-auth proxy, so it checks no Bearer key (api_key=None)
+    with OpenAIServer(fake, api_key=None, models=("omni-test", "judge-test")) as server:
         url = server.base_url.replace("http://", f"http://user:{SECRET}@")
         public = server.base_url
         args = argv(
@@ -125,7 +128,7 @@ def test_lm_eval_door_scrubs_its_output_files_and_console(
 ) -> None:
     monkeypatch.setenv("ODU_DATASET", str(sample_dataset))
     fake = FakeOmni(sample_dataset)
-    with OpenAIServer(fake, models=("omni-test",)) as server:
+    with OpenAIServer(fake, api_key=None, models=("omni-test",)) as server:  # Basic auth: as above
         url = server.base_url.replace("http://", f"http://user:{SECRET}@")
         args = ["lm-eval", "run", "--model", "odu-openai", "--tasks", "odu_ao", "--limit", "2", "--log_samples"]
         args += ["--model_args", f"model=omni-test,base_url={url},progress=false", "--output_path", str(tmp_path)]
@@ -223,7 +226,7 @@ def test_a_server_without_a_model_list_is_probed_then_run_and_pitfalls_print_fir
     sample_dataset: Path, tmp_path: Path, capfd
 ) -> None:
     fake = FakeOmni(sample_dataset)
-    with OpenAIServer(fake) as server:
+    with OpenAIServer(fake, models=("omni-test",)) as server:  # serves the model, lists nothing
         server.route("GET", "/v1/models", lambda req: Reply(404, {"error": {"message": "not found"}}))
         code = main(
             argv(

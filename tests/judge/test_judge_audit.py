@@ -70,8 +70,13 @@ def _expected(run_dir: Path, hit) -> float:
     return sum(hits) / len(hits)
 
 
-def test_table7_panels(runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with OpenAIServer(judge_responder()) as lenient, OpenAIServer(strict_responder) as strict:
+def test_table7_panels(
+    runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], openai_key: str
+) -> None:
+    with (
+        OpenAIServer(judge_responder(), models=["lenient"]) as lenient,
+        OpenAIServer(strict_responder, models=["strict"]) as strict,
+    ):
         code = main(
             [
                 "judge-audit",
@@ -126,8 +131,10 @@ def test_table7_panels(runs: dict[str, Path], tmp_path: Path, capsys: pytest.Cap
     assert a["orphan_rate"]["openai:lenient"] == pytest.approx(1 - expected)
 
 
-def test_judge_errors_shrink_the_common_set_and_fail_the_exit_code(runs: dict[str, Path], tmp_path: Path) -> None:
-    with OpenAIServer(judge_responder()) as good, OpenAIServer(judge_responder()) as flaky:
+def test_judge_errors_shrink_the_common_set_and_fail_the_exit_code(
+    runs: dict[str, Path], tmp_path: Path, openai_key: str
+) -> None:
+    with OpenAIServer(judge_responder(), models=["a"]) as good, OpenAIServer(judge_responder(), models=["b"]) as flaky:
         flaky.fault_plan = lambda req: Fault(400, {"error": {"message": "no"}}) if req.index % 4 == 0 else None
         argv = [
             "judge-audit",

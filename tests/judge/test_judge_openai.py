@@ -16,6 +16,7 @@ from odu.judge.prompt import JUDGE_INSTRUCTION, JUDGE_PROMPT_VERSION
 from odu.schema import KeyPoint
 
 SECRET = "sk-test-5f0c1b2e9d8a7c6b"
+JUDGE_MODEL = "qwen3-judge"
 FAST_BACKOFF = (0.01, 2.0, 0.5)
 
 
@@ -36,7 +37,7 @@ def expected(requests: list[JudgeRequest]) -> list[dict[str, bool]]:
 
 def judge_for(server: OpenAIServer, tmp_path: Path, **options: object) -> OpenAIJudge:
     options = {"cache_path": tmp_path / "judge.sqlite", "progress": False, "backoff": FAST_BACKOFF, **options}
-    return OpenAIJudge("qwen3-judge", base_url=server.base_url, **options)
+    return OpenAIJudge(JUDGE_MODEL, base_url=server.base_url, **options)
 
 
 @pytest.fixture(autouse=True)
@@ -44,8 +45,18 @@ def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
 
 
+@pytest.fixture
+def openai_server(openai_server: OpenAIServer) -> OpenAIServer:
+    """The shared strict server, keyed with this module's secret, serving the judge model and
+    taking vLLM's ``chat_template_kwargs`` (the judge's ``extra_body`` in these tests)."""
+    openai_server.api_key, openai_server.models = SECRET, [JUDGE_MODEL]
+    openai_server.extra_fields = {"chat_template_kwargs"}
+    return openai_server
+
+
 def test_request_shape(openai_server: OpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_JUDGE_KEY", "another-key-123")
+    openai_server.api_key = "another-key-123"
     openai_server.responder = judge_responder()
     judge = make_judge(
         "openai:qwen3-judge",

@@ -110,6 +110,7 @@ def results(out: Path) -> tuple[dict, list[dict]]:
 
 @pytest.fixture
 def server(openai_server: OpenAIServer) -> OpenAIServer:
+    openai_server.api_key, openai_server.models = SECRET, ["fake-judge"]
     openai_server.responder = judge_responder()
     return openai_server
 

@@ -15,6 +15,7 @@ import soundfile as sf
 from support.backend_media import FAST_BACKOFF, GREEDY, loader, request
 from support.openai_server import Fault, OpenAIServer, Reply, chat_completion
 
+from odu.cache import cache_dir
 from odu.data.media import LazyClip, MediaError, sample_times
 from odu.models import AlwaysTrigger, NeverTrigger, Replay, make_backend
 from odu.models.base import Generation, decode_output, encode_output
@@ -24,11 +25,12 @@ from odu.parse import parse_output
 from odu.prompts import AO_INSTRUCTION, AV_INSTRUCTION, PROMPT_VERSION
 
 SECRET = "sk-model-0a1b2c3d4e5f6a7b"
+MODEL = "omni-test"
 ANSWER = '{"has_demand": false, "segments": []}'
 
 
 def backend(server: OpenAIServer, **options: object) -> OpenAIOmni:
-    return OpenAIOmni("omni-test", base_url=server.base_url, progress=False, backoff=FAST_BACKOFF, **options)
+    return OpenAIOmni(MODEL, base_url=server.base_url, progress=False, backoff=FAST_BACKOFF, **options)
 
 
 def media_parts(body: dict) -> list[dict]:
@@ -46,6 +48,13 @@ def data_of(part: dict) -> bytes:
 @pytest.fixture(autouse=True)
 def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+
+
+@pytest.fixture
+def openai_server(openai_server: OpenAIServer) -> OpenAIServer:
+    """The shared strict server, keyed with this module's secret and serving its model."""
+    openai_server.api_key, openai_server.models = SECRET, [MODEL]
+    return openai_server
 
 
 # --- the OpenAI-compatible backend ---------------------------------------------------------------------
@@ -122,6 +131,7 @@ def test_audio_only_sends_wav_as_is_and_transcodes_other_codecs(openai_server, m
 
 def test_file_urls_point_at_content_addressed_copies(openai_server, media, tmp_path: Path) -> None:
     openai_server.responder = lambda body: ANSWER
+    openai_server.local_media_root = cache_dir() / "media"  # vLLM: --allowed-local-media-path
     in_memory = {k: LazyClip(v.bytes) for k, v in media.items()}  # like dataset rows: bytes, no path
     backend(openai_server, media_url="file").generate([request(in_memory, ["v1"])], loader(in_memory), GREEDY)
     [part] = media_parts(openai_server.requests[-1].json)
@@ -167,6 +177,10 @@ def test_wrong_key_or_model_stops_the_run_without_leaking_the_key(openai_server,
     with pytest.raises(ModelUnavailableError) as err:
         backend(openai_server).generate([request(media, ["v1"])], loader(media), GREEDY)
     assert "HTTP 401" in str(err.value) and SECRET not in str(err.value)
+    openai_server.models = ["another-model"]  # the server's own 404 model_not_found: no retry either
+    with pytest.raises(ModelUnavailableError) as err:
+        backend(openai_server, retries=3).generate([request(media, ["v1"])], loader(media), GREEDY)
+    assert "HTTP 404" in str(err.value) and openai_server.count() == 2
 
 
 def test_unreadable_media_is_an_inference_error_and_sends_nothing(openai_server, media) -> None:
@@ -190,6 +204,7 @@ def test_generation_settings_and_their_pitfalls(openai_server, media) -> None:
     assert body["temperature"] == 0.7 and body["stop"] == ["\n\n"] and body["max_tokens"] == 256
     joined = " ".join(model.pitfalls())
     assert "sampling on" in joined and "may cut the JSON" in joined
+    openai_server.extra_fields = {"mm_processor_kwargs"}  # a vLLM extra
     quiet = backend(openai_server, extra_body={"mm_processor_kwargs": {"use_audio_in_video": True}})
     quiet.generate([request(media, ["v1"])], loader(media), GREEDY)
     assert openai_server.requests[-1].json["mm_processor_kwargs"] == {"use_audio_in_video": True}
@@ -245,7 +260,7 @@ def test_streaming_servers_are_read_chunk_by_chunk(openai_server, media) -> None
 
 
 def test_calls_overlap_up_to_the_concurrency_bound(media) -> None:
-    with OpenAIServer(lambda body: ANSWER, latency=0.2) as server:
+    with OpenAIServer(lambda body: ANSWER, latency=0.2, api_key=SECRET, models=[MODEL]) as server:
         model = backend(server, concurrency=3)
         reqs = [request(media, ["v1"], scene=f"s{i}") for i in range(7)]
         done: list[int] = []

@@ -54,6 +54,7 @@ def test_judge_model_and_asr_share_the_client(monkeypatch: pytest.MonkeyPatch, t
 
 def test_refusal_names_server_model_and_what_to_check(openai_server: OpenAIServer, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-refused-0123456789")
+    openai_server.api_key, openai_server.models = "sk-refused-0123456789", ["m"]
     openai_server.responder = lambda body: Reply(status=403, body={"error": {"message": "no sk-refused-0123456789"}})
     client = OpenAIClient("model", "m", base_url=openai_server.base_url, timeout=5.0, retries=0)
 

@@ -67,7 +67,10 @@ def test_documented_route_runs_against_its_fake(
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
     args = documented_commands()[backend][1:]  # without the program name
-    with OpenAIServer(FakeOmni(sample_dataset), models=("judge-test",)) as judge, OpenAIServer() as http:
+    judge_key = KEYS["OPENAI_API_KEY" if backend == "gemini" else "JUDGE_API_KEY"]  # as the doc says
+    judging = OpenAIServer(FakeOmni(sample_dataset), api_key=judge_key, models=["judge-test"])
+    judging.extra_fields = {"chat_template_kwargs"}  # the doc's --judge-extra-body: a vLLM extra
+    with judging as judge, OpenAIServer() as http:
         if backend == "gemini":
             fake = GeminiFake(sample_dataset, key=KEYS["GEMINI_API_KEY"], model="gemini-doc-test").attach(http)
             url, context = http.origin, None

@@ -20,6 +20,7 @@ from odu.report.taxonomy import ftr_profile, m2_profile
 from odu.run import ScoredRun, read_run, summarize, write_run
 from odu.schema import load_scenes
 from odu.scoring import score_scenes
+from odu.tables import table3_caveat
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 AV = "audio-visual"
@@ -410,6 +411,16 @@ def test_cli_report_writes_every_output(scored_runs, tmp_path, capsys):
     ch = report["channels"][AV]["systems"]
     cov = {s["system"]: _channel({"systems": [s]}, 0, "all context")["coverage"] for s in ch}
     assert cov["strong"] > cov["weak"]
+
+
+def test_report_prints_and_stores_the_caveat(scored_runs, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "report"
+    assert main(["report", *map(str, scored_runs), "--out", str(out), "--resamples", "20", "--no-plots"]) == 0
+    summaries = [json.loads((run / "summary.json").read_text(encoding="utf-8")) for run in scored_runs]
+    caveat = table3_caveat(summaries)
+    assert "\n".join(caveat) in capsys.readouterr().out
+    assert json.loads((out / "report.json").read_text(encoding="utf-8"))["table3_caveat"] == caveat
+    assert "\n".join(caveat) in (out / "report.md").read_text(encoding="utf-8")
 
 
 def test_cli_names_and_run_card(scored_runs, tmp_path):

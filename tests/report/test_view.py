@@ -75,6 +75,8 @@ def test_site_layout_index_and_scene_data(site, runs):
     ci = index["headline"]["audio-visual"][0]["metrics"]["avg"]["ci"]
     assert ci[0] <= index["headline"]["audio-visual"][0]["metrics"]["avg"]["value"] <= ci[1]
     assert any("approximate" in n for n in index["notes"])
+    assert any(n.startswith("Table 3 reference language: each scene's own") for n in index["notes"])
+    assert any(n.startswith("Table 3 matching thresholds: the paper's are unpublished") for n in index["notes"])
     row = next(json.loads(x) for x in (runs["a"] / "scenes.jsonl").read_text().splitlines())
     entry = next(s for s in index["scenes"] if s["id"] == row["scene_id"])
     assert entry["systems"][0] | {"flags": None} == {

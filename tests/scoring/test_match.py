@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
 import random
+import re
+from pathlib import Path
 
 import pytest
+from rapidfuzz import fuzz
 
-from odu.constants import CONTAINMENT_SPAN_MIN, IOU_MATCH_MIN, TRANSCRIPT_MATCH_MIN
+import odu.match
+import odu.text
 from odu.judge import LexicalJudge
 from odu.match import iou, match_segments, merge_segments
 from odu.schema import PredictedSegment, ReferenceSegment, scene_from_dict
 from odu.scoring import score_scenes
+from odu.text import is_cjk_dominant, normalize
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def pred(start, end, transcript, **kw) -> dict:
@@ -82,10 +90,90 @@ def test_iou_fallback_when_transcripts_differ() -> None:
     assert r["s3"] == pytest.approx(1900 / 2000)
 
 
-def test_thresholds_are_what_the_readme_says() -> None:
-    assert (TRANSCRIPT_MATCH_MIN, IOU_MATCH_MIN, CONTAINMENT_SPAN_MIN) == (0.5, 0.2, 0.5)
-    low_iou = row(scene(ref(0, 1000, "abc def ghi")), pred(900, 1500, "xyz uvw rst"))  # IoU 0.0667
-    assert low_iou["matches"][0]["method"] == "none"
+def documented_choices() -> dict[str, object]:
+    """Every ``NAME = value`` quoted in the "Scoring choices" table of docs/scoring.md."""
+    text = (REPO / "docs" / "scoring.md").read_text(encoding="utf-8")
+    table = text.split("## Scoring choices", 1)[1].split("\n## ", 1)[0]
+    return {name: ast.literal_eval(value) for name, value in re.findall(r"`([A-Z][A-Z0-9_]*) = ([^`]+)`", table)}
+
+
+def _constants_used(module) -> set[str]:
+    """The names ``module`` imports from ``odu.constants`` (read from its source)."""
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    return {
+        alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module == "constants" and node.level == 1
+        for alias in node.names
+    }
+
+
+def test_thresholds_are_what_the_docs_say() -> None:
+    """Every constant matching and normalisation use is quoted in docs/scoring.md with the value the
+    code runs with, and matching turns exactly at the quoted values (not at hard-coded ones)."""
+    doc = documented_choices()
+    used = _constants_used(odu.match) | _constants_used(odu.text)
+    assert used and used <= set(doc), f"docs/scoring.md does not quote {sorted(used - set(doc))}"
+    runs_with = {name: getattr(odu.match, name, getattr(odu.text, name, None)) for name in used}
+    assert runs_with == {name: doc[name] for name in used}
+
+    # phase 1: transcript similarity (rapidfuzz ratio) at the quoted minimum matches, just below does not
+    t = doc["TRANSCRIPT_MATCH_MIN"]
+    n, k = 100, round(t * 100)
+    assert k / n == t
+    reference = scene(ref(0, 1000, "a" * n))
+    for same, method in ((k, "transcript"), (k - 1, "none")):
+        hypothesis = "a" * same + "b" * (n - same)
+        assert fuzz.ratio("a" * n, hypothesis) / 100 == same / n
+        assert row(reference, pred(5000, 6000, hypothesis))["matches"][0]["method"] == method
+
+    # phase 2: IoU at the quoted minimum matches, just below does not (spans chosen so that neither
+    # lies CONTAINMENT_SPAN_MIN inside the other, which would be phase 3/4)
+    t, span_min, length = doc["IOU_MATCH_MIN"], doc["CONTAINMENT_SPAN_MIN"], 1000
+    inter = round(length * span_min * 0.8)
+    other = round(inter / t) - length + inter
+    assert inter / length < span_min and inter / other < span_min
+    start, end = length - inter, length - inter + other
+    assert iou((0, length), (start, end)) == pytest.approx(t) and iou((0, length), (start, end + 20)) < t
+    for stop, method in ((end, "iou"), (end + 20, "none")):
+        r = row(scene(ref(0, length, "abc def ghi")), pred(start, stop, "xyz uvw rst"))
+        assert r["matches"][0]["method"] == method
+
+    # phase 3: a leftover fragment lying the quoted fraction inside the reference joins it
+    text = "set a timer for ten minutes and then order the ingredients please"
+    lead = pred(0, 10_000, text)
+    inside = round(1000 * span_min)
+    for shift, joined in ((0, True), (10, False)):
+        fragment = pred(10_000 - inside + shift, 11_000 - inside + shift, "zzz qqq")
+        assert (
+            sorted(row(scene(ref(0, 10_000, text)), lead, fragment)["matches"][0]["predictions"]) == [0, 1]
+        ) == joined
+
+    # phase 3: a fragment whose text lies inside the reference's joins it from CONTAINMENT_MIN_CHARS
+    # characters on, and from a partial_ratio of CONTAINMENT_TEXT_MIN on
+    chars, text_min = doc["CONTAINMENT_MIN_CHARS"], doc["CONTAINMENT_TEXT_MIN"]
+    for piece, joined in (("ingredients"[:chars], True), ("ingredients"[: chars - 1], False)):
+        fragment = pred(15_000, 16_000, piece)
+        assert (
+            sorted(row(scene(ref(0, 10_000, text)), lead, fragment)["matches"][0]["predictions"]) == [0, 1]
+        ) == joined
+    kept = round(10 * text_min)
+    for piece, joined in (
+        ("ingredient"[:kept] + "x" * (10 - kept), True),
+        ("ingredient"[: kept - 1] + "x" * (11 - kept), False),
+    ):
+        assert (fuzz.partial_ratio(piece, normalize(text)) / 100 >= text_min) == joined
+        fragment = pred(15_000, 16_000, piece)
+        assert (
+            sorted(row(scene(ref(0, 10_000, text)), lead, fragment)["matches"][0]["predictions"]) == [0, 1]
+        ) == joined
+
+    # normalisation: CJK-dominant only above the quoted fraction of tokens
+    cjk_min = doc["CJK_DOMINANT_MIN"]
+    cjk = round(20 * cjk_min)
+    assert cjk / 20 == cjk_min
+    assert not is_cjk_dominant("我" * cjk + " ab" * (20 - cjk))
+    assert is_cjk_dominant("我" * (cjk + 1) + " ab" * (20 - cjk - 1))
 
 
 def test_split_prediction_fragments_are_merged() -> None:

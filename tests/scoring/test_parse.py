@@ -156,7 +156,25 @@ def test_random_byte_mutations_never_raise():
                 j = rng.randrange(len(text))
                 text[i:j] = text[i:j][::-1]
         p = parse_output("".join(text), case["modality"])
-        assert p.parse_error or isinstance(p.has_demand, bool)
+        _assert_well_formed(p)
+
+
+def _assert_well_formed(p: Prediction) -> None:
+    """What the parsing rules promise of any prediction: a boolean decision; a parse error is "no
+    demand, no segments" with its reason; segments only with a demand, within the limits, each time
+    an int in [0, MAX_TIME_MS) or None and start <= end, every text a string within MAX_TEXT_CHARS."""
+    assert type(p.has_demand) is bool and not p.no_output
+    if p.parse_error:
+        assert not p.has_demand and p.segments == () and p.issues
+    assert p.has_demand or p.segments == ()
+    assert len(p.segments) <= limits.MAX_SEGMENTS
+    for g in p.segments:
+        for t in (g.start_ms, g.end_ms):
+            assert t is None or (type(t) is int and 0 <= t < limits.MAX_TIME_MS)
+        assert not g.has_span or g.start_ms <= g.end_ms
+        texts = [g.transcript, g.structured_intent, *(c.description for c in g.required_context)]
+        assert all(type(x) is str and len(x) <= limits.MAX_TEXT_CHARS for x in texts)
+        assert len(g.required_context) <= limits.MAX_CONTEXT_ITEMS
 
 
 # --- inputs that are not a JSON object ----------------------------------------------------------

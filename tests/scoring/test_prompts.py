@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
+from support.paper import paper_line
 
 from odu.constants import CONTEXT_TYPES_AO, CONTEXT_TYPES_AV
 from odu.parse import parse_output
@@ -23,11 +23,8 @@ from odu.prompts import (
     prompt_fingerprint,
 )
 
-PAPER = Path("/work/shared/paper/odu-bench-paper.clean.txt")
 #: sha256 of every prompt text for PROMPT_VERSION: a text change must come with a new version.
 PINNED = {"odu-f1-d2-1": "83c55bcec16975824ec88f44de71e49cb590be97cafb76e3cac94ec3248034db"}
-
-needs_paper = pytest.mark.skipif(not PAPER.is_file(), reason="the paper text is not available")
 
 
 def _squash(text: str) -> str:
@@ -35,18 +32,13 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text).replace("–", "")
 
 
-def _paper_line(prefix: str) -> str:
-    return next(line for line in PAPER.read_text(encoding="utf-8").splitlines() if line.startswith(prefix))
-
-
 def _user_text(turns: list[Turn], modality: str = "audio-visual") -> str:
     chat = build_chat(turns, modality, text_only=True)
     return "\n".join(p.text if p.role == "user" else f"{p.label} {p.text}" for p in chat.parts[1:])
 
 
-@needs_paper
 def test_av_instruction_is_app_f1_word_for_word() -> None:
-    line = _paper_line("Audio-Visual Prediction Instruction")
+    line = paper_line("Audio-Visual Prediction Instruction")
     paper = line[line.index("You are the user’s AI assistant.") :]
     paper = paper.replace("∙\\\\bullet", "").replace("→\\\\rightarrow", "→")
     paper = re.sub(r"\[⬇\]\(data:[^)]*\)", "", paper)  # the listing's embedded copy, printed after it
@@ -89,7 +81,6 @@ def test_prompt_texts_are_pinned_to_their_version() -> None:
     assert prompt_fingerprint() == PINNED[PROMPT_VERSION], "prompt text changed: bump PROMPT_VERSION and re-pin"
 
 
-@needs_paper
 def test_text_only_single_clip_matches_the_app_d2_examples() -> None:
     positive = [
         Turn(
@@ -114,18 +105,17 @@ def test_text_only_single_clip_matches_the_app_d2_examples() -> None:
         )
     ]
     for turns, prefix in ((positive, "Positive example (Demand present)"), (negative, "Negative example (No demand)")):
-        paper = _paper_line(prefix).removeprefix(prefix)
+        paper = paper_line(prefix).removeprefix(prefix)
         assert _squash(_user_text(turns)) == _squash(paper)
 
 
-@needs_paper
 def test_text_only_history_matches_the_app_d2_template() -> None:
     sentence = AsrSentence(100, 900, "hello there", "0")
     turns = [
         Turn(ClipRef(0, "v1", "0" * 64, 4000), ("Sure.",), (sentence,)),
         Turn(ClipRef(1, "v2", "1" * 64, 5000), (), (sentence,)),
     ]
-    template = _paper_line("User-input template with dialogue history").removeprefix(
+    template = paper_line("User-input template with dialogue history").removeprefix(
         "User-input template with dialogue history"
     )
     expected = (
@@ -139,9 +129,8 @@ def test_text_only_history_matches_the_app_d2_template() -> None:
     assert _squash(_user_text(turns)) == _squash(expected)
 
 
-@needs_paper
 def test_no_speech_notice_replaces_the_block_and_audio_only_says_audio() -> None:
-    single = _paper_line("User-input templatesSingle clip")
+    single = paper_line("User-input templatesSingle clip")
     notice = single.split("Replacement ASR block when no speech is recognized", 1)[1]
     text = _user_text([Turn(ClipRef(0, "v1", "0" * 64, 3000), (), ())])
     assert text.startswith(notice) and "ms]" not in text

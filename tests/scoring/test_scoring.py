@@ -4,15 +4,16 @@ text of untyped context: "<intent> | <type>: <description>")."""
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
 import pytest
 from support.cli import argv
+from support.own_reference import OwnReferenceJudge, perfect_output
+from support.paper import table3_rows
 
 from odu.cli import main
-from odu.judge import LexicalJudge, StoredVerdictJudge, candidate_text
+from odu.judge import StoredVerdictJudge, candidate_text
 from odu.judge.base import Judge, JudgeVerdict
 from odu.metrics import avg
 from odu.parse import parse_output
@@ -21,7 +22,6 @@ from odu.scoring import score_scenes
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
-TABLE3 = REPO.parent / "shared" / "paper" / "table3.csv"
 EXAMPLE = json.loads((FIXTURES / "worked_example_a5.json").read_text(encoding="utf-8"))
 SCENES = load_scenes([EXAMPLE["scene"]])
 OUTPUTS = {"avp_gen_000139": EXAMPLE["model_output"]}
@@ -62,13 +62,6 @@ def test_worked_example_candidate_text_is_the_papers() -> None:
     assert candidate_text(prediction.segments[0]) == EXAMPLE["candidate_text"]
 
 
-def _table3_rows() -> list[dict[str, str]]:
-    if not TABLE3.exists():
-        pytest.skip("shared/paper/table3.csv not beside the checkout")
-    with TABLE3.open(encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
-
-
 def test_avg_reproduces_every_table3_row() -> None:
     """Eq. 6 on the published M1-M5 gives the published Avg.
 
@@ -78,7 +71,7 @@ def test_avg_reproduces_every_table3_row() -> None:
     the text-only baseline AV, -0.06) within the rounding bound.
     """
     deltas = {}
-    for row in _table3_rows():
+    for row in table3_rows():
         for mod in ("av", "ao"):
             if row[f"{mod}_avg"]:
                 metrics = {f"m{i}": float(row[f"{mod}_m{i}"]) / 100 for i in range(1, 6)}
@@ -86,29 +79,6 @@ def test_avg_reproduces_every_table3_row() -> None:
     assert len(deltas) == 28  # 15 systems, AV blank for GPT-Realtime-2 and Kimi-Audio
     assert max(abs(d) for d in deltas.values()) <= 0.10 + 1e-9
     assert sum(abs(d) <= 0.05 + 1e-9 for d in deltas.values()) == 26
-
-
-def _perfect_output(scene) -> str:
-    ann = scene.annotation()
-    return json.dumps(
-        {
-            "has_demand": ann.has_demand,
-            "segments": [
-                {
-                    "start_ms": g.start_ms,
-                    "end_ms": g.end_ms,
-                    "transcript": g.transcript,
-                    "structured_intent": g.structured_intent,
-                    "required_context": [{"type": c.type, "description": c.description} for c in g.required_context],
-                    "user_in_frame": g.user_in_frame,
-                    "user_gender": g.user_gender,
-                    "user_age_group": g.user_age_group,
-                }
-                for g in ann.segments
-            ],
-        },
-        ensure_ascii=False,
-    )
 
 
 def test_demo_records_load_and_round_trip() -> None:
@@ -124,18 +94,27 @@ def test_demo_records_load_and_round_trip() -> None:
 
 @pytest.mark.parametrize("language", ["scene", "en", "zh"])
 def test_demo_records_score_perfectly_against_themselves(language: str) -> None:
+    """Outputs written from the ``language`` annotation, scored against that same annotation: every
+    metric is perfect, M2 and Avg included (a judge that hits exactly the reference's own text)."""
     scenes = load_scenes(FIXTURES / "demo_scenes.json")
-    outputs = {s.scene_id: _perfect_output(s) for s in scenes}
-    run = score_scenes(scenes, outputs, LexicalJudge(), annotation_language="scene")
+    outputs = {s.scene_id: perfect_output(s, language) for s in scenes}
+    run = score_scenes(scenes, outputs, OwnReferenceJudge(scenes), annotation_language=language)
+    assert run.summary["annotation_language"] == language
+    assert run.summary["parse_errors"] == 0 and run.summary["judge_errors"] == 0
     for modality in ("audio-visual", "audio-only"):
         summary = run.summary[modality]
-        assert summary["m1"] == 1.0 and summary["m3"] == 1.0 and summary["m4"] == 1.0 and summary["m5"] == 1.0
-        assert summary["parse_errors"] == 0
+        assert [summary[m] for m in ("m1", "m2", "m3", "m4", "m5")] == [1.0] * 5, modality
+        assert summary["avg"] == pytest.approx(1.0, abs=1e-12)
     assert run.summary["audio-visual"]["ftr"] == 0.0
     assert run.summary["audio-only"]["ftr"] is None  # no audio-only negative in the demo
-    run_lang = score_scenes(scenes, {}, LexicalJudge(), annotation_language=language)
-    assert run_lang.summary["no_output"] == 27
-    assert run_lang.summary["audio-visual"]["m2"] == 0.0
+    if language != "scene":  # the language was really used: against the other one, intents differ
+        other = "zh" if language == "en" else "en"
+        crossed = score_scenes(scenes, outputs, OwnReferenceJudge(scenes), annotation_language=other)
+        assert crossed.summary["annotation_language"] == other
+        assert crossed.summary["audio-visual"]["m2"] == 0.0 and crossed.summary["audio-only"]["m2"] == 0.0
+    silent = score_scenes(scenes, {}, OwnReferenceJudge(scenes), annotation_language=language)
+    assert silent.summary["no_output"] == 27
+    assert silent.summary["audio-visual"]["m2"] == 0.0 and silent.summary["audio-visual"]["avg"] < 0.2
 
 
 def test_stored_verdicts_cover_every_demo_key_point(tmp_path: Path) -> None:
@@ -146,7 +125,7 @@ def test_stored_verdicts_cover_every_demo_key_point(tmp_path: Path) -> None:
             for i, g in enumerate(s.annotation().segments):
                 for n, k in enumerate(g.key_points):
                     fh.write(json.dumps({"scene_id": s.scene_id, "segment": i, "qid": k.qid, "hit": n % 2 == 0}) + "\n")
-    run = score_scenes(scenes, {s.scene_id: _perfect_output(s) for s in scenes}, StoredVerdictJudge(verdicts))
+    run = score_scenes(scenes, {s.scene_id: perfect_output(s) for s in scenes}, StoredVerdictJudge(verdicts))
     assert run.summary["judge_errors"] == 0
 
     def rate(g) -> float:

@@ -1,4 +1,4 @@
-"""A loopback OpenAI-compatible HTTP server for tests: real sockets, stdlib only.
+"""A loopback OpenAI-compatible HTTP server for tests: real sockets, stdlib only, as strict as a real one.
 
 Serves ``POST /v1/chat/completions`` and ``GET /v1/models`` out of the box; add any other route
 (e.g. ``/v1/audio/transcriptions``) with :meth:`OpenAIServer.route`. Every request is logged
@@ -6,11 +6,20 @@ Serves ``POST /v1/chat/completions`` and ``GET /v1/models`` out of the box; add 
 (:attr:`OpenAIServer.max_in_flight`), and faults can be injected: HTTP errors, 429 with
 ``Retry-After``, replies slower than the client's timeout, non-JSON bodies, dropped connections.
 
+Requests to the OpenAI API's paths are checked as a real server checks them
+(``tests/support/openai_rules.py``, each rule cited there), before any route handler runs:
+``Authorization: Bearer`` :attr:`~OpenAIServer.api_key` (401; ``None`` turns the check off), the
+model among :attr:`~OpenAIServer.models` (404 ``model_not_found``), the chat body (roles, content
+types, parts, data URLs, sampling ranges, no field outside the API unless listed in
+:attr:`~OpenAIServer.extra_fields`; 400), a transcription upload (multipart with ``file`` and
+``model``; 400). ``file:`` media URLs are read only under :attr:`~OpenAIServer.local_media_root`
+(vLLM's ``--allowed-local-media-path``).
+
 Typical use (the ``openai_server`` fixture in ``conftest.py`` starts one per test)::
 
-    server = OpenAIServer(responder=lambda body: "hello", latency=0.01)
+    server = OpenAIServer(responder=lambda body: "hello", latency=0.01, models=["judge"])
     with server:
-        client = openai.OpenAI(base_url=server.base_url, api_key="x")
+        client = openai.OpenAI(base_url=server.base_url, api_key=API_KEY)
         server.inject(Fault.rate_limit(retry_after=0.1), Fault.server_error())  # next two requests
         ...
     assert server.count() == 3
@@ -26,10 +35,22 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+from .openai_rules import (
+    API_KEY,
+    DEFAULT_MODEL,
+    OPENAI_PATHS,
+    Refusal,
+    check_auth,
+    check_chat,
+    check_model,
+    check_transcription,
+)
 
 
 @dataclass(frozen=True)
@@ -126,10 +147,21 @@ class OpenAIServer:
     """A threaded loopback server; use as a context manager or call :meth:`start` / :meth:`close`."""
 
     def __init__(
-        self, responder: Responder | None = None, *, latency: float = 0.0, models: tuple[str, ...] = ("loopback",)
+        self,
+        responder: Responder | None = None,
+        *,
+        latency: float = 0.0,
+        models: Iterable[str] = (DEFAULT_MODEL,),
+        api_key: str | None = API_KEY,
+        extra_fields: Collection[str] = (),
+        local_media_root: Path | None = None,
     ) -> None:
         self.responder: Responder = responder or (lambda body: "ok")
         self.latency = latency  # seconds added to every request
+        self.models: list[str] = list(models)  # served model ids (GET /v1/models); others get 404
+        self.api_key = api_key  # the Bearer key required on OpenAI paths; None: no check
+        self.extra_fields: set[str] = set(extra_fields)  # top-level chat fields accepted beyond the API's
+        self.local_media_root = local_media_root  # file: media URLs allowed under it (vLLM), else refused
         self.fault_plan: Callable[[RecordedRequest], Fault | None] | None = None
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
@@ -139,7 +171,7 @@ class OpenAIServer:
         self._routes: dict[tuple[str, str], Handler] = {
             ("POST", "/v1/chat/completions"): self._chat,
             ("GET", "/v1/models"): lambda req: Reply(
-                body={"object": "list", "data": [{"id": m, "object": "model"} for m in models]}
+                body={"object": "list", "data": [{"id": m, "object": "model"} for m in self.models]}
             ),
         }
         self._httpd: ThreadingHTTPServer | None = None
@@ -216,8 +248,6 @@ class OpenAIServer:
     # --- request handling -----------------------------------------------------------------------
 
     def _chat(self, req: RecordedRequest) -> Reply | Fault:
-        if not isinstance(req.json, dict) or not isinstance(req.json.get("messages"), list):
-            return Reply(status=400, body={"error": {"message": "body must be JSON with 'messages'"}})
         answer = self.responder(req.json)
         if isinstance(answer, (Fault, Reply)):
             return answer
@@ -233,10 +263,26 @@ class OpenAIServer:
         handler = self._routes.get((req.method, req.path))
         if handler is None:
             return Reply(status=404, body={"error": {"message": f"no route {req.method} {req.path}"}})
-        reply = handler(req)
+        refused = self._refusal(req)
+        reply = Reply(status=refused[0], body=refused[1]) if refused else handler(req)
         if fault is not None:  # a "slow" fault: the normal answer, late
             reply = Reply(reply.status, reply.body, reply.headers, reply.content_type, reply.delay + fault.delay)
         return reply
+
+    def _refusal(self, req: RecordedRequest) -> Refusal | None:
+        """What a real server refuses of ``req`` (only on the OpenAI API's paths)."""
+        if req.path not in OPENAI_PATHS:
+            return None
+        if refused := check_auth(req.headers.get("authorization"), self.api_key):
+            return refused
+        if (req.method, req.path) == ("POST", "/v1/chat/completions"):
+            return check_chat(req.json, self.extra_fields, self.local_media_root) or check_model(
+                req.json.get("model"), self.models
+            )
+        if (req.method, req.path) == ("POST", "/v1/audio/transcriptions"):
+            refused, form = check_transcription(req.headers.get("content-type"), req.body)
+            return refused or check_model(form.get("model"), self.models)
+        return None
 
     def _enter(self, method: str, path: str, headers: dict[str, str], body: bytes) -> RecordedRequest:
         try:

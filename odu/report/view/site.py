@@ -31,6 +31,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from ...tables import table3_caveat
 from .. import comparability_notes
 from ..headline import headline
 from .payload import index_entry, scene_page, search_text
@@ -137,6 +138,7 @@ def _axis_names(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, str
 
 def _notes(runs: Sequence[Run]) -> list[str]:
     notes = comparability_notes([r.system for r in runs])
+    notes += [f"Table 3 {line.removeprefix('- ')}" for line in table3_caveat([r.system.summary for r in runs])[1:]]
     notes += [f"{r.system.name}: {p}" for r in runs for p in r.pitfalls]
     notes += [f"{r.system.name}: its files disagree: {p}" for r in runs for p in r.system.problems]
     notes += [
