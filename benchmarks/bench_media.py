@@ -1,16 +1,21 @@
-"""Media decoding speed: sampled frames vs decoding every frame, seek vs sequential, audio loads.
+"""Media decoding speed: sampled frames and audio against naive decoding that gives the same output.
 
 Makes its own realistic clips with PyAV (10 s, 640x360, 30 fps H.264 at about 2 Mb/s, x264
 "veryfast" with up to 3 B-frames and a 2 s GOP, 48 kHz stereo AAC; a 16 kHz mono WAV), then times,
-in the same run:
+in the same run, each of ours against a naive baseline that produces the same output (asserted):
 
-* ``decode-all``: the naive baseline, every frame decoded and converted to RGB;
-* ``odu.data.media.decode_frames`` at 1 and 2 fps (auto rule), and forced sequential / forced seek;
-* a GOP sweep (keyframe every 250 ... 6 frames) timing sequential vs seek, from which the cost of
-  one seek in decoded-frame equivalents is fitted (the basis of ``FRAME_SEEK_COST_FRAMES``), and
-  the strategy the auto rule picks from the packet index (its time is that strategy's time);
-* ``odu.data.media.decode_audio`` on the WAV (soundfile) and the MP4 track (PyAV), against reading
-  the samples without downmix or resampling.
+* every frame: ``odu.data.media.decode_frames(clip)`` vs decoding every frame with PyAV and
+  converting each to RGB (equal arrays and timestamps);
+* frames sampled at 1 and 2 fps: ``decode_frames(clip, fps)`` (auto rule, forced sequential,
+  forced seek) vs the naive way: decode every frame, keep the one on screen at each sampling
+  instant, convert those to RGB (equal arrays and timestamps, for every method);
+* a GOP sweep (keyframe every 250 ... 6 frames) timing sequential vs seek (equal frames), from which
+  the cost of one seek in decoded-frame equivalents is fitted (the basis of
+  ``FRAME_SEEK_COST_FRAMES``), and the strategy the auto rule picks from the packet index (its time
+  is that strategy's time; ``auto_vs_best`` is the worst ratio to the faster of the two);
+* ``odu.data.media.decode_audio`` on the WAV (soundfile) and the MP4 track (PyAV) to 16 and 24 kHz
+  mono vs the naive way: decode the whole track, average the channels with numpy, resample the
+  whole signal once with libswresample (equal within 1e-4: the order of float operations differs).
 
 Run: ``python benchmarks/bench_media.py [--repeats 7] [--json out.json]``. Prints JSON, then a table.
 """
@@ -23,6 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -39,10 +45,14 @@ from _timing import best_of  # noqa: E402
 from synth import VideoSettings, encode_mp4, write_audio_file  # noqa: E402
 
 from odu.data.media import (  # noqa: E402
+    _TIME_EPS_S,
     FRAME_SEEK_COST_FRAMES,
     FRAME_SEEK_MIN_SAVING,
+    VideoFrames,
+    _resample,
     _seek_plan,
     _seeking_pays,
+    _stream_duration,
     decode_audio,
     decode_frames,
     probe,
@@ -95,12 +105,56 @@ def timed(fn: Callable[[], Any], repeats: int) -> float:
     return best_of(repeats, fn, clock=time.process_time, warm_up=True)
 
 
-def decode_all(path: Path) -> int:
-    """The naive baseline: decode every frame and convert each one to RGB."""
+def naive_frames(path: Path, fps: float | None = None) -> VideoFrames:
+    """The naive baseline: decode every frame; every one to RGB, or (with ``fps``) the one on screen
+    at each sampling instant (the last frame starting at or before it)."""
     with av.open(str(path)) as container:
         stream = container.streams.video[0]
         stream.thread_type = "AUTO"
-        return len([f.to_ndarray(format="rgb24") for f in container.decode(stream)])
+        start = float(stream.start_time * stream.time_base) if stream.start_time else 0.0
+        decoded = [(f.time - start, f) for f in container.decode(stream)]
+        if fps is None:
+            return VideoFrames(
+                np.stack([f.to_ndarray(format="rgb24") for _, f in decoded]), np.array([t for t, _ in decoded])
+            )
+        duration = _stream_duration(stream)
+    assert duration is not None
+    times = sample_times(duration, fps)
+    assert times is not None
+    shown = [decoded[max(0, bisect_right([t for t, _ in decoded], s + _TIME_EPS_S) - 1)] for s in times]
+    rgb: dict[int, np.ndarray] = {}
+    frames = np.stack([rgb.setdefault(id(f), f.to_ndarray(format="rgb24")) for _, f in shown])
+    return VideoFrames(frames, np.array([t for t, _ in shown]))
+
+
+def naive_audio(path: Path, rate: int) -> np.ndarray:
+    """The naive baseline for audio: the whole track decoded to one array, channels averaged with
+    numpy, the mono signal resampled in one go (libswresample), cut to the track's duration."""
+    if path.suffix == ".wav":
+        data, native = sf.read(str(path), dtype="float32", always_2d=True)
+        return _resample(np.ascontiguousarray(data.mean(axis=1, dtype=np.float32)), native, rate)
+    with av.open(str(path)) as container:
+        stream = container.streams.audio[0]
+        native = stream.rate
+        planes = np.concatenate([f.to_ndarray() for f in container.decode(stream)], axis=1)
+        length = _stream_duration(stream)
+    mono = _resample(np.ascontiguousarray(planes.mean(axis=0, dtype=np.float32)), native, rate)
+    return mono[: round(length * rate)] if length is not None else mono
+
+
+def same_frames(a: VideoFrames, b: VideoFrames, what: str) -> None:
+    if not (np.array_equal(a.frames, b.frames) and np.allclose(a.timestamps, b.timestamps, atol=1e-9)):
+        raise SystemExit(f"bench_media: {what}: the frames differ")
+
+
+def same_audio(a: np.ndarray, b: np.ndarray, what: str) -> float:
+    """Largest sample difference of two decodings of the same audio (it must stay below 1e-4)."""
+    if a.shape != b.shape:
+        raise SystemExit(f"bench_media: {what}: {a.shape} samples against {b.shape}")
+    diff = float(np.max(np.abs(a - b))) if a.size else 0.0
+    if diff > 1e-4:
+        raise SystemExit(f"bench_media: {what}: samples differ by up to {diff:g}")
+    return diff
 
 
 def plan_numbers(path: Path, fps: float) -> dict[str, float]:
@@ -130,21 +184,30 @@ def run(repeats: int) -> dict[str, Any]:
             types = Counter(PictureType(f.pict_type).name for f in container.decode(video=0))
         result["frame_types"] = dict(sorted(types.items()))
         result["probe_ms"] = 1000 * timed(lambda: probe(main), repeats)
-        t_all = timed(lambda: decode_all(main), repeats)
-        result["decode_all_s"] = t_all
+        same_frames(decode_frames(main), naive_frames(main), "every frame")
+        t_all = timed(lambda: naive_frames(main), repeats)
+        t_ours = timed(lambda: decode_frames(main), repeats)
+        result["every_frame"] = {"naive_s": t_all, "ours_s": t_ours, "ratio": t_ours / t_all}
         result["frames"] = {}
         for fps in SAMPLE_RATES:
-            row = {}
+            expected = naive_frames(main, fps)
+            t_naive = timed(lambda fps=fps: naive_frames(main, fps), repeats)
+            row: dict[str, Any] = {"naive": {"s": t_naive}, "n_frames": len(expected.frames)}
             for method in ("auto", "sequential", "seek"):
+                same_frames(decode_frames(main, fps=fps, method=method), expected, f"{fps:g} fps, {method}")
                 t = timed(lambda fps=fps, method=method: decode_frames(main, fps=fps, method=method), repeats)
-                row[method] = {"s": t, "vs_decode_all": t / t_all}
-            row["n_frames"] = len(decode_frames(main, fps=fps))
+                row[method] = {"s": t, "vs_naive": t / t_naive}
             result["frames"][f"{fps:g} fps"] = row
 
         sweep = []
         for gop in GOP_SWEEP:
             clip = main if gop == 60 else make_clip(tmp_path / f"gop{gop}.mp4", gop)
             for fps in SAMPLE_RATES:
+                same_frames(
+                    decode_frames(clip, fps=fps, method="seek"),
+                    decode_frames(clip, fps=fps, method="sequential"),
+                    f"GOP {gop}, {fps:g} fps, seek vs sequential",
+                )
                 t_seq = timed(lambda clip=clip, fps=fps: decode_frames(clip, fps=fps, method="sequential"), repeats)
                 t_seek = timed(lambda clip=clip, fps=fps: decode_frames(clip, fps=fps, method="seek"), repeats)
                 plan = plan_numbers(clip, fps)
@@ -163,43 +226,36 @@ def run(repeats: int) -> dict[str, Any]:
 
         wav = write_audio_file(tmp_path / "speech.wav", (0.1 * np.random.default_rng(2).standard_normal(160_000)))
         audio = {}
-        for name, path, baseline in (
-            ("wav 16k mono (soundfile)", wav, lambda: sf.read(str(wav), dtype="float32")),
-            ("mp4 48k stereo AAC (PyAV)", main, lambda: _decode_track(main)),
-        ):
-            base = timed(baseline, repeats)
+        for name, path in (("wav 16k mono (soundfile)", wav), ("mp4 48k stereo AAC (PyAV)", main)):
             for rate in (16_000, 24_000):
+                diff = same_audio(decode_audio(path, rate), naive_audio(path, rate), f"{name} -> {rate}")
+                base = timed(lambda path=path, rate=rate: naive_audio(path, rate), repeats)
                 t = timed(lambda path=path, rate=rate: decode_audio(path, rate), repeats)
                 audio[f"{name} -> {rate // 1000} kHz"] = {
                     "s": t,
-                    "baseline_s": base,
-                    "vs_baseline": t / base,
+                    "naive_s": base,
+                    "vs_naive": t / base,
                     "x_realtime": SECONDS / t,
+                    "max_difference": diff,
                 }
         result["audio"] = audio
         result["clip_duration_s"] = info.duration_s
     return result
 
 
-def _decode_track(path: Path) -> int:
-    """Baseline for audio: decode the track to arrays, no downmix, no resampling."""
-    with av.open(str(path)) as container:
-        return sum(f.to_ndarray().shape[-1] for f in container.decode(audio=0))
-
-
 def table(r: dict[str, Any]) -> str:
+    every = r["every_frame"]
     lines = [
         f"clip: {r['clip']}, {r['clip_bytes'] / 1e6:.2f} MB, frames {r['frame_types']}; probe {r['probe_ms']:.2f} ms",
-        f"decode-all (every frame to RGB): {r['decode_all_s'] * 1000:.0f} ms",
+        f"every frame to RGB: naive {every['naive_s'] * 1000:.0f} ms, decode_frames {every['ours_s'] * 1000:.0f} ms "
+        f"({every['ratio']:.2f}x)",
         "",
-        "| sampling | frames | auto | sequential | seek |",
-        "|---|---|---|---|---|",
+        "| sampling | frames | naive (decode all, pick) | auto | sequential | seek |",
+        "|---|---|---|---|---|---|",
     ]
     for name, row in r["frames"].items():
-        cells = [
-            f"{row[m]['s'] * 1000:.0f} ms ({row[m]['vs_decode_all']:.2f}x)" for m in ("auto", "sequential", "seek")
-        ]
-        lines.append(f"| {name} | {row['n_frames']} | " + " | ".join(cells) + " |")
+        cells = [f"{row[m]['s'] * 1000:.0f} ms ({row[m]['vs_naive']:.2f}x)" for m in ("auto", "sequential", "seek")]
+        lines.append(f"| {name} | {row['n_frames']} | {row['naive']['s'] * 1000:.0f} ms | " + " | ".join(cells) + " |")
     lines += [
         "",
         "| GOP | fps | sequential | seek | auto (picked) | seek-plan frames / seeks |",
@@ -218,12 +274,13 @@ def table(r: dict[str, Any]) -> str:
         f"(FRAME_SEEK_COST_FRAMES = {r['frame_seek_cost_frames']:g}, FRAME_SEEK_MIN_SAVING = "
         f"{r['frame_seek_min_saving']:g}); auto within {r['auto_vs_best']:.2f}x of the best",
         "",
-        "| audio | decode_audio | baseline | ratio | x realtime |",
-        "|---|---|---|---|---|",
+        "| audio | decode_audio | naive | ratio | x realtime | max difference |",
+        "|---|---|---|---|---|---|",
     ]
     for name, a in r["audio"].items():
         lines.append(
-            f"| {name} | {a['s'] * 1000:.1f} ms | {a['baseline_s'] * 1000:.1f} ms | {a['vs_baseline']:.2f}x | {a['x_realtime']:.0f} |"
+            f"| {name} | {a['s'] * 1000:.1f} ms | {a['naive_s'] * 1000:.1f} ms | {a['vs_naive']:.2f}x | "
+            f"{a['x_realtime']:.0f} | {a['max_difference']:.1e} |"
         )
     return "\n".join(lines)
 

@@ -12,6 +12,16 @@ a client of the same base, :class:`ApiClient`, that knows Google's SDK. They all
   stands in for it when a local server (``base_url`` given) needs none; :meth:`ApiClient.scrub`
   removes the key and the server URL's user info and query values from every message, and
   :func:`public_url` shows a URL without them;
+* transport limits: each attempt of a call has a total deadline of ``timeout`` seconds (from the
+  first byte sent to the last byte read, however slowly the server trickles; the SDK's own
+  timeouts bound each connect and read), and a reply may not exceed :data:`MAX_RESPONSE_BYTES`
+  (counted as it arrives, so an endless body is cut off; compressed replies are not asked for
+  and refused); both failures are retried like a timeout;
+* replicas: ``base_url`` may list several servers of the same model separated by
+  :data:`REPLICA_SEPARATOR` (``http://a:8000/v1|http://b:8000/v1``); each attempt goes to the
+  replica with the fewest attempts in flight, and a replica that fails an attempt rests for
+  :data:`REPLICA_COOLDOWN_S` while its calls are retried at once on the others
+  (:class:`ReplicaPool`);
 * retry policy (:meth:`ApiClient.call`): 429, 408, 409, 5xx, timeouts, connection errors and
   undecodable bodies are retried with exponential backoff (``Retry-After`` / ``retry-after-ms``
   honoured); the SDKs' own retries are off, so every retry is counted; 401 / 403 / 404 (a wrong
@@ -35,12 +45,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import contextvars
 import email.utils
+import functools
 import json
 import os
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
@@ -65,6 +78,15 @@ MIN_SECRET_CHARS = 4
 FATAL_STATUSES = frozenset({401, 403, 404})
 #: Statuses worth retrying besides 5xx.
 RETRY_STATUSES = frozenset({408, 409, 429})
+#: Largest reply body read from a server (16 MiB: a judge verdict is a few KB, a model answer a few
+#: tens of KB); a longer one fails the attempt (:class:`ResponseTooLargeError`).
+MAX_RESPONSE_BYTES = 16 * 2**20
+#: Seconds the SDK waits for a connection to open (capped by the request's ``timeout``).
+CONNECT_TIMEOUT_S = 10.0
+#: Separates the replicas listed in one ``base_url``.
+REPLICA_SEPARATOR = "|"
+#: Seconds a replica that failed an attempt is passed over while others are ready.
+REPLICA_COOLDOWN_S = 30.0
 
 
 class ServerRefusedError(RuntimeError):
@@ -94,6 +116,13 @@ class TransientError(Exception):
         self.response = response
 
 
+class ResponseTooLargeError(TransientError):
+    """The server's reply exceeded :data:`MAX_RESPONSE_BYTES` (or announced it would)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"reply larger than {limit:,} bytes (MAX_RESPONSE_BYTES): cut off")
+
+
 #: Sorts an exception raised by a call into the retry policy: a :class:`TransientError` (try again),
 #: a :class:`ServerRefusedError` (stop the run), a :class:`CallFailedError` (this call failed), or
 #: None (not a call failure: it propagates as it is).
@@ -115,14 +144,33 @@ def status_failure(status: int, message: str, response: Any = None) -> Exception
     return CallFailedError(f"HTTP {status}: {message}")
 
 
+def split_replicas(base_url: str | None) -> list[str | None]:
+    """The servers listed in ``base_url`` (one, or several separated by :data:`REPLICA_SEPARATOR`).
+
+    >>> split_replicas("http://a:8000/v1 | http://b:8000/v1")
+    ['http://a:8000/v1', 'http://b:8000/v1']
+    >>> split_replicas(None)
+    [None]
+    """
+    if base_url is None:
+        return [None]
+    urls = [u.strip() for u in base_url.split(REPLICA_SEPARATOR)]
+    if not all(urls):
+        raise ValueError(f"base_url lists an empty replica: {public_url(base_url)!r}")
+    return list(urls)
+
+
 def public_url(url: str | None) -> str | None:
-    """``url`` without user info, query or fragment (they may carry credentials).
+    """``url`` without user info, query or fragment (they may carry credentials); each replica of
+    a list (:data:`REPLICA_SEPARATOR`) alike.
 
     >>> public_url("https://user:secret@api.example.com:8443/v1?key=abc")
     'https://api.example.com:8443/v1'
     """
     if url is None:
         return None
+    if REPLICA_SEPARATOR in url:
+        return REPLICA_SEPARATOR.join(public_url(u.strip()) or "" for u in url.split(REPLICA_SEPARATOR))
     parts = urlsplit(url)
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
@@ -139,6 +187,8 @@ def url_secrets(url: str | None) -> list[str]:
     """
     if not url:
         return []
+    if REPLICA_SEPARATOR in url:
+        return list(dict.fromkeys(s for u in url.split(REPLICA_SEPARATOR) for s in url_secrets(u.strip())))
     parts = urlsplit(url)
     alone = [parts.password or "", *(value for _, value in parse_qsl(parts.query)), parts.fragment]
     found = [parts.netloc.rpartition("@")[0], alone[0], parts.query, *alone[1:]]
@@ -172,12 +222,14 @@ async def with_retries(
     backoff: tuple[float, float, float],
     classify: Classifier,
     on_retry: Callable[[], None] = lambda: None,
+    ready_elsewhere: Callable[[], bool] = lambda: False,
 ) -> T:
     """Await ``call()`` until it succeeds, retrying what ``classify`` (or the call itself) calls a
     :class:`TransientError` up to ``retries`` times.
 
     The wait is the server's ``Retry-After`` if given, else ``first * factor**attempt`` jittered
-    down by up to half; both capped at ``cap`` (``backoff = (first, factor, cap)``). Raises
+    down by up to half; both capped at ``cap`` (``backoff = (first, factor, cap)``); none when
+    ``ready_elsewhere()`` (another replica can take the retry at once). Raises
     :class:`ServerRefusedError` on a refusal (401/403/404) and :class:`CallFailedError` on any other
     failure or when giving up; exceptions ``classify`` does not know propagate unchanged.
     """
@@ -197,7 +249,7 @@ async def with_retries(
         if attempt == retries:
             raise CallFailedError(f"{type(failure).__name__} after {attempt + 1} attempts: {failure}")
         on_retry()
-        wait = retry_after(failure)
+        wait = 0.0 if ready_elsewhere() else retry_after(failure)
         if wait is None:
             wait = min(cap, first * factor**attempt) * random.uniform(0.5, 1.0)
         await asyncio.sleep(min(wait, cap))
@@ -216,12 +268,16 @@ class CallStats:
     wall_time_s: float = 0.0
 
     def count_usage(self, usage: Any) -> None:
-        """Add a reply's token usage (a decoded ``usage`` dict or the SDK's usage object; None: nothing)."""
+        """Add a reply's token usage (a decoded ``usage`` dict or the SDK's usage object; None: nothing).
+
+        A count that is not a non-negative integer (``"10"``, ``NaN``, ``-3``, ``true``: the server's
+        accounting, not the answer) is left out rather than breaking the run or the summary's JSON.
+        """
         if usage is None:
             return
         get = usage.get if isinstance(usage, Mapping) else lambda name: getattr(usage, name, 0)
-        self.prompt_tokens += get("prompt_tokens") or 0
-        self.completion_tokens += get("completion_tokens") or 0
+        self.prompt_tokens += _token_count(get("prompt_tokens"))
+        self.completion_tokens += _token_count(get("completion_tokens"))
 
     def as_dict(self, order: Sequence[str]) -> dict[str, Any]:
         """The counters in ``order`` (every field), times and other fractional counts rounded to thousandths."""
@@ -229,6 +285,53 @@ class CallStats:
         if set(order) != set(stats):
             raise ValueError(f"reporting order {list(order)} does not name the counters {list(stats)}")
         return {name: round(stats[name], 3) if isinstance(stats[name], float) else stats[name] for name in order}
+
+
+class ReplicaPool:
+    """The replicas of one server (:func:`split_replicas`) and which to send the next attempt to:
+    among those not resting after a failure (all of them, when every one rests: the first to wake
+    first), the one with the fewest attempts in flight, the least recently chosen on a tie."""
+
+    def __init__(self, urls: Sequence[str | None], cooldown: float = REPLICA_COOLDOWN_S) -> None:
+        self.urls = list(urls)
+        self.cooldown = cooldown
+        self.in_flight = [0] * len(self.urls)
+        self._rest_until = [0.0] * len(self.urls)
+        self._chosen = [0] * len(self.urls)
+        self._turn = 0
+
+    def __len__(self) -> int:
+        return len(self.urls)
+
+    def _ready(self) -> list[int]:
+        now = time.monotonic()
+        return [i for i, until in enumerate(self._rest_until) if until <= now]
+
+    def acquire(self) -> int:
+        """The replica for the next attempt, counted in flight until :meth:`release`."""
+        ready = self._ready() or [min(range(len(self)), key=self._rest_until.__getitem__)]
+        index = min(ready, key=lambda i: (self.in_flight[i], self._chosen[i]))
+        self._turn += 1
+        self._chosen[index] = self._turn
+        self.in_flight[index] += 1
+        return index
+
+    def release(self, index: int) -> None:
+        self.in_flight[index] -= 1
+
+    def fail(self, index: int, rest: float | None = None) -> None:
+        """Replica ``index`` failed an attempt: pass it over for :attr:`cooldown` s, or the ``rest``
+        its server asked for (``Retry-After``) when longer, up to ten cooldowns."""
+        self._rest_until[index] = time.monotonic() + min(max(self.cooldown, rest or 0.0), 10 * self.cooldown)
+
+    def ready_elsewhere(self) -> bool:
+        """Whether, among several replicas, one is ready now (a retry need not wait)."""
+        return len(self) > 1 and bool(self._ready())
+
+
+def _token_count(value: Any) -> int:
+    """``value`` if it is a token count (a non-negative ``int``, not a ``bool``), else 0."""
+    return value if type(value) is int and value >= 0 else 0
 
 
 class ApiClient:
@@ -267,6 +370,9 @@ class ApiClient:
         # longest first, so that a secret holding another one is replaced whole
         self._secrets = sorted({s for s in (key, *url_secrets(base_url)) if s}, key=len, reverse=True)
         self.role, self.model, self.base_url, self.api_key_env = role, model, base_url, found or envs[0]
+        self.replicas = ReplicaPool(split_replicas(base_url))
+        # the replica of the attempt under way in this task (read by the SDK's request hook)
+        self._replica: contextvars.ContextVar[int | None] = contextvars.ContextVar(f"odu-{role}-replica", default=None)
         self.timeout, self.retries, self.backoff = timeout, retries, backoff
         self.url_option, self.unavailable = url_option, unavailable
         self.stats = stats if stats is not None else CallStats()
@@ -294,12 +400,25 @@ class ApiClient:
 
     # --- calls ------------------------------------------------------------------------------------
 
-    async def call(self, send: Callable[[], Awaitable[T]]) -> T:
+    async def call(self, send: Callable[[], Awaitable[T]], *, gate: asyncio.Semaphore | None = None) -> T:
         """``await send()`` under the retry policy, each retry counted; raises
-        :class:`CallFailedError` when it fails for good and :attr:`unavailable` on a refusal."""
+        :class:`CallFailedError` when it fails for good and :attr:`unavailable` on a refusal.
+
+        Each attempt holds ``gate`` (if given; not while waiting to retry), goes to one replica
+        (:class:`ReplicaPool`) and must end within :attr:`timeout` seconds in all."""
+
+        async def attempt() -> T:
+            async with gate if gate is not None else contextlib.nullcontext():
+                return await self._attempt(send)
+
         try:
             return await with_retries(
-                send, retries=self.retries, backoff=self.backoff, classify=self.classify, on_retry=self._count_retry
+                attempt,
+                retries=self.retries,
+                backoff=self.backoff,
+                classify=self.classify,
+                on_retry=self._count_retry,
+                ready_elsewhere=self.replicas.ready_elsewhere,
             )
         except ServerRefusedError as exc:
             raise self.unavailable(
@@ -308,6 +427,22 @@ class ApiClient:
                     f"HTTP {exc.status} (check {self.api_key_env}, the model name and {self.url_option}): {exc.message}"
                 )
             ) from None
+
+    async def _attempt(self, send: Callable[[], Awaitable[T]]) -> T:
+        """One attempt on the chosen replica under the total deadline; a replica that fails it
+        with a transient failure rests (:meth:`ReplicaPool.fail`)."""
+        index = self.replicas.acquire()
+        token = self._replica.set(index)
+        try:
+            return await _before(send(), self.timeout)
+        except Exception as exc:
+            verdict = exc if isinstance(exc, TransientError) else self.classify(exc)
+            if isinstance(verdict, TransientError):
+                self.replicas.fail(index, retry_after(exc))
+            raise
+        finally:
+            self._replica.reset(token)
+            self.replicas.release(index)
 
     def _count_retry(self) -> None:
         self.stats.retries += 1
@@ -348,22 +483,53 @@ class OpenAIClient(ApiClient):
 
     def classify(self, exc: Exception) -> Exception | None:
         """The ``openai`` SDK's failures: statuses by :func:`status_failure`; connection errors and
-        undecodable bodies (``ValueError``) retried."""
+        undecodable bodies (``ValueError``; ``RecursionError``: JSON nested deeper than Python's
+        stack) retried."""
         import openai
 
         if isinstance(exc, openai.APIStatusError):
             return status_failure(exc.status_code, exc.message, exc.response)
-        if isinstance(exc, (openai.APIConnectionError, openai.APIResponseValidationError, ValueError)):
+        if isinstance(exc, (openai.APIConnectionError, openai.APIResponseValidationError, ValueError, RecursionError)):
             return TransientError(str(exc))
         return None
 
     # --- SDK accessors: the only places the ``openai`` SDK is touched ----------------------------
 
     def async_sdk(self) -> openai.AsyncOpenAI:
-        """A fresh async SDK client for one batch (its own retries off; close it when done)."""
-        from openai import AsyncOpenAI
+        """A fresh async SDK client for one batch (close it when done): its own retries off, the
+        SDK's timeouts per connect and read, uncompressed replies capped at
+        :data:`MAX_RESPONSE_BYTES`, each request sent to the replica of its attempt (httpx event
+        hooks on the SDK's default HTTP client)."""
+        import openai
 
-        return AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout)
+        timeout = openai.Timeout(self.timeout, connect=min(CONNECT_TIMEOUT_S, self.timeout))
+        http = openai.DefaultAsyncHttpxClient(
+            timeout=timeout, event_hooks={"request": [self._route], "response": [_cap_reply]}
+        )
+        return openai.AsyncOpenAI(
+            api_key=self._api_key,
+            base_url=self.replicas.urls[0],
+            max_retries=0,
+            timeout=timeout,
+            http_client=http,
+            default_headers={"Accept-Encoding": "identity"},  # a compressed body could not be capped
+        )
+
+    async def _route(self, request: Any) -> None:
+        """httpx request hook: send a request of an attempt bound to replica ``i > 0`` there (the
+        SDK builds every URL on the first replica)."""
+        index = self._replica.get()
+        if not index:
+            return
+        import httpx2
+
+        first, chosen = (
+            str(httpx2.URL(u or "")).rstrip("/") + "/" for u in (self.replicas.urls[0], self.replicas.urls[index])
+        )
+        url = str(request.url)
+        if url.startswith(first):
+            request.url = httpx2.URL(chosen + url[len(first) :])
+            request.headers["Host"] = request.url.netloc.decode("ascii")
 
     def realtime(self) -> RealtimeSocket:
         """A Realtime WebSocket session with :attr:`model` (``async with``; one per scene)."""
@@ -385,7 +551,9 @@ class RealtimeSocket:
     async def __aenter__(self) -> RealtimeSocket:
         self._sdk = self._client.async_sdk()
         self._manager = self._sdk.realtime.connect(
-            model=self._client.model, websocket_connection_options={"open_timeout": self._client.timeout}
+            model=self._client.model,
+            # the SDK reads messages of any size unless told: the same cap as an HTTP reply
+            websocket_connection_options={"open_timeout": self._client.timeout, "max_size": MAX_RESPONSE_BYTES},
         )
         try:
             self._connection = await self._manager.__aenter__()
@@ -425,10 +593,67 @@ def _socket_failure(exc: BaseException) -> BaseException:
         body = (response.body or b"").decode(errors="replace")[:300]
         return status_failure(response.status_code, f"WebSocket handshake refused: {body}", response)
     if isinstance(exc, (ConnectionClosed, WebSocketConnectionClosedError)):
+        cause = exc if isinstance(exc, ConnectionClosed) else exc.__cause__
+        if getattr(getattr(cause, "sent", None), "code", None) == 1009:  # RFC 6455 §7.4.1: message too big
+            return ResponseTooLargeError(MAX_RESPONSE_BYTES)
         return TransientError(f"connection closed by the server ({exc})")
     if isinstance(exc, (WebSocketException, OSError, asyncio.TimeoutError, EOFError)):
         return TransientError(f"{type(exc).__name__}: {exc}")
     return exc
+
+
+@functools.cache
+def _capped_stream_type() -> type:
+    """An httpx ``AsyncByteStream`` wrapping a reply body that fails once it passes
+    :data:`MAX_RESPONSE_BYTES` (made on first use: the module imports no HTTP library)."""
+    import httpx2
+
+    class CappedStream(httpx2.AsyncByteStream):
+        def __init__(self, stream: Any) -> None:
+            self._stream = stream
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            seen = 0
+            async for chunk in self._stream:
+                seen += len(chunk)
+                if seen > MAX_RESPONSE_BYTES:
+                    raise ResponseTooLargeError(MAX_RESPONSE_BYTES)
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._stream.aclose()
+
+    return CappedStream
+
+
+async def _cap_reply(response: Any) -> None:
+    """httpx response hook: refuse a reply announced larger than :data:`MAX_RESPONSE_BYTES` or
+    compressed (its decoded size could not be bounded), and cut off one that grows past the cap."""
+    size = response.headers.get("content-length", "")
+    if size.isdigit() and int(size) > MAX_RESPONSE_BYTES:
+        raise ResponseTooLargeError(MAX_RESPONSE_BYTES)
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise CallFailedError(f"reply compressed ({encoding}) although an uncompressed one was asked for")
+
+    response.stream = _capped_stream_type()(response.stream)
+
+
+async def _before(work: Awaitable[T], seconds: float) -> T:
+    """``await work`` (in a task of its own, bound to the caller's context), cancelled after
+    ``seconds`` in all as a :class:`TransientError`; a timeout raised inside ``work`` stays its own."""
+    task = asyncio.ensure_future(work)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=seconds)
+    except BaseException:  # the caller was cancelled: so is the work
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        raise
+    if not done:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        raise TransientError(f"no complete reply within {seconds:g} s (the request's deadline)")
+    return task.result()
 
 
 async def _awaited(batch: Callable[[], Awaitable[T]]) -> T:
@@ -443,17 +668,24 @@ __all__ = [
     "MIN_SECRET_CHARS",
     "RETRIES",
     "RETRY_STATUSES",
+    "CONNECT_TIMEOUT_S",
+    "MAX_RESPONSE_BYTES",
+    "REPLICA_COOLDOWN_S",
+    "REPLICA_SEPARATOR",
     "ApiClient",
     "CallFailedError",
     "CallStats",
     "Classifier",
     "OpenAIClient",
     "RealtimeSocket",
+    "ReplicaPool",
+    "ResponseTooLargeError",
     "ServerRefusedError",
     "ServerUnavailableError",
     "TransientError",
     "public_url",
     "retry_after",
+    "split_replicas",
     "status_failure",
     "url_secrets",
     "with_retries",

@@ -5,7 +5,8 @@ retry policy: hours on the full benchmark).
 
 For each server (the judge first, so that a dead judge wastes no inference run):
 
-1. it is reachable: ``GET /models`` answers within :data:`PREFLIGHT_TIMEOUT_S`;
+1. it is reachable: ``GET /models`` answers within :data:`PREFLIGHT_TIMEOUT_S` (each replica of a
+   ``base_url`` listing several);
 2. the model is listed there (servers without ``/models``, answering 404/405, skip this step);
 3. one minimal request in the run's own request shape (the backend's or judge's body, at most
    :data:`PROBE_MAX_TOKENS` output tokens, no retries) is accepted.
@@ -89,10 +90,31 @@ async def _listed(client: OpenAIClient, sdk: Any) -> str:
     return "model listed"
 
 
+async def _replicas_listed(client: OpenAIClient) -> None:
+    """Steps 1-2 on every replica of ``client``'s ``base_url`` (one short-lived client each)."""
+    urls = list(getattr(getattr(client, "replicas", None), "urls", None) or [client.base_url])
+    for url in urls:
+        one = OpenAIClient(
+            client.role,
+            client.model,
+            base_url=url,
+            api_key_env=client.api_key_env,
+            timeout=PREFLIGHT_TIMEOUT_S,
+            retries=0,
+        )
+        sdk = one.async_sdk()
+        try:
+            await _listed(one, sdk)
+        except PreflightError as exc:
+            raise PreflightError(f"replica {scrub_text(url)}: {exc}" if len(urls) > 1 else str(exc)) from None
+        finally:
+            await sdk.close()
+
+
 async def _check(client: OpenAIClient, probe: Callable[[Any], Awaitable[Any]]) -> None:
+    await _replicas_listed(client)
     sdk = client.async_sdk()
     try:
-        await _listed(client, sdk)
         try:
             result = await probe(sdk)
         except (CallFailedError, ServerUnavailableError) as exc:

@@ -282,6 +282,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.dry_run:
             return dry_run(args, models, load_tasks(manager, tasks))
         cleared = not check_out_dir(out, args.overwrite)  # refused before any inference
+        judge_from_args(args).close()  # the judge's options and its verdict cache checked before any inference
         RECORDER.clear()
         loaded = load_tasks(manager, tasks)  # each task's data loaded and prepared once, for every model
         systems: dict[str, RunSummary] = {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Judge, JudgeRequest, JudgeVerdict, candidate_text
+from .cache import JudgeCacheError
 from .lexical import LexicalJudge
 from .openai_judge import JudgeUnavailableError, OpenAIJudge
 from .stored import StoredVerdictJudge
@@ -34,6 +35,7 @@ def make_judge(spec: str, **options: Any) -> Judge:
 
 __all__ = [
     "Judge",
+    "JudgeCacheError",
     "JudgeRequest",
     "JudgeUnavailableError",
     "JudgeVerdict",

@@ -167,6 +167,8 @@ class OpenAIJudge(Judge):
         self.reasks = reasks
         self.progress = progress
         self.cache = None if no_cache else VerdictCache(cache_path)
+        if self.cache is not None:
+            self.cache.check()  # a damaged file is named now, before any call is paid for
 
     # --- public interface -----------------------------------------------------------------------
 
@@ -289,11 +291,10 @@ class OpenAIJudge(Judge):
         body = self.request_body(messages)
 
         async def post() -> str | None:
-            async with gate:
-                self._stats.requests += 1
-                data = await client.post("/chat/completions", body=body, cast_to=object)
+            self._stats.requests += 1
+            data = await client.post("/chat/completions", body=body, cast_to=object)
             text, usage = _reply(data)
             self._stats.count_usage(usage)
             return text
 
-        return await self.client.call(post)
+        return await self.client.call(post, gate=gate)

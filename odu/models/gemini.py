@@ -183,6 +183,7 @@ class GeminiModel(RemoteBackend):
     key_envs = GEMINI_API_KEY_ENVS
     default_url = GEMINI_DEFAULT_URL
     limit_name = "max_output_tokens"
+    replicable = False  # the google-genai SDK sends its own requests: one server
     truncation_advice = " (thinking tokens count against it): raise max_output_tokens or lower the thinking setting"
     client: GeminiClient
     _stats: GeminiStats

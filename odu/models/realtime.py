@@ -98,6 +98,7 @@ class RealtimeModel(RemoteBackend):
     role = "Realtime"
     default_url = "https://api.openai.com/v1"
     limit_name = "max_output_tokens"
+    replicable = False  # one WebSocket session per scene, opened on one server
     client: OpenAIClient
     _stats: RealtimeStats
 

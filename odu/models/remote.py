@@ -100,6 +100,9 @@ class RemoteBackend(Backend):
     #: The API's name of the output-token limit, and what to do about cut answers (run-card pitfalls).
     limit_name: ClassVar[str] = "max_tokens"
     truncation_advice: ClassVar[str] = ""
+    #: Whether ``base_url`` may list replicas (:data:`odu.openai_client.REPLICA_SEPARATOR`): only
+    #: backends whose requests go through the client's HTTP routing.
+    replicable: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """The subclass's signature: its own arguments, then the :class:`ServerOptions` (PEP 362's
@@ -130,6 +133,8 @@ class RemoteBackend(Backend):
             stats=stats,
             unavailable=ModelUnavailableError,
         )
+        if len(self.client.replicas) > 1 and not self.replicable:
+            raise ValueError(f"the {self.name} backend talks to one server: base_url may not list replicas")
 
     # --- what a backend implements ----------------------------------------------------------------
 

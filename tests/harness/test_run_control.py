@@ -397,3 +397,22 @@ def test_lm_eval_door_stops_on_a_failed_preflight(sample_dataset: Path, monkeypa
     assert main(args) == 2
     out, err = capfd.readouterr()
     assert f"odu-bench lm-eval: error: preflight: model server {scrub_url(url)}" in err and SECRET not in out + err
+
+
+def test_every_replica_is_checked(sample_dataset: Path, tmp_path: Path, capfd) -> None:
+    fake = FakeOmni(sample_dataset)
+    with OpenAIServer(fake, models=("omni-test",)) as live:
+        dead = dead_url()
+        code = main(
+            argv(
+                "eval",
+                dataset=sample_dataset,
+                model="openai",
+                tasks="odu_ao",
+                model_args=json.dumps({"model": "omni-test", "base_url": f"{live.base_url}|{dead}"}),
+                out=tmp_path / "out",
+            )
+        )
+        listed = live.count("/v1/models")
+    err = capfd.readouterr().err
+    assert code == 2 and f"replica {dead}: cannot reach the server" in err and listed == 1 and not fake.probes

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
+from odu.cli import main
+from odu.judge import JudgeCacheError, OpenAIJudge
 from odu.judge.cache import VerdictCache, cache_key, default_cache_path
 from odu.schema import KeyPoint
 
+SAMPLE_SCENES = Path(__file__).resolve().parents[2] / "odu" / "data" / "sample" / "scenes.jsonl"
 POINTS = (KeyPoint("kp01", "mute the chime", tiers=("T1",)), KeyPoint("kp02", "phone", tiers=("T2",)))
 
 
@@ -53,3 +57,63 @@ def test_wal_first_verdict_wins_and_threads(tmp_path: Path) -> None:
     cache.close()
     with sqlite3.connect(tmp_path / "sub" / "judge.sqlite") as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def damaged_cache(path: Path, how: str) -> Path:
+    """A verdict cache with 2,000 verdicts, then ``truncated`` to half its size or ``overwritten`` with text."""
+    cache = VerdictCache(path)
+    for i in range(2000):
+        cache.put(f"k{i}", "m", "v1", {"kp01": True}, {"kp01": "a reason of some length"})
+    cache.close()
+    if how == "truncated":
+        with path.open("r+b") as f:
+            f.truncate(path.stat().st_size // 2)
+    else:
+        path.write_text("not a database at all " * 100)
+    return path
+
+
+@pytest.mark.parametrize("how", ["truncated", "overwritten"])
+def test_a_damaged_cache_is_named_with_the_way_out(how: str, tmp_path: Path) -> None:
+    path = damaged_cache(tmp_path / "judge.sqlite", how)
+    with pytest.raises(JudgeCacheError) as failure:
+        VerdictCache(path).check()
+    message = str(failure.value)
+    assert str(path) in message and "delete it" in message and "--judge-cache" in message
+    with pytest.raises(JudgeCacheError, match="judge.sqlite cannot be used"):  # before any call is paid for
+        OpenAIJudge("j", base_url="http://127.0.0.1:9/v1", cache_path=path)
+    assert OpenAIJudge("j", base_url="http://127.0.0.1:9/v1", cache_path=path, no_cache=True).cache is None
+
+
+def test_score_with_a_damaged_cache_exits_2_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = damaged_cache(tmp_path / "judge.sqlite", "truncated")
+    rows = [json.loads(line) for line in SAMPLE_SCENES.read_text(encoding="utf-8").splitlines()]
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text("".join(json.dumps({"scene_id": r["scene_id"], "output": "{}"}) + "\n" for r in rows))
+    judge = ["--judge", "openai:j", "--judge-base-url", "http://127.0.0.1:9/v1", "--judge-cache", str(path)]
+    args = ["score", "--scenes", str(SAMPLE_SCENES), "--predictions", str(predictions), "--out", str(tmp_path / "o")]
+    assert main([*args, *judge]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"odu-bench score: error: verdict cache {path} cannot be used") and "Traceback" not in err
+
+
+def test_eval_checks_the_cache_before_any_inference(
+    tmp_path: Path, demo_dataset: Path, capsys: pytest.CaptureFixture
+) -> None:
+    path = damaged_cache(tmp_path / "judge.sqlite", "overwritten")
+    args = [
+        "eval",
+        "--dataset",
+        str(demo_dataset),
+        "--model",
+        "openai",
+        "--tasks",
+        "odu_ao",
+        "--out",
+        str(tmp_path / "run"),
+    ]
+    args += ["--model-args", "model=m,base_url=http://127.0.0.1:9/v1", "--judge", "openai:j"]
+    args += ["--judge-base-url", "http://127.0.0.1:9/v1", "--judge-cache", str(path)]
+    assert main(args) == 2  # the model server is unreachable: reaching inference would be exit 1
+    err = capsys.readouterr().err
+    assert f"verdict cache {path} cannot be used" in err and "delete it" in err and "Traceback" not in err

@@ -12,6 +12,7 @@ from support.judge_fakes import judge_responder, rule_verdicts
 from support.openai_server import Fault, OpenAIServer, Reply
 
 from odu.judge import JudgeRequest, JudgeUnavailableError, OpenAIJudge, make_judge
+from odu.judge.cache import VerdictCache
 from odu.judge.prompt import JUDGE_INSTRUCTION, JUDGE_PROMPT_VERSION
 from odu.schema import KeyPoint
 
@@ -130,9 +131,10 @@ def test_transient_failures_give_the_clean_verdicts(openai_server: OpenAIServer,
     assert acct["requests"] == openai_server.count() == len(requests) + len(faults) + 2
 
 
-def test_retry_after_is_honoured(openai_server: OpenAIServer, tmp_path: Path) -> None:
+@pytest.mark.parametrize("header", ["Retry-After", "retry-after-ms"])
+def test_retry_after_is_honoured(header: str, openai_server: OpenAIServer, tmp_path: Path) -> None:
     openai_server.responder = judge_responder()
-    openai_server.inject(Fault.rate_limit(1.0))
+    openai_server.inject(Fault.rate_limit(1.0, header))
     judge = judge_for(openai_server, tmp_path, backoff=(0.0, 2.0, 30.0))
     (verdict,) = judge.judge(make_requests(1))
     assert verdict.error is None
@@ -149,9 +151,13 @@ def test_persistent_malformed_replies_are_judge_errors(openai_server: OpenAIServ
     reasked = openai_server.requests[-1].json["messages"]
     assert [m["role"] for m in reasked] == ["system", "user", "assistant", "user"]
     assert judge.accounting()["errors"] == 3
-    # Errors are not cached: a healthy server later answers them.
+    judge.close()
+    # Errors are not cached (not even as an empty verdict): a healthy server later answers them.
+    assert len(VerdictCache(tmp_path / "judge.sqlite")) == 0
+    openai_server.reset()
     openai_server.responder = judge_responder()
-    assert all(v.error is None for v in judge_for(openai_server, tmp_path).judge(make_requests(3)))
+    again = judge_for(openai_server, tmp_path).judge(make_requests(3))
+    assert [v.hits for v in again] == expected(make_requests(3)) and openai_server.count() == 3
 
 
 def test_exhausted_retries_are_judge_errors_not_exceptions(openai_server: OpenAIServer, tmp_path: Path) -> None:
@@ -161,11 +167,16 @@ def test_exhausted_retries_are_judge_errors_not_exceptions(openai_server: OpenAI
     assert openai_server.count() == 4
 
 
-def test_wrong_key_stops_the_run(openai_server: OpenAIServer, tmp_path: Path) -> None:
-    openai_server.fault_plan = lambda req: Fault(401, {"error": {"message": f"bad key {SECRET}"}})
-    with pytest.raises(JudgeUnavailableError, match="HTTP 401") as failure:
-        judge_for(openai_server, tmp_path).judge(make_requests(5))
-    assert SECRET not in str(failure.value)
+@pytest.mark.parametrize("status", [401, 403, 404])
+def test_wrong_key_or_model_stops_the_run(status: int, openai_server: OpenAIServer, tmp_path: Path) -> None:
+    """401/403 (key) and 404 (an unknown model, as OpenAI answers it): no retry can mend them."""
+    message = f"bad key {SECRET}" if status != 404 else "The model `qwen3-judge` does not exist"
+    openai_server.fault_plan = lambda req: Fault(status, {"error": {"message": message, "code": "model_not_found"}})
+    judge = judge_for(openai_server, tmp_path, concurrency=2)
+    with pytest.raises(JudgeUnavailableError, match=f"HTTP {status}") as failure:
+        judge.judge(make_requests(20))
+    assert SECRET not in str(failure.value) and "check OPENAI_API_KEY, the model name" in str(failure.value)
+    assert openai_server.count() <= 4 and judge.accounting()["retries"] == 0  # stopped: not 20 segments asked
 
 
 def test_warm_cache_sends_nothing(openai_server: OpenAIServer, tmp_path: Path) -> None:

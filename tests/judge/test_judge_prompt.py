@@ -113,6 +113,8 @@ def test_parse_accepts_wrapped_arrays(reply: str) -> None:
         ('["kp01", "kp02"]', "not an object"),
         ('[{"hit": true}, {"qid": "kp02", "hit": false}]', "without string 'qid'"),
         ('<think>the answer is [{"qid": "kp01", "hit": true}, {"qid": "kp02", "hit": true}]', "unterminated <think>"),
+        ("<think>" * 8192 + "x" * 100_000, "unterminated <think>"),  # a hostile judge: linear, not 8 s of CPU
+        ("[" * 100_000 + "]" * 100_000, "not a JSON array"),  # deeper than json's recursion limit
     ],
 )
 def test_parse_rejects(reply: str | None, problem: str) -> None:
@@ -127,3 +129,10 @@ def test_reask_quotes_the_bad_reply_and_names_the_qids() -> None:
     assert again[2] == {"role": "assistant", "content": "not json"}
     assert "kp01, kp02" in again[3]["content"] and "not a JSON array" in again[3]["content"]
     assert json.loads(json.dumps(again)) == again
+
+
+def test_thinking_blocks_are_stripped_as_the_lazy_pattern_would() -> None:
+    """Each <think> block ends at the next </think>; a stray </think> outside a block stays; tags in any case."""
+    reply = "<think>a</think>x<THINK>b <think> c</Think>y</think>z<think>\\n</think>"
+    assert prompt.strip_thinking(reply) == re.sub(r"<think>.*?</think>", "", reply, flags=re.DOTALL | re.IGNORECASE)
+    assert prompt.strip_thinking(reply) == "xy</think>z"

@@ -172,15 +172,23 @@ def test_persistent_failures_become_inference_errors_not_empty_answers(openai_se
     assert model.info()["stats"]["errors"] == 1
 
 
-def test_wrong_key_or_model_stops_the_run_without_leaking_the_key(openai_server, media) -> None:
-    openai_server.responder = lambda body: Reply(status=401, body={"error": {"message": f"bad key {SECRET}"}})
+@pytest.mark.parametrize("status", [401, 404])
+def test_wrong_key_or_model_stops_the_run_without_leaking_the_key(status: int, openai_server, media) -> None:
+    """401 (key) or 404 (unknown model: vLLM and OpenAI answer 404): the run stops at the first
+    answer, no retry, no scene left to fail one by one."""
+    openai_server.responder = lambda body: Reply(status=status, body={"error": {"message": f"no: {SECRET}"}})
+    reqs = [request(media, ["a1"], "audio-only", scene=f"s{i}") for i in range(6)]
     with pytest.raises(ModelUnavailableError) as err:
-        backend(openai_server).generate([request(media, ["v1"])], loader(media), GREEDY)
-    assert "HTTP 401" in str(err.value) and SECRET not in str(err.value)
+        backend(openai_server, concurrency=1).generate(reqs, loader(media), GREEDY)
+    assert f"HTTP {status}" in str(err.value) and SECRET not in str(err.value)
+    assert openai_server.count() == 1
+
+
+def test_the_servers_own_model_not_found_stops_the_run(openai_server, media) -> None:
     openai_server.models = ["another-model"]  # the server's own 404 model_not_found: no retry either
     with pytest.raises(ModelUnavailableError) as err:
         backend(openai_server, retries=3).generate([request(media, ["v1"])], loader(media), GREEDY)
-    assert "HTTP 404" in str(err.value) and openai_server.count() == 2
+    assert "HTTP 404" in str(err.value) and openai_server.count() == 1
 
 
 def test_unreadable_media_is_an_inference_error_and_sends_nothing(openai_server, media) -> None:

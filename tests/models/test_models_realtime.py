@@ -21,6 +21,7 @@ from support.sample_runs import assert_no_secret, assert_replay_scores_the_same,
 from odu.models import make_backend
 from odu.models.realtime import REALTIME_SAMPLE_RATE, RealtimeModel, pcm16
 from odu.models.remote import ModelUnavailableError
+from odu.openai_client import MAX_RESPONSE_BYTES
 from odu.prompts import AO_INSTRUCTION
 
 pytest.importorskip("websockets")  # the backend's SDK (the fakes and modules import without it)
@@ -200,6 +201,13 @@ def test_transient_failures_are_retried_and_persistent_ones_become_inference_err
     fake.inject("server_error", "server_error", "server_error")
     [gen] = backend(fake, retries=2).generate([ao(media, ["a1"])], loader(media), GREEDY)
     assert gen.text is None and "model call failed" in gen.error and "server_error" in gen.error
+
+
+def test_a_message_past_the_size_cap_is_an_inference_error(fake: RealtimeFake, media) -> None:
+    fake.inject("huge")
+    model = backend(fake, retries=0)
+    [gen] = model.generate([ao(media, ["a1"])], loader(media), GREEDY)
+    assert gen.text is None and f"reply larger than {MAX_RESPONSE_BYTES:,} bytes" in gen.error
 
 
 def test_wrong_key_or_model_stops_the_run_naming_the_server_without_the_key(

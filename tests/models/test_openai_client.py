@@ -12,7 +12,7 @@ from odu.harness.asr import AsrError, TranscriptionEndpoint
 from odu.judge import JudgeUnavailableError, OpenAIJudge
 from odu.models.openai_omni import OpenAIOmni
 from odu.models.remote import ModelUnavailableError
-from odu.openai_client import LOCAL_SERVER_KEY, OpenAIClient, ServerUnavailableError, url_secrets
+from odu.openai_client import LOCAL_SERVER_KEY, OpenAIClient, ServerUnavailableError, retry_after, url_secrets
 
 URL = "https://bob:s3cret-pw@llm.example.com:8443/v1?api-key=abcd1234&v=1"
 
@@ -86,3 +86,17 @@ def test_run_works_inside_a_running_event_loop(monkeypatch: pytest.MonkeyPatch) 
         return client.run(inner)
 
     assert asyncio.run(outer()) == 7 and client.stats.wall_time_s > 0
+
+
+def test_retry_after_reads_milliseconds_first_then_seconds_or_a_date() -> None:
+    """``retry-after-ms`` (OpenAI's, finer) wins over ``Retry-After`` (RFC 9110 §10.2.3: seconds or an HTTP date)."""
+
+    def failure(**headers: str) -> Exception:
+        exc = Exception("429")
+        exc.response = type("Response", (), {"headers": headers})()  # type: ignore[attr-defined]
+        return exc
+
+    assert retry_after(failure(**{"retry-after-ms": "1500", "retry-after": "9"})) == 1.5
+    assert retry_after(failure(**{"retry-after": "9"})) == 9.0
+    assert retry_after(failure(**{"retry-after": "Thu, 01 Jan 1970 00:00:00 GMT"})) == 0.0
+    assert retry_after(failure()) is None and retry_after(Exception("no response")) is None

@@ -142,7 +142,8 @@ class RealtimeFake(SampleScenes):
 
     ``script`` maps a scene id to ``"garbage"`` (prose, no JSON) or ``"error"`` (every response fails
     with a ``server_error``); :meth:`inject` queues one-off faults for the next responses:
-    ``"server_error"`` (a failed response) or ``"drop"`` (the connection closes without an answer).
+    ``"server_error"`` (a failed response), ``"drop"`` (the connection closes without an answer) or
+    ``"huge"`` (one 17 MiB event, past the client's cap on a message).
     """
 
     def __init__(
@@ -424,6 +425,9 @@ class RealtimeFake(SampleScenes):
         fault = self._faults.popleft() if self._faults else None
         if fault == "drop":
             return "drop"
+        if fault == "huge":  # one event of 17 MiB (no limit the API documents; a hostile server's)
+            await self._send(ws, {"type": "response.output_text.delta", "delta": "x" * (17 * 2**20)})
+            return None
         response_id = f"resp_{next(self._ids)}"
         modalities = session.config["output_modalities"]
         base = {"id": response_id, "object": "realtime.response", "output_modalities": modalities}

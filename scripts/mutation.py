@@ -1,0 +1,530 @@
+"""Mutation check: do the tests catch deliberate one-line faults in the core?
+
+Each :class:`Fault` below replaces one exact piece of source text (found exactly once in its
+file) by a wrong one, the kind of slip a change could make: a threshold off by one step, a
+comparison flipped, a check dropped, the wrong denominator. Every fault is applied, one at a
+time, to a temporary copy of the repository (never to the working tree), and the test files of
+its group run against that copy (``pytest -x``, with a per-fault timeout). A fault is *killed*
+when a test fails (or the run times out), *survived* when every test passes. The kill rate is
+killed / (faults run), equivalent faults (which change no observable behaviour; each says why)
+left out.
+
+It is slow (minutes), so neither the test suite nor CI runs it; ``tests/project/test_mutation_faults.py``
+only checks that every fault still applies cleanly. Run::
+
+    python scripts/mutation.py                        # every group
+    python scripts/mutation.py --group match --group metrics
+    python scripts/mutation.py --exclude-group transport --json mutation.json --min-rate 0.95
+    python scripts/mutation.py --list                 # the faults, nothing run
+
+Exit status: 0, or 1 when the kill rate is below ``--min-rate``, 2 when the unmutated copy
+already fails its tests. The figure is quoted in ``docs/performance.md`` ("Mutation check").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Test files each group of faults runs against (the ones that pin that part of the core).
+GROUP_TESTS: dict[str, tuple[str, ...]] = {
+    "match": ("tests/scoring/test_match.py", "tests/scoring/test_match_edges.py", "tests/scoring/test_scoring.py"),
+    "metrics": ("tests/scoring/test_metrics.py", "tests/scoring/test_scoring.py"),
+    "text": ("tests/scoring/test_text.py", "tests/scoring/test_match.py", "tests/scoring/test_scoring.py"),
+    "parse": ("tests/scoring/test_parse.py",),
+    "scoring": (
+        "tests/scoring/test_scene_scores.py",
+        "tests/scoring/test_scoring.py",
+        "tests/scoring/test_match.py",
+        "tests/scoring/test_run_contract.py",
+        "tests/judge/test_judge_scoring.py",
+    ),
+    "schema": ("tests/scoring/test_schema_rules.py", "tests/scoring/test_scoring.py", "tests/scoring/test_jsonio.py"),
+    "constants": (
+        "tests/scoring/test_match_edges.py",
+        "tests/scoring/test_metrics.py",
+        "tests/scoring/test_scoring.py",
+        "tests/scoring/test_match.py",
+        "tests/scoring/test_text.py",
+        "tests/scoring/test_parse.py",
+        "tests/judge/test_lexical_threshold.py",
+        "tests/judge/test_judge_scoring.py",
+        "tests/project/test_docs.py",
+    ),
+    "tables": ("tests/scoring/test_tables.py", "tests/report/test_report.py", "tests/scoring/test_scoring.py"),
+    "report": (
+        "tests/report/test_bootstrap_settings.py",
+        "tests/report/test_headline_rules.py",
+        "tests/scoring/test_metrics.py",
+        "tests/report/test_bootstrap.py",
+        "tests/report/test_report.py",
+    ),
+    "judge": (
+        "tests/judge/test_lexical_threshold.py",
+        "tests/scoring/test_scoring.py",
+        "tests/judge/test_judge_cache.py",
+        "tests/judge/test_judge_prompt.py",
+        "tests/judge/test_judge_scoring.py",
+        "tests/judge/test_judge_openai.py",
+    ),
+    "transport": (
+        "tests/models/test_retry_waits.py",
+        "tests/models/test_openai_client.py",
+        "tests/judge/test_judge_openai.py",
+    ),
+}
+
+#: Seconds one fault's test run may take before it counts as killed (a hang is a caught fault).
+FAULT_TIMEOUT_S = 600
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Replace ``old`` (exactly once in ``path``) by ``new``. ``equivalent`` explains why a fault
+    changes no observable behaviour; such faults are listed but not run or counted."""
+
+    name: str
+    group: str
+    path: str
+    old: str
+    new: str
+    equivalent: str = ""
+
+
+F = Fault
+# fmt: off
+FAULTS: tuple[Fault, ...] = (
+    # --- segment matching (App A.2)
+    F("iou-intersection-from-min", "match", "odu/match.py",
+      "inter = min(a[1], b[1]) - max(a[0], b[0])", "inter = min(a[1], b[1]) - min(a[0], b[0])"),
+    F("iou-union-from-max", "match", "odu/match.py",
+      "union = max(a[1], b[1]) - min(a[0], b[0])", "union = max(a[1], b[1]) - max(a[0], b[0])"),
+    F("iou-same-instant-zero", "match", "odu/match.py",
+      "return 1.0 if a == b else 0.0", "return 0.0"),
+    F("inside-wrong-denominator", "match", "odu/match.py",
+      "/ (inner[1] - inner[0])", "/ (outer[1] - outer[0])"),
+    F("text-inside-no-length-guard", "match", "odu/match.py",
+      " or len(inner) > len(outer):", ":"),
+    F("contains-needs-both", "match", "odu/match.py",
+      "if text >= CONTAINMENT_TEXT_MIN or span >= CONTAINMENT_SPAN_MIN", "if text >= CONTAINMENT_TEXT_MIN and span >= CONTAINMENT_SPAN_MIN"),
+    F("similarity-partial-ratio", "match", "odu/match.py",
+      "sim = [[fuzz.ratio(rt, pt)", "sim = [[fuzz.partial_ratio(rt, pt)"),
+    F("threshold-strict", "match", "odu/match.py",
+      "if j not in used and score[i][j] >= threshold", "if j not in used and score[i][j] > threshold"),
+    F("prediction-reused-one-to-one", "match", "odu/match.py",
+      "if not assigned[i] and j not in used:", "if not assigned[i]:"),
+    F("transcript-phase-iou-threshold", "match", "odu/match.py",
+      'one_to_one(sim, ious, TRANSCRIPT_MATCH_MIN, "transcript")', 'one_to_one(sim, ious, IOU_MATCH_MIN, "transcript")'),
+    F("fragment-worst-reference", "match", "odu/match.py",
+      "i = min(found, key=lambda f: (-f[0], f[1]))[2]", "i = min(found, key=lambda f: (f[0], f[1]))[2]"),
+    F("cover-worst-prediction", "match", "odu/match.py",
+      "assigned[i].append(min(found, key=lambda f: (-f[0], f[1]))[2])", "assigned[i].append(min(found, key=lambda f: (f[0], f[1]))[2])"),
+    F("merge-span-min-end", "match", "odu/match.py",
+      "end_ms=max(s[1] for s in spans)", "end_ms=min(s[1] for s in spans)"),
+    F("merge-in-list-order", "match", "odu/match.py",
+      "ordered = sorted(fragments, key=pred_order_key)", "ordered = list(fragments)"),
+    F("merge-profile-from-first-even-if-missing", "match", "odu/match.py",
+      "for f in ordered if getattr(f, field) is not None), None)", "for f in ordered), None)"),
+    F("linked-groups-never-link", "match", "odu/match.py",
+      "for other in [g for g in groups if g[1] & group[1]]:", "for other in [g for g in groups if g[0] & group[0]]:"),
+    # --- scene and dataset scores (App A.3-A.4)
+    F("macro-f1-class-1-only", "metrics", "odu/metrics.py",
+      "for c_tp, c_fp, c_fn in ((tn, fn, fp), (tp, fp, fn)):", "for c_tp, c_fp, c_fn in ((tp, fp, fn),):"),
+    F("macro-f1-class-0-fp-fn-swapped", "metrics", "odu/metrics.py",
+      "for c_tp, c_fp, c_fn in ((tn, fn, fp), (tp, fp, fn)):", "for c_tp, c_fp, c_fn in ((tn, fp, fn), (tp, fp, fn)):",
+      equivalent="class 0's F1 is 2TN / (2TN + FP + FN): swapping its FP and FN changes no sum"),
+    F("ftr-no-negatives-zero", "metrics", "odu/metrics.py",
+      "return triggered / negatives if negatives else None", "return triggered / negatives if negatives else 0.0"),
+    F("ftr-over-positives", "metrics", "odu/metrics.py",
+      "negatives = [p for t, p in zip(y_true, y_pred) if not t]", "negatives = [p for t, p in zip(y_true, y_pred) if t]"),
+    F("s2-error-rules-swapped", "metrics", "odu/metrics.py",
+      "decided = [bool(h) for h in hits] if errors_as_misses else [h for h in hits if h is not None]", "decided = [h for h in hits if h is not None] if errors_as_misses else [bool(h) for h in hits]"),
+    F("s2-undefined-as-zero", "metrics", "odu/metrics.py",
+      "return sum(rates) / len(rates) if rates else None", "return sum(rates) / len(rates) if rates else 0.0"),
+    F("s3-empty-as-zero", "metrics", "odu/metrics.py",
+      "return sum(ious) / len(ious) if ious else None", "return sum(ious) / len(ious) if ious else 0.0"),
+    F("s4-no-clamp", "metrics", "odu/metrics.py",
+      "return max(0.0, 1 - sum(e for e, _ in pairs) / total)", "return 1 - sum(e for e, _ in pairs) / total"),
+    F("s4-empty-reference-perfect", "metrics", "odu/metrics.py",
+      "    if not total:\n        return None", "    if not total:\n        return 1.0"),
+    F("s5-third-field-dropped", "metrics", "odu/metrics.py",
+      "per_field = [sum(v) / len(v) for v in field_correct.values() if v]", "per_field = [sum(v) / len(v) for v in list(field_correct.values())[:2] if v]"),
+    F("mean-undefined-as-zero", "metrics", "odu/metrics.py",
+      "defined = [v for v in values if v is not None]", "defined = [v or 0.0 for v in values]"),
+    F("avg-weights-not-renormalised", "metrics", "odu/metrics.py",
+      "return sum(w * v for w, v in available.values()) / sum(w for w, _ in available.values())", "return sum(w * v for w, v in available.values())"),
+    # --- transcript normalisation and edits (App A.3 Eq. 4)
+    F("normalize-no-casefold", "text", "odu/text.py",
+      'text = unicodedata.normalize("NFKC", text).casefold()', 'text = unicodedata.normalize("NFKC", text)'),
+    F("normalize-nfc", "text", "odu/text.py",
+      'text = unicodedata.normalize("NFKC", text).casefold()', 'text = unicodedata.normalize("NFC", text).casefold()'),
+    F("apostrophe-splits-word", "text", "odu/text.py",
+      'text = _APOSTROPHES.sub("", text)', 'text = _APOSTROPHES.sub(" ", text)'),
+    F("symbols-kept", "text", "odu/text.py",
+      'value = " " if unicodedata.category(ch)[0] in "PS" else ch', 'value = " " if unicodedata.category(ch)[0] in "P" else ch'),
+    F("cjk-dominance-inclusive", "text", "odu/text.py",
+      "cjk / (cjk + other) > CJK_DOMINANT_MIN", "cjk / (cjk + other) >= CJK_DOMINANT_MIN"),
+    F("cjk-other-runs-ignored", "text", "odu/text.py",
+      "other = len(_OTHER_RUN.findall(text))", "other = 0"),
+    F("char-units-keep-spaces", "text", "odu/text.py",
+      "return [c for c in normalized if not c.isspace()] if chars", "return list(normalized) if chars"),
+    F("units-chosen-by-hypothesis", "text", "odu/text.py",
+      "chars = is_cjk_dominant(ref_norm)", "chars = is_cjk_dominant(hyp_norm)"),
+    F("edit-length-of-hypothesis", "text", "odu/text.py",
+      "return Levenshtein.distance(ref_units, hyp_units), len(ref_units)", "return Levenshtein.distance(ref_units, hyp_units), len(hyp_units)"),
+    # --- parsing model output (App A.1; README "Parsing rules")
+    F("think-content-kept", "parse", "odu/parse.py",
+      "pos = closed.end()", "pos = opened.end()"),
+    F("unclosed-think-answer-kept", "parse", "odu/parse.py",
+      "text = text[: unclosed.start()]", "text = text[unclosed.end() :]"),
+    F("fences-kept", "parse", "odu/parse.py",
+      'return _FENCE.sub(" ", text)', "return text"),
+    F("first-object-wins", "parse", "odu/parse.py",
+      'if "has_demand" in obj:', "if True:"),
+    F("one-json-candidate", "parse", "odu/parse.py",
+      "while start != -1 and tries < limits.MAX_JSON_CANDIDATES:", "while start != -1 and tries < 1:"),
+    F("string-boolean-always-true", "parse", "odu/parse.py",
+      'return value.strip().lower() == "true"', "return True"),
+    F("negative-time-mirrored", "parse", "odu/parse.py",
+      "        ms = 0\n", "        ms = -ms\n"),
+    F("time-limit-inclusive", "parse", "odu/parse.py",
+      "abs(value) >= limits.MAX_TIME_MS", "abs(value) > limits.MAX_TIME_MS"),
+    F("reversed-span-collapsed", "parse", "odu/parse.py",
+      "start, end = end, start", "end = start"),
+    F("half-span-kept", "parse", "odu/parse.py",
+      "if (start is None) != (end is None):", "if False:"),
+    F("string-boolean-case-sensitive", "parse", "odu/parse.py",
+      'value.strip().lower() in ("true", "false")', 'value.strip() in ("true", "false")'),
+    F("context-object-dropped", "parse", "odu/parse.py",
+      "raw = [raw]", "raw = []"),
+    F("in-frame-read-for-audio-only", "parse", "odu/parse.py",
+      "if not audio_only:", "if True:"),
+    F("no-demand-with-segments-is-parse-error", "parse", "odu/parse.py",
+      "return Prediction(False, issues=tuple(issues))\n", "return Prediction(False, issues=tuple(issues), parse_error=True)\n"),
+    F("segments-not-capped", "parse", "odu/parse.py",
+      "raw_segments = raw_segments[: limits.MAX_SEGMENTS]", "raw_segments = raw_segments"),
+    F("text-cut-twice-as-long", "parse", "odu/parse.py",
+      "value[: limits.MAX_TEXT_CHARS]", "value[: 2 * limits.MAX_TEXT_CHARS]"),
+    # --- the scorer (odu/scoring.py)
+    F("m5-unmatched-segments-skipped", "scoring", "odu/scoring.py",
+      "== getattr(refs[m.reference], f) for m in matches]", "== getattr(refs[m.reference], f) for m in matches if m.merged is not None]"),
+    F("m3-unmatched-segments-skipped", "scoring", "odu/scoring.py",
+      "s3([m.iou for m in matches])", "s3([m.iou for m in matches if m.matched])"),
+    F("m2-unmatched-segments-skipped", "scoring", "odu/scoring.py",
+      "segment_hits.append([False] * points)", "segment_hits.append([])"),
+    F("skipped-point-is-miss", "scoring", "odu/scoring.py",
+      'return None, f"judge gave no verdict for {qid}"', "return False, None"),
+    F("errors-as-misses-in-headline-s2", "scoring", "odu/scoring.py",
+      "found = (s2(segment_hits), s2(segment_hits, errors_as_misses=True))", "found = (s2(segment_hits, errors_as_misses=True), s2(segment_hits, errors_as_misses=True))"),
+    F("judge-errors-counted-per-point", "scoring", "odu/scoring.py",
+      "error_segments += errors > 0", "error_segments += errors"),
+    F("unknown-prediction-ids-accepted", "scoring", "odu/scoring.py",
+      "    if unseen:\n", "    if False:\n"),
+    F("verdict-count-unchecked", "scoring", "odu/scoring.py",
+      "if len(answered) != len(requests):", "if False:"),
+    F("no-demand-prediction-matched", "scoring", "odu/scoring.py",
+      "prediction.segments if prediction.has_demand else ()", "prediction.segments",
+      equivalent="a prediction with has_demand false never has segments (odu.parse and Prediction's users)"),
+    # --- reading releases (odu/schema.py)
+    F("inverted-span-accepted", "schema", "odu/schema.py",
+      "if start < 0 or end < start:", "if start < 0:"),
+    F("demand-segments-unchecked", "schema", "odu/schema.py",
+      "if has_demand != bool(segs):", "if False:"),
+    F("label-disagreement-accepted", "schema", "odu/schema.py",
+      'if ann.has_demand != (label == "positive"):', "if False:"),
+    F("duplicate-qid-accepted", "schema", "odu/schema.py",
+      "if len({p.qid for p in points}) != len(points):", "if False:"),
+    F("duplicate-scene-accepted", "schema", "odu/schema.py",
+      "if scene.scene_id in seen:", "if False:"),
+    F("scene-without-clips-accepted", "schema", "odu/schema.py",
+      "if not clips:", "if False:"),
+    F("av-in-frame-optional", "schema", "odu/schema.py",
+      "elif not isinstance(in_frame, bool):", "elif False:"),
+    F("annotation-language-ignored", "schema", "odu/schema.py",
+      'lang = self.language if language == "scene" else language', "lang = self.language"),
+    F("duplicate-prediction-accepted", "schema", "odu/schema.py",
+      "if sid in outputs:", "if False:"),
+    F("unknown-modality-accepted", "schema", "odu/schema.py",
+      "if modality not in MODALITIES:", "if False:"),
+    # --- named choices (odu/constants.py; README "Scoring choices")
+    F("avg-weight-m2", "constants", "odu/constants.py",
+      '"m2": 0.60', '"m2": 0.50'),
+    F("transcript-match-min", "constants", "odu/constants.py",
+      "TRANSCRIPT_MATCH_MIN = 0.5", "TRANSCRIPT_MATCH_MIN = 0.4"),
+    F("iou-match-min", "constants", "odu/constants.py",
+      "IOU_MATCH_MIN = 0.2", "IOU_MATCH_MIN = 0.1"),
+    F("containment-text-min", "constants", "odu/constants.py",
+      "CONTAINMENT_TEXT_MIN = 0.8", "CONTAINMENT_TEXT_MIN = 0.6"),
+    F("containment-min-chars", "constants", "odu/constants.py",
+      "CONTAINMENT_MIN_CHARS = 4", "CONTAINMENT_MIN_CHARS = 1"),
+    F("containment-span-min", "constants", "odu/constants.py",
+      "CONTAINMENT_SPAN_MIN = 0.5", "CONTAINMENT_SPAN_MIN = 0.3"),
+    F("cjk-dominant-min", "constants", "odu/constants.py",
+      "CJK_DOMINANT_MIN = 0.5", "CJK_DOMINANT_MIN = 0.3"),
+    F("max-segments", "constants", "odu/constants.py",
+      "MAX_SEGMENTS = 32", "MAX_SEGMENTS = 8"),
+    F("max-text-chars", "constants", "odu/constants.py",
+      "MAX_TEXT_CHARS = 4_000", "MAX_TEXT_CHARS = 400"),
+    F("candidate-separator", "constants", "odu/constants.py",
+      'CANDIDATE_SEPARATOR = " | "', 'CANDIDATE_SEPARATOR = " / "'),
+    F("lexical-hit-min", "constants", "odu/constants.py",
+      "LEXICAL_HIT_MIN = 0.5", "LEXICAL_HIT_MIN = 0.4"),
+    # --- tables and reports
+    F("percent-not-scaled", "tables", "odu/tables.py",
+      'f"{100 * value:.1f}"', 'f"{value:.1f}"'),
+    F("table3-columns-m3-m4-swapped", "tables", "odu/tables.py",
+      '("avg", "m1", "m2", "m3", "m4", "m5", "ftr")', '("avg", "m1", "m2", "m4", "m3", "m5", "ftr")'),
+    F("bootstrap-resamples", "report", "odu/report/bootstrap.py",
+      "BOOTSTRAP_RESAMPLES = 10_000", "BOOTSTRAP_RESAMPLES = 1_000"),
+    F("bootstrap-percentiles", "report", "odu/report/bootstrap.py",
+      "BOOTSTRAP_PERCENTILES: tuple[float, float] = (2.5, 97.5)", "BOOTSTRAP_PERCENTILES: tuple[float, float] = (5.0, 95.0)"),
+    F("bootstrap-last-scene-never-drawn", "report", "odu/report/bootstrap.py",
+      "draws = rng.integers(0, self.n, size=(rows, self.n), dtype=dtype)", "draws = rng.integers(0, max(1, self.n - 1), size=(rows, self.n), dtype=dtype)"),
+    F("interval-nan-not-ignored", "report", "odu/report/bootstrap.py",
+      "np.nanpercentile(flat[:, defined], percentiles, axis=0)", "np.percentile(flat[:, defined], percentiles, axis=0)"),
+    F("weighted-macro-f1-absent-class-counted", "report", "odu/report/weighted.py",
+      "classes += denom > 0", "classes += 1"),
+    F("weighted-avg-not-renormalised", "report", "odu/report/weighted.py",
+      "weights = np.array(list(METRIC_WEIGHTS.values()))[:, None] * ~np.isnan(stacked)", "weights = np.array(list(METRIC_WEIGHTS.values()))[:, None] * np.ones_like(stacked)"),
+    F("bootstrap-rows-in-run-order", "report", "odu/report/headline.py",
+      'rows = sorted(rows, key=lambda r: r["scene_id"])', "rows = list(rows)"),
+    F("incomplete-run-keeps-avg", "report", "odu/report/headline.py",
+      "            if system.incomplete:  # no Avg rests on an incomplete run\n                metrics", "            if False:\n                metrics"),
+    # --- judge: requests, cache, verdicts
+    F("cache-key-without-candidate", "judge", "odu/judge/cache.py",
+      '"candidate": candidate,', '"candidate": "",'),
+    F("cache-key-without-tiers", "judge", "odu/judge/cache.py",
+      "[[k.qid, list(k.tiers), k.point] for k in key_points]", "[[k.qid, k.point] for k in key_points]"),
+    F("cache-key-without-settings", "judge", "odu/judge/cache.py",
+      '"settings": dict(settings or {}),', '"settings": {},'),
+    F("cache-key-without-model", "judge", "odu/judge/cache.py",
+      '"model": model,', '"model": "",'),
+    F("cache-last-verdict-wins", "judge", "odu/judge/cache.py",
+      "INSERT OR IGNORE", "INSERT OR REPLACE"),
+    F("verdict-unknown-qid-accepted", "judge", "odu/judge/prompt.py",
+      "if qid not in expected:", "if False:"),
+    F("verdict-repeated-qid-accepted", "judge", "odu/judge/prompt.py",
+      "if qid in hits:", "if False:"),
+    F("verdict-missing-qid-accepted", "judge", "odu/judge/prompt.py",
+      "    if missing:\n        raise VerdictParseError", "    if False:\n        raise VerdictParseError"),
+    F("verdict-hit-any-value", "judge", "odu/judge/prompt.py",
+      "if not isinstance(hit, bool):", "if hit is None:"),
+    F("candidate-context-type-dropped", "judge", "odu/judge/base.py",
+      'parts.append(f"{c.type}: {description}" if c.type else description)', "parts.append(description)"),
+    F("lexical-share-of-candidate", "judge", "odu/judge/lexical.py",
+      "share = len(point & candidate) / len(point) if point else 0.0", "share = len(point & candidate) / len(candidate) if candidate else 0.0"),
+    F("lexical-threshold-strict", "judge", "odu/judge/lexical.py",
+      "hits[k.qid] = share >= LEXICAL_HIT_MIN", "hits[k.qid] = share > LEXICAL_HIT_MIN"),
+    F("lexical-judge-batched", "judge", "odu/judge/lexical.py",
+      "    streams = True\n", "    streams = False\n",
+      equivalent="the scorer gives the same rows whether a judge streams or gets one batch (only memory differs)"),
+    F("reasks-not-counted", "judge", "odu/judge/openai_judge.py",
+      "self._stats.reasks += 1", "pass"),
+    # --- transport: the one client's retry policy (odu/openai_client.py)
+    F("retry-after-ms-ignored", "transport", "odu/openai_client.py",
+      'headers.get("retry-after-ms")', 'headers.get("x-retry-after-ms")'),
+    F("failed-verdicts-cached", "transport", "odu/judge/openai_judge.py",
+      "if verdict.error is None and self.cache is not None:", "if self.cache is not None:"),
+    F("404-not-fatal", "transport", "odu/openai_client.py",
+      "FATAL_STATUSES = frozenset({401, 403, 404})", "FATAL_STATUSES = frozenset({401, 403})"),
+    F("429-not-retried", "transport", "odu/openai_client.py",
+      "RETRY_STATUSES = frozenset({408, 409, 429})", "RETRY_STATUSES = frozenset({408, 409})"),
+    F("500-not-retried", "transport", "odu/openai_client.py",
+      "if status >= 500 or status in RETRY_STATUSES:", "if status > 500 or status in RETRY_STATUSES:"),
+    F("one-attempt-fewer", "transport", "odu/openai_client.py",
+      "    for attempt in range(retries + 1):\n        try:", "    for attempt in range(retries):\n        try:"),
+    F("retry-after-not-capped", "transport", "odu/openai_client.py",
+      "await asyncio.sleep(min(wait, cap))", "await asyncio.sleep(wait)"),
+    F("backoff-not-exponential", "transport", "odu/openai_client.py",
+      "wait = min(cap, first * factor**attempt) * random.uniform(0.5, 1.0)", "wait = first"),
+    F("retries-not-counted", "transport", "odu/openai_client.py",
+      "self.stats.retries += 1", "pass"),
+    F("undecodable-body-not-retried", "transport", "odu/openai_client.py",
+      "openai.APIResponseValidationError, ValueError", "openai.APIResponseValidationError"),
+    F("scrub-disabled", "transport", "odu/openai_client.py",
+      'text = text.replace(secret, "***")', "text = text"),
+    F("public-url-keeps-credentials", "transport", "odu/openai_client.py",
+      'return urlunsplit((parts.scheme, netloc, parts.path, "", ""))', "return url"),
+)
+# fmt: on
+
+
+@dataclass
+class Outcome:
+    name: str
+    group: str
+    status: str  # killed | survived | timeout | equivalent | not-applied
+    seconds: float
+    detail: str = ""
+
+
+def apply(text: str, fault: Fault) -> str:
+    """``text`` with the fault applied; ``ValueError`` unless its original occurs exactly once."""
+    count = text.count(fault.old)
+    if count != 1:
+        raise ValueError(f"{fault.name}: original text found {count} times in {fault.path}")
+    return text.replace(fault.old, fault.new)
+
+
+def copy_repo(dest: Path) -> Path:
+    """The repository's tracked and untracked-but-not-ignored files (the working tree as it is),
+    copied to ``dest``; no bytecode, no ``.git``."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for name in filter(None, listed):
+        src = ROOT / os.fsdecode(name)
+        if not src.is_file():  # deleted but still in the index
+            continue
+        target = dest / os.fsdecode(name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, target, follow_symlinks=False)
+    return dest
+
+
+def pytest_run(copy: Path, tests: Sequence[str], timeout: float) -> tuple[str, str]:
+    """("passed" | "failed" | "timeout", last lines) of the tests, run on ``copy``'s sources."""
+    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    present = [t for t in tests if (copy / t).exists()]
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", *present]
+    try:
+        done = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout", f"no result after {timeout:.0f} s"
+    tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-2:])
+    return ("passed" if done.returncode == 0 else "failed"), tail[-300:]
+
+
+def check_imports_copy(copy: Path) -> None:
+    """Make sure the tests import ``odu`` from the copy, not from the editable install."""
+    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    where = subprocess.run(
+        [sys.executable, "-c", "import odu; print(odu.__file__)"], cwd=copy, env=env, capture_output=True, text=True
+    ).stdout.strip()
+    if not Path(where).resolve().is_relative_to(copy.resolve()):
+        raise SystemExit(f"mutation: the copy's tests import odu from {where}, not from {copy}")
+
+
+def run_fault(copy: Path, fault: Fault, timeout: float) -> Outcome:
+    if fault.equivalent:
+        return Outcome(fault.name, fault.group, "equivalent", 0.0, fault.equivalent)
+    path = copy / fault.path
+    original = path.read_text(encoding="utf-8")
+    try:
+        mutated = apply(original, fault)
+    except ValueError as exc:
+        return Outcome(fault.name, fault.group, "not-applied", 0.0, str(exc))
+    start = time.perf_counter()
+    path.write_text(mutated, encoding="utf-8")
+    try:
+        result, tail = pytest_run(copy, GROUP_TESTS[fault.group], timeout)
+    finally:
+        path.write_text(original, encoding="utf-8")
+    status = {"passed": "survived", "failed": "killed", "timeout": "timeout"}[result]
+    return Outcome(fault.name, fault.group, status, time.perf_counter() - start, tail)
+
+
+def select(groups: Sequence[str], excluded: Sequence[str], names: Sequence[str]) -> list[Fault]:
+    unknown = (set(groups) | set(excluded)) - set(GROUP_TESTS)
+    if unknown:
+        raise SystemExit(f"mutation: unknown group(s) {sorted(unknown)}; groups: {sorted(GROUP_TESTS)}")
+    chosen = [
+        f
+        for f in FAULTS
+        if (not groups or f.group in groups) and f.group not in excluded and (not names or f.name in names)
+    ]
+    missing = set(names) - {f.name for f in FAULTS}
+    if missing:
+        raise SystemExit(f"mutation: unknown fault(s) {sorted(missing)}")
+    return chosen
+
+
+def summary(outcomes: Sequence[Outcome]) -> dict:
+    counted = [o for o in outcomes if o.status in ("killed", "survived", "timeout")]
+    killed = [o for o in counted if o.status != "survived"]
+    return {
+        "faults": len(outcomes),
+        "run": len(counted),
+        "killed": len(killed),
+        "survived": [o.name for o in counted if o.status == "survived"],
+        "equivalent": [o.name for o in outcomes if o.status == "equivalent"],
+        "not_applied": [o.name for o in outcomes if o.status == "not-applied"],
+        "kill_rate": len(killed) / len(counted) if counted else None,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--group", action="append", default=[], help="only this group (repeatable)")
+    parser.add_argument("--exclude-group", action="append", default=[], help="leave this group out (repeatable)")
+    parser.add_argument("--fault", action="append", default=[], help="only this fault (repeatable)")
+    parser.add_argument("--json", type=Path, help="write every outcome and the summary here")
+    parser.add_argument("--min-rate", type=float, default=0.0, help="exit 1 when the kill rate is below this")
+    parser.add_argument("--timeout", type=float, default=FAULT_TIMEOUT_S, help="seconds per fault's test run")
+    parser.add_argument("--jobs", type=int, default=1, help="faults run at once, each in its own copy")
+    parser.add_argument("--no-baseline", action="store_true", help="skip running the unmutated tests first")
+    parser.add_argument("--list", action="store_true", help="list the faults and exit")
+    args = parser.parse_args(argv)
+    faults = select(args.group, args.exclude_group, args.fault)
+    if args.list:
+        for f in faults:
+            print(f"{f.group:10} {f.name:45} {f.path}" + (f"  (equivalent: {f.equivalent})" if f.equivalent else ""))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="odu-mutation-") as tmp:
+        copies = [copy_repo(Path(tmp) / f"copy{k}") for k in range(max(1, args.jobs))]
+        check_imports_copy(copies[0])
+        if not args.no_baseline:
+            for group in dict.fromkeys(f.group for f in faults):
+                result, tail = pytest_run(copies[0], GROUP_TESTS[group], args.timeout)
+                print(f"baseline {group}: {result}", flush=True)
+                if result != "passed":
+                    print(f"mutation: the unmutated tests of group {group} do not pass: {tail}", file=sys.stderr)
+                    return 2
+        outcomes: list[Outcome] = []
+
+        def work(k: int) -> None:
+            for fault in faults[k :: len(copies)]:
+                outcome = run_fault(copies[k], fault, args.timeout)
+                outcomes.append(outcome)
+                print(f"{outcome.status:11} {fault.group:10} {fault.name:45} {outcome.seconds:6.1f} s", flush=True)
+
+        with ThreadPoolExecutor(len(copies)) as pool:
+            list(pool.map(work, range(len(copies))))
+    order = {f.name: i for i, f in enumerate(FAULTS)}
+    outcomes.sort(key=lambda o: order[o.name])
+    result = summary(outcomes)
+    rate = result["kill_rate"]
+    print(
+        f"\nkilled {result['killed']} of {result['run']} faults run"
+        + (f" ({100 * rate:.1f} %)" if rate is not None else "")
+        + f"; equivalent (not run): {len(result['equivalent'])}; survived: {', '.join(result['survived']) or 'none'}"
+    )
+    if result["not_applied"]:
+        print(f"not applied (original text changed): {', '.join(result['not_applied'])}")
+    if args.json:
+        payload = {
+            "summary": result,
+            "groups": sorted({f.group for f in faults}),
+            "outcomes": [asdict(o) for o in outcomes],
+        }
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+    return 1 if rate is not None and rate < args.min_rate else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
