@@ -98,4 +98,4 @@ class OduBench(datasets.GeneratorBasedBuilder):
             )
         for item in items:
             media = [path.read_bytes() for path in item.media_paths]
-            yield item.scene.scene_id, odu_dataset.record_to_row(item.record, media)
+            yield item.scene_id, odu_dataset.record_to_row(item.record, media)

@@ -70,7 +70,8 @@ class AnonPeak:
 
 
 def build_release(out: Path, scale: int) -> Path:
-    """The bundled sample with every scene repeated ``scale`` times (ids suffixed), media shared."""
+    """The bundled sample's records with every scene repeated ``scale`` times (ids suffixed); the
+    media stays in the sample folder, the media root to prepare it with."""
     from odu.data.release import find_records
     from odu.data.sample import sample_dir
     from odu.schema import read_json_records
@@ -78,7 +79,6 @@ def build_release(out: Path, scale: int) -> Path:
     source = sample_dir()
     records = read_json_records(find_records(source))
     out.mkdir(parents=True)
-    (out / "media").symlink_to(source / "media")
     with (out / "scenes.jsonl").open("w", encoding="utf-8") as fh:
         for copy in range(scale):
             for record in records:
@@ -253,13 +253,14 @@ def main() -> None:
         return
 
     from odu.data.prepare import prepare
+    from odu.data.sample import sample_dir
 
     iteration, decoding = [], []
     with tempfile.TemporaryDirectory(prefix="odu-bench-dataset-") as tmp:
         for scale in (1, args.scale):
             release = build_release(Path(tmp) / f"release-{scale}x", scale)
             prepared = Path(tmp) / f"prepared-{scale}x" / "odu-bench"
-            prepare(release, prepared)
+            prepare(release, prepared, media_root=sample_dir())
             cache = Path(tmp) / f"cache-{scale}x"
             child("iterate", prepared, "datasets", cache)  # warm: build the Arrow cache once, untimed
             runs: dict[str, list[dict[str, Any]]] = {m: [] for m in ITERATION_MODES}

@@ -9,6 +9,11 @@
   character and has no UTF-8 form: :data:`SURROGATE_RULE` says what is written instead. Nothing
   else is altered.
 * **Numbers.** NaN and ±Infinity are not JSON: :data:`NON_FINITE_RULE`.
+* **Nesting.** A value nested deeper than :data:`MAX_RECORD_DEPTH` arrays / objects is refused
+  (:class:`JsonFileError`), found by a scan that keeps no stack (:func:`too_deep`): before
+  decoding for a JSONL line or a JSON file, after it for an element of a streamed JSON array
+  (whose end only the decoder finds; it stops itself at its recursion limit, far deeper), so a
+  hostile file exhausts neither the decoder's recursion nor that of anything walking the value.
 
 Records are read one at a time (:func:`iter_records`), from a JSONL file or from a JSON array,
 which is streamed too, so a file's records are never all in memory unless the caller keeps them.
@@ -19,6 +24,7 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -31,6 +37,11 @@ SURROGATE_RULE = (
 #: What a writer does with NaN and ±Infinity.
 NON_FINITE_RULE = "NaN and ±Infinity are written as null"
 
+#: Arrays / objects may nest at most this deep in a file's value or record (a release record
+#: nests 9 deep: record, annotations, language, evaluation_targets, segments, segment,
+#: key_points, key point, tiers); deeper is refused before decoding.
+MAX_RECORD_DEPTH = 64
+
 #: The codec error handler of :data:`SURROGATE_RULE` (``open(..., errors=SURROGATE_ERRORS)``).
 SURROGATE_ERRORS = "odu-surrogates"
 _BOM = b"\xef\xbb\xbf"
@@ -38,6 +49,8 @@ _CHUNK = 1 << 20  # characters read at a time when streaming a JSON array
 _DECODER = json.JSONDecoder()
 _SPACE = frozenset(" \t\r\n")
 _FOLLOWERS = _SPACE | {",", "]"}
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string literal
+_BRACKET = re.compile(r"[\[\]{}]")
 
 
 class JsonFileError(ValueError):
@@ -111,11 +124,35 @@ def write_json(path: str | Path, value: Any, default: Callable[[Any], Any] | Non
     return data
 
 
+def too_deep(text: str, limit: int = MAX_RECORD_DEPTH) -> bool:
+    """Whether the JSON text ``text`` nests more than ``limit`` arrays / objects deep (brackets
+    inside strings do not count); no recursion, no stack.
+
+    >>> too_deep('[[["[[[["]]]', limit=3), too_deep("[[[[1]]]]", limit=3)
+    (False, True)
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for char in _BRACKET.findall(_STRING.sub("", text)):
+        depth += 1 if char in "[{" else -1
+        if depth > limit:
+            return True
+    return False
+
+
+def _loads(text: str, where: str) -> Any:
+    """``json.loads`` of one file's or line's text, refusing nesting past :data:`MAX_RECORD_DEPTH`."""
+    if too_deep(text):
+        raise JsonFileError(f"{where}: nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}")
+    return json.loads(text)
+
+
 def read_json(path: str | Path) -> Any:
     """The value of a JSON file (:class:`JsonFileError` naming it when it is not one)."""
     path = Path(path)
     try:
-        return json.loads(_text(path.read_bytes(), path))
+        return _loads(_text(path.read_bytes(), path), str(path))
     except json.JSONDecodeError as exc:
         raise JsonFileError(f"{path}: not valid JSON ({exc})") from None
 
@@ -137,7 +174,7 @@ def iter_lines(lines: Iterable[bytes], path: Path) -> Iterator[tuple[int, Any]]:
         if raw.isspace() or not raw:
             continue
         try:
-            yield number, json.loads(_text(raw, path, number))
+            yield number, _loads(_text(raw, path, number), f"{path}:{number}")
         except json.JSONDecodeError as exc:
             raise JsonFileError(f"{path}:{number}: not valid JSON ({exc})") from None
 
@@ -197,6 +234,8 @@ def _iter_array(fh: IO[str], path: Path) -> Iterator[tuple[int, Any]]:
             while True:
                 try:
                     value, end = _DECODER.raw_decode(buf, pos)
+                except RecursionError:  # the decoder's own guard, far past MAX_RECORD_DEPTH
+                    raise fail(f"nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}", pos) from None
                 except json.JSONDecodeError as exc:
                     if more():
                         continue
@@ -205,6 +244,8 @@ def _iter_array(fh: IO[str], path: Path) -> Iterator[tuple[int, Any]]:
                 # "1.5") decodes, so read on before taking it
                 if (end < len(buf) and buf[end] in _FOLLOWERS) or not more():
                     break
+            if too_deep(buf[pos:end]):
+                raise fail(f"nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}", pos)
             yield line_at(pos), value
             pos = end
             separator = skip_space()
@@ -242,6 +283,7 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
 
 
 __all__ = [
+    "MAX_RECORD_DEPTH",
     "NON_FINITE_RULE",
     "SURROGATE_ERRORS",
     "SURROGATE_RULE",
@@ -255,5 +297,6 @@ __all__ = [
     "iter_lines",
     "iter_records",
     "read_json",
+    "too_deep",
     "write_json",
 ]

@@ -97,15 +97,21 @@ def _bool(value: Any, field: str, issues: list[str]) -> bool | None:
     return None
 
 
+def _cut(value: str, field: str, issues: list[str]) -> str:
+    """``value`` cut to ``MAX_TEXT_CHARS`` (an issue recorded when it was longer)."""
+    if len(value) > limits.MAX_TEXT_CHARS:
+        issues.append(f"{field}: cut to {limits.MAX_TEXT_CHARS} characters")
+        return value[: limits.MAX_TEXT_CHARS]
+    return value
+
+
 def _text(value: Any, field: str, issues: list[str]) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
         issues.append(f"{field}: {type(value).__name__} is not a string; ignored")
         return ""
-    if len(value) > limits.MAX_TEXT_CHARS:
-        issues.append(f"{field}: cut to {limits.MAX_TEXT_CHARS} characters")
-        value = value[: limits.MAX_TEXT_CHARS]
+    value = _cut(value, field, issues)
     if _SURROGATE.search(value):
         issues.append(f"{field}: unpaired surrogate replaced by U+FFFD")
         value = _SURROGATE.sub("\ufffd", value)
@@ -140,7 +146,7 @@ def _closed(value: Any, allowed: frozenset[str], field: str, issues: list[str]) 
     if not isinstance(value, str):
         issues.append(f"{field}: {_SHOW.repr(value)} is not one of {sorted(allowed)}")
         return None
-    norm = _SURROGATE.sub("\ufffd", value.strip().lower())
+    norm = _SURROGATE.sub("\ufffd", _cut(value.strip().lower(), field, issues))
     if norm not in allowed:
         issues.append(f"{field}: {value[:40]!r} is not one of {sorted(allowed)}")
     return norm
@@ -168,7 +174,9 @@ def _context(raw: Any, where: str, types: tuple[str, ...], issues: list[str]) ->
             issues.append(f"{w}: not an object; dropped")
             continue
         ctype = item.get("type")
-        ctype = _SURROGATE.sub("\ufffd", ctype.strip().lower()) if isinstance(ctype, str) else ""
+        ctype = (
+            _SURROGATE.sub("\ufffd", _cut(ctype.strip().lower(), f"{w}.type", issues)) if isinstance(ctype, str) else ""
+        )
         if ctype not in types:
             issues.append(f"{w}.type: {_SHOW.repr(item.get('type'))} is not one of {list(types)}")
         items.append(PredictedContext(ctype, _text(item.get("description"), f"{w}.description", issues)))

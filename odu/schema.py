@@ -8,17 +8,22 @@ display fields) and reject anything that would make scoring wrong, naming scene 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES, MODALITIES
-from .jsonio import JsonFileError, iter_records
+from .constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES, MAX_TIME_MS, MODALITIES
+from .jsonio import MAX_RECORD_DEPTH, JsonFileError, clean_text, iter_records, too_deep
 
 
 class SchemaError(ValueError):
-    """A scene record does not follow the release schema; the message names scene and field."""
+    """A scene record does not follow the release schema; the message names scene and field
+    (a lone surrogate quoted from the record is shown as U+FFFD: the message stays printable)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(clean_text(message))
 
 
 # --- reference side ----------------------------------------------------------------------------
@@ -180,8 +185,57 @@ def _str(rec: Mapping[str, Any], key: str, where: str, default: str | None = Non
 def _int_ms(rec: Mapping[str, Any], key: str, where: str) -> int:
     value = _req(rec, key, where)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise SchemaError(f"{where}: field {key!r} must be milliseconds, got {value!r}")
+        raise SchemaError(f"{where}: field {key!r} must be milliseconds, got {_short(value)}")
+    if not -MAX_TIME_MS < value < MAX_TIME_MS:  # also ±Infinity (1e400 in JSON)
+        raise SchemaError(f"{where}: field {key!r} is {_short(value)} ms, not under MAX_TIME_MS = {MAX_TIME_MS} (24 h)")
     return int(round(value))
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def _object(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise SchemaError(f"{where}: must be an object, got {type(value).__name__} {_short(value)}")
+    return value
+
+
+def check_tree(rec: Any, where: str, *, text: bool = False) -> None:
+    """Raise :class:`SchemaError` naming the field when ``rec`` nests deeper than
+    :data:`~odu.jsonio.MAX_RECORD_DEPTH` or, with ``text``, holds a string (or key) with a lone
+    surrogate, which has no UTF-8 form. Scoring takes such text (files get
+    :data:`odu.jsonio.SURROGATE_RULE`); a release refuses it (:mod:`odu.data.release`), since the
+    rule would alter its reference. The common case costs one C-level encoding; the walk that names
+    the field is iterative: no recursion on hostile nesting."""
+    try:
+        dumped = json.dumps(rec, ensure_ascii=False, default=repr)
+        if not too_deep(dumped):
+            if text:
+                dumped.encode("utf-8")
+            return
+    except (RecursionError, UnicodeEncodeError, ValueError, TypeError):
+        pass  # the walk below names the field (or finds that a key type was the trouble: fine)
+    stack: list[tuple[Any, str, int]] = [(rec, "", 1)]
+    while stack:
+        value, path, depth = stack.pop()
+        if isinstance(value, str):
+            if text and _has_surrogate(value):
+                raise SchemaError(f"{where}: field {path.lstrip('.')!r} holds a lone surrogate (not UTF-8 text)")
+            continue
+        if not isinstance(value, (Mapping, list, tuple)):
+            continue
+        if depth > MAX_RECORD_DEPTH:
+            raise SchemaError(
+                f"{where}: field {path.lstrip('.')!r} nests deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}"
+            )
+        if isinstance(value, Mapping):
+            for key, item in value.items():  # the key is checked first: it names its item's field
+                stack.append((item, f"{path}.{key}", depth + 1))
+                stack.append((key, f"{path}.{key!r} (a key)", depth))
+        else:
+            stack.extend((item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value))
 
 
 def _list(rec: Mapping[str, Any], key: str, where: str) -> list[Any]:
@@ -209,20 +263,18 @@ def _segment(raw: Any, where: str, modality: str) -> ReferenceSegment:
     start, end = _int_ms(raw, "start_ms", where), _int_ms(raw, "end_ms", where)
     if start < 0 or end < start:
         raise SchemaError(f"{where}: invalid span {start}-{end} ms")
-    context = tuple(
-        ContextItem(
-            _str(c, "type", f"{where}.required_context[{i}]"),
-            _str(c, "description", f"{where}.required_context[{i}]", ""),
-            _str(c, "necessity", f"{where}.required_context[{i}]", ""),
-        )
-        for i, c in enumerate(_list(raw, "required_context", where))
-    )
+    context = []
+    for i, c in enumerate(_list(raw, "required_context", where)):
+        w = f"{where}.required_context[{i}]"
+        c = _object(c, w)
+        context.append(ContextItem(_str(c, "type", w), _str(c, "description", w, ""), _str(c, "necessity", w, "")))
     points = []
     for i, k in enumerate(_list(raw, "key_points", where)):
         w = f"{where}.key_points[{i}]"
+        k = _object(k, w)
         tiers = k.get("tiers") or []
-        if not isinstance(tiers, list):
-            raise SchemaError(f"{w}: field 'tiers' must be a list")
+        if not isinstance(tiers, list) or not all(isinstance(t, str) for t in tiers):
+            raise SchemaError(f"{w}: field 'tiers' must be a list of strings, got {_short(tiers)}")
         points.append(KeyPoint(_str(k, "qid", w), _str(k, "point", w), _str(k, "source", w, ""), tuple(tiers)))
     if len({p.qid for p in points}) != len(points):
         raise SchemaError(f"{where}: duplicate key-point qid")
@@ -236,7 +288,7 @@ def _segment(raw: Any, where: str, modality: str) -> ReferenceSegment:
         end_ms=end,
         transcript=_str(raw, "transcript", where, ""),
         structured_intent=_str(raw, "structured_intent", where, ""),
-        required_context=context,
+        required_context=tuple(context),
         user_in_frame=in_frame,
         user_gender=_str(raw, "user_gender", where, "unknown"),
         user_age_group=_str(raw, "user_age_group", where, "unknown"),
@@ -294,6 +346,7 @@ def scene_from_dict(rec: Mapping[str, Any], index: int | None = None, annotation
     if not isinstance(sid, str) or not sid:
         raise SchemaError(f"record {index}: missing field 'scene_id'")
     where = f"scene {sid}"
+    check_tree(rec, where)
     modality = _str(rec, "modality", where)
     if modality not in MODALITIES:
         raise SchemaError(f"{where}: modality {modality!r} is not one of {MODALITIES}")
@@ -315,8 +368,10 @@ def scene_from_dict(rec: Mapping[str, Any], index: int | None = None, annotation
         if not isinstance(c, Mapping):
             raise SchemaError(f"{w}: must be an object")
         dur = _req(c, "duration", w)
-        if isinstance(dur, bool) or not isinstance(dur, (int, float)) or not dur > 0:
-            raise SchemaError(f"{w}: 'duration' must be positive seconds, got {dur!r}")
+        if isinstance(dur, bool) or not isinstance(dur, (int, float)) or not 0 < dur < MAX_TIME_MS / 1000:
+            raise SchemaError(
+                f"{w}: 'duration' must be positive seconds under MAX_TIME_MS = {MAX_TIME_MS} ms, got {_short(dur)}"
+            )
         replies = _list(c, "replies", w)
         if not all(isinstance(r, str) for r in replies):
             raise SchemaError(f"{w}: 'replies' must be strings")
@@ -337,6 +392,14 @@ def scene_from_dict(rec: Mapping[str, Any], index: int | None = None, annotation
         negative_signal=_str(rec, "negative_signal", where, ""),
         extra={k: v for k, v in rec.items() if k not in RECORD_FIELDS},
     )
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def scene_to_dict(scene: Scene) -> dict[str, Any]:
@@ -467,6 +530,7 @@ __all__ = [
     "ReferenceSegment",
     "Scene",
     "SchemaError",
+    "check_tree",
     "iter_json_records",
     "iter_modalities",
     "iter_scenes",

@@ -179,7 +179,9 @@ def _download_release(
         chosen = Path(tmp) / f"{repo_id.replace('/', '--')}.scenes.jsonl"  # the repo is named in errors
         chosen.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
         out.parent.mkdir(parents=True, exist_ok=True)
-        return prepare(chosen, out, media_root=snapshot, skip_invalid=skip_invalid)
+        # the Hub cache keeps a snapshot's files as links into the repo folder's blobs/
+        repo_folder = snapshot.parent.parent if snapshot.parent.name == "snapshots" else snapshot
+        return prepare(chosen, out, media_root=snapshot, skip_invalid=skip_invalid, link_root=repo_folder)
 
 
 def load_split(source: str | Path, config: str = DEFAULT_CONFIG, revision: str | None = None) -> Any:

@@ -41,6 +41,12 @@ FRAME_SEEK_COST_FRAMES = 6.0
 #: predicted savings were within run-to-run noise, or lost, in the benchmark).
 FRAME_SEEK_MIN_SAVING = 0.1
 
+#: Our rule: a sampling instant may lie at most this many seconds past the end of the last decoded
+#: frame (its start plus one frame interval); a stream that ends earlier than its header says is
+#: truncated, and sampling it raises :class:`MediaError` instead of repeating its last frame. The
+#: value is the release's duration tolerance (``odu.data.release.MEDIA_DURATION_TOLERANCE_S``).
+FRAME_END_TOLERANCE_S = 0.1
+
 #: What the media functions accept: a file path or the file's bytes.
 MediaSource = str | Path | bytes
 
@@ -328,6 +334,12 @@ class _FrameCursor:
         self._lookahead: tuple[float, av.VideoFrame] | None = None
         self._count = 0
         self._rate = float(stream.guessed_rate or stream.average_rate or 1)
+        self.ended = False  # the stream has no frame after the current one
+
+    @property
+    def frame_interval(self) -> float:
+        """Seconds between frames at the stream's (guessed) rate."""
+        return 1 / self._rate
 
     def _decode(self) -> Iterator[av.VideoFrame]:
         if self._keep is None:
@@ -345,6 +357,7 @@ class _FrameCursor:
         self._container.seek(offset, stream=self._stream, backward=True)
         self._frames = self._decode()
         self._current = self._lookahead = None
+        self.ended = False
 
     def advance(self) -> tuple[float, av.VideoFrame] | None:
         """The next decoded frame with its time, or None at the end of the stream."""
@@ -360,6 +373,7 @@ class _FrameCursor:
             if self._lookahead is None:
                 self._lookahead = self.advance()
                 if self._lookahead is None:
+                    self.ended = True
                     return self._current
             if self._current is not None and self._lookahead[0] > t + _TIME_EPS_S:
                 return self._current
@@ -491,6 +505,11 @@ def _sampled_frames(
         if hit is None:
             raise MediaError(f"{src.label}: video stream has no decodable frames")
         stamp, frame = hit
+        if cursor.ended and t > stamp + cursor.frame_interval + FRAME_END_TOLERANCE_S:
+            raise MediaError(
+                f"{src.label}: truncated video: its frames end at {stamp + cursor.frame_interval:.3f} s, "
+                f"a frame was asked for at {t:.3f} s (tolerance FRAME_END_TOLERANCE_S = {FRAME_END_TOLERANCE_S} s)"
+            )
         if last is None or last[0] is not frame:
             last = (frame, frame.to_ndarray(format="rgb24"))
         if out is None:

@@ -33,8 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..citation import BIBTEX
-from ..schema import Scene
-from .dataset import CONFIGS, DEFAULT_CONFIG, LEAF_CONFIGS, SPLIT, features, get_config, in_config_order, record_to_row
+from .dataset import CONFIGS, DEFAULT_CONFIG, LEAF_CONFIGS, SPLIT, features, get_config, record_to_row
 from .release import ReleaseProblem, ReleaseScene, read_release
 
 MANIFEST_NAME = "media_manifest.json"
@@ -86,8 +85,7 @@ class _Shard:
 
 def _row_bytes(item: ReleaseScene) -> int:
     """Size estimate of one row before reading media: media file sizes plus the record as JSON."""
-    record = len(json.dumps(item.record, ensure_ascii=False).encode())
-    return record + sum(p.stat().st_size for p in item.media_paths)
+    return len(item.raw) + sum(p.stat().st_size for p in item.media_paths)
 
 
 def _pack(items: Sequence[tuple[Any, int]], limit: int) -> list[list[Any]]:
@@ -104,14 +102,10 @@ def _pack(items: Sequence[tuple[Any, int]], limit: int) -> list[list[Any]]:
     return groups
 
 
-def _scene_of(item: ReleaseScene) -> Scene:
-    return item.scene
-
-
 def _plan(scenes: Sequence[ReleaseScene], max_shard_bytes: int, max_row_group_bytes: int) -> list[_Shard]:
     shards: list[_Shard] = []
     for leaf in (c.name for c in LEAF_CONFIGS):
-        items = in_config_order(leaf, scenes, _scene_of)
+        items = [item for item in scenes if item.leaf == leaf]  # release order (in_config_order)
         sized = [(item, _row_bytes(item)) for item in items]
         size_of = {id(item): size for item, size in sized}
         groups = [(tuple(g), sum(size_of[id(i)] for i in g)) for g in _pack(sized, max_row_group_bytes)]
@@ -136,16 +130,21 @@ def prepare(
     max_shard_bytes: int = PARQUET_MAX_SHARD_BYTES,
     max_row_group_bytes: int = PARQUET_MAX_ROW_GROUP_BYTES,
     progress: bool = False,
+    link_root: str | Path | None = None,
 ) -> PrepareResult:
     """Validate the release at ``raw`` (records file or its folder) and write the dataset to ``out``.
 
     ``out`` is replaced only once the new directory is complete; an existing ``out`` that is not a
     prepared ODU-Bench dataset (no manifest) and not empty is left alone and an error raised.
-    Raises :class:`odu.data.release.ReleaseError` on invalid scenes unless ``skip_invalid``.
+    Raises :class:`odu.data.release.ReleaseError` on invalid scenes unless ``skip_invalid``; media
+    must lie inside the media root (:func:`odu.data.release.media_path`). The work happens in a
+    hidden folder beside ``out``; one left by a killed run is removed by the next
+    (:func:`remove_stale_dirs`).
     """
     out = Path(out)
     _check_replaceable(out)
-    release = read_release(raw, media_root, skip_invalid=skip_invalid, progress=progress)
+    remove_stale_dirs(out)
+    release = read_release(raw, media_root, skip_invalid=skip_invalid, progress=progress, link_root=link_root)
     if not release.scenes:
         raise ValueError(f"{release.records_path}: no valid scene to prepare ({len(release.problems)} skipped)")
     shards = _plan(release.scenes, max_shard_bytes, max_row_group_bytes)
@@ -160,6 +159,11 @@ def prepare(
     result.out = out
     result.problems = release.problems
     return result
+
+
+#: Rows converted to Arrow at a time while a row group is built: a row as Python objects costs
+#: several times its Arrow size. The row group is still written whole (``row_group_size``).
+_ROWS_PER_BATCH = 256
 
 
 def _write(root: Path, shards: list[_Shard], scenes: Sequence[ReleaseScene], progress: bool) -> PrepareResult:
@@ -184,7 +188,7 @@ def _write(root: Path, shards: list[_Shard], scenes: Sequence[ReleaseScene], pro
         path.parent.mkdir(parents=True, exist_ok=True)
         with pq.ParquetWriter(path, schema, compression=PARQUET_COMPRESSION) as writer:
             for group in shard.groups:
-                rows = []
+                rows, batches = [], []
                 for item in group:
                     data = [p.read_bytes() for p in item.media_paths]
                     row = record_to_row(item.record, data)
@@ -201,9 +205,15 @@ def _write(root: Path, shards: list[_Shard], scenes: Sequence[ReleaseScene], pro
                         if t["role"] == "user"
                     )
                     bar.update(1)
-                table = pa.Table.from_pylist(rows, schema=schema)
-                writer.write_table(table, row_group_size=len(rows))
-                leaf_rows[shard.leaf] += len(rows)
+                    if len(rows) == _ROWS_PER_BATCH:  # to Arrow now: Python rows cost several times more
+                        batches.append(pa.RecordBatch.from_pylist(rows, schema=schema))
+                        rows = []
+                batches.append(pa.RecordBatch.from_pylist(rows, schema=schema))
+                # one row group from the batches, not copied into one chunk first (the card's Arrow byte
+                # counts, table.nbytes, then include each batch's offset buffers)
+                table = pa.Table.from_batches(batches, schema=schema)
+                writer.write_table(table, row_group_size=len(group))
+                leaf_rows[shard.leaf] += len(group)
                 leaf_bytes[shard.leaf] += table.nbytes
         shard_files[rel] = _sha256_file(path)
     bar.close()
@@ -223,9 +233,9 @@ def _write(root: Path, shards: list[_Shard], scenes: Sequence[ReleaseScene], pro
 
 
 def _write_records(path: Path, scenes: Sequence[ReleaseScene]) -> None:
-    with path.open("w", encoding="utf-8") as fh:
+    with path.open("wb") as fh:
         for item in scenes:
-            fh.write(json.dumps(item.record, ensure_ascii=False) + "\n")
+            fh.write(item.raw + b"\n")
 
 
 def _sha256_file(path: Path) -> str:
@@ -245,6 +255,37 @@ def _bar(total: int, enabled: bool) -> Any:
 def _check_replaceable(out: Path) -> None:
     if out.exists() and not (out / MANIFEST_NAME).is_file() and (not out.is_dir() or any(out.iterdir())):
         raise FileExistsError(f"{out}: exists and is not a prepared ODU-Bench dataset; choose another --out")
+
+
+#: Hidden work folders beside ``out``: ``.NAME.tmp-PID`` (being written) and ``.NAME.old-PID`` (the
+#: replaced copy, until it is deleted), PID being the writing process.
+_WORK_DIR = re.compile(r"\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)")
+
+
+def remove_stale_dirs(out: Path) -> list[Path]:
+    """Delete the hidden work folders of ``out`` left by processes that no longer run (a killed
+    ``prepare``); the folders of a live process are left alone. Returns those deleted."""
+    removed = []
+    parent = out.parent if out.parent.is_dir() else None
+    for path in parent.iterdir() if parent is not None else ():
+        match = _WORK_DIR.fullmatch(path.name)
+        if match and match["name"] == out.name and path.is_dir() and not _alive(int(match["pid"])):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user counts; so does our own)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def swap_in_dir(tmp: Path, out: Path) -> None:
@@ -381,6 +422,7 @@ __all__ = [
     "check_dataset",
     "config_patterns",
     "prepare",
+    "remove_stale_dirs",
     "render_card",
     "shard_pattern",
     "swap_in_dir",

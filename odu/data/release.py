@@ -20,14 +20,18 @@ are returned in :attr:`Release.problems`.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from ..constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES
-from ..schema import Clip, Scene, SchemaError, read_json_records, scene_from_dict
+from ..jsonio import clean_text
+from ..schema import Clip, Scene, SchemaError, check_tree, iter_json_records, scene_from_dict
+from .dataset import leaf_config
 
 #: Record files looked for, in this order, when a release is given as a directory.
 RELEASE_RECORD_FILES: tuple[str, ...] = ("scenes.jsonl", "scenes.json")
@@ -62,11 +66,24 @@ class ReleaseError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ReleaseScene:
-    """A valid scene: its record as read, the typed scene, and its clips' media paths in order."""
+    """A valid scene: its record, kept as compact JSON (``raw``: UTF-8 bytes, what the prepared
+    ``scenes.jsonl`` holds) so that a large release costs its file size in memory, not that of its
+    decoded objects; its id and leaf config, and its clips' media paths in order."""
 
-    record: Mapping[str, Any]
-    scene: Scene
+    raw: bytes
+    scene_id: str
+    leaf: str  # the leaf config holding it (odu.data.dataset.leaf_config)
     media_paths: tuple[Path, ...]
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The record as read (decoded anew on each access)."""
+        return json.loads(self.raw)
+
+    @property
+    def scene(self) -> Scene:
+        """The typed scene (built anew on each access)."""
+        return scene_from_dict(self.record)
 
 
 @dataclass(slots=True)
@@ -98,9 +115,40 @@ def find_records(path: str | Path) -> Path:
     return path
 
 
-def media_path(media_root: Path, src: str) -> Path:
-    """Where a clip's ``src`` points (absolute ``src`` stays as it is)."""
-    return media_root / src
+class MediaPathError(ValueError):
+    """A clip's ``src`` leads out of the media root (absolute, ``..`` above it, or a symbolic link
+    resolving outside it)."""
+
+
+def media_path(media_root: Path, src: str, link_root: Path | None = None) -> Path:
+    """Where a clip's ``src`` points: ``media_root / src``, which must lie inside ``media_root``.
+
+    ``src`` must be a relative path that stays inside the root, also once symbolic links are
+    resolved (in ``src`` or in the root itself), else :class:`MediaPathError`; a release thus never
+    reads a host file of its choosing, and no host path reaches the prepared dataset. Media kept
+    elsewhere is named explicitly as the root (``odu-bench prepare --media-root DIR``).
+    ``link_root`` widens only where links may resolve to (the Hub cache: a snapshot's files are
+    links into the repo's ``blobs/`` folder).
+    """
+    if not src:
+        raise MediaPathError("no media path ('src')")
+    rel = PurePosixPath(src)
+    if rel.is_absolute() or PureWindowsPath(src).drive or PureWindowsPath(src).root:
+        raise MediaPathError(f"media path {src!r} is absolute; 'src' must be relative to the media root")
+    if ".." in rel.parts and not _inside(Path(os.path.normpath(media_root / rel)), Path(os.path.normpath(media_root))):
+        raise MediaPathError(f"media path {src!r} leads out of the media root {media_root}")
+    path = media_root / rel
+    real_root = (link_root or media_root).resolve()
+    if not _inside(path.resolve(), real_root):
+        raise MediaPathError(
+            f"media path {src!r} resolves outside the media root {real_root} (symbolic link to "
+            f"{path.resolve()}); name that folder with --media-root to use it"
+        )
+    return path
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 def read_release(
@@ -110,21 +158,24 @@ def read_release(
     skip_invalid: bool = False,
     check_media: bool = True,
     progress: bool = False,
+    link_root: str | Path | None = None,
 ) -> Release:
     """Read and validate a release (records file or its directory).
 
     Raises :class:`ReleaseError` listing every problem unless ``skip_invalid``, in which case faulty
     scenes are dropped and their problems kept in :attr:`Release.problems`. ``check_media=False``
-    checks the records only (media presence and decoding are not looked at).
+    checks the records only (media presence and decoding are not looked at). Every clip's media
+    must lie inside the media root (:func:`media_path`; ``link_root``: see there).
     """
     records_path = find_records(path)
     root = Path(media_root) if media_root is not None else records_path.parent
-    records = read_json_records(records_path)
+    records = (record for _, record in iter_json_records(records_path))
+    link = Path(link_root) if link_root is not None else None
     scenes: list[ReleaseScene] = []
     problems: list[ReleaseProblem] = []
     seen: set[str] = set()
     for index, record in _progress(records, progress, f"checking {records_path.name}"):
-        found, scene = _check_record(record, index, root, check_media, seen)
+        found, scene = _check_record(record, index, root, link, check_media, seen)
         problems.extend(found)
         if scene is not None and not found:
             scenes.append(scene)
@@ -139,8 +190,11 @@ def fingerprint(path: str | Path, media_root: str | Path | None = None) -> str:
     local data files), without reading the media."""
     records_path = find_records(path)
     root = Path(media_root) if media_root is not None else records_path.parent
-    digest = hashlib.sha256(records_path.read_bytes())
-    for record in read_json_records(records_path):
+    digest = hashlib.sha256()
+    with records_path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    for _, record in iter_json_records(records_path):
         clips = record.get("clips") if isinstance(record, Mapping) else None
         for clip in clips if isinstance(clips, list) else ():
             src = clip.get("src") if isinstance(clip, Mapping) else None
@@ -149,7 +203,7 @@ def fingerprint(path: str | Path, media_root: str | Path | None = None) -> str:
             try:
                 stat = media_path(root, src).stat()
                 digest.update(f"{src}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-            except OSError:
+            except (OSError, MediaPathError):
                 digest.update(f"{src}\0missing\n".encode())
     return digest.hexdigest()
 
@@ -158,24 +212,32 @@ def fingerprint(path: str | Path, media_root: str | Path | None = None) -> str:
 
 
 def _check_record(
-    record: Any, index: int, root: Path, check_media: bool, seen: set[str]
+    record: Any, index: int, root: Path, link_root: Path | None, check_media: bool, seen: set[str]
 ) -> tuple[list[ReleaseProblem], ReleaseScene | None]:
     try:
         scene = scene_from_dict(record, index)
+        check_tree(record, f"scene {scene.scene_id}", text=True)  # the reference as written, or refused
     except SchemaError as exc:
         sid = record.get("scene_id") if isinstance(record, Mapping) else None
-        sid = sid if isinstance(sid, str) and sid else f"record {index}"
+        sid = sid if isinstance(sid, str) and sid and clean_text(sid) == sid else f"record {index}"
         return [ReleaseProblem(sid, None, _strip_scene_prefix(str(exc), sid))], None
     sid = scene.scene_id
     problems = [ReleaseProblem(sid, clip, message) for clip, message in _scene_problems(scene)]
     if sid in seen:
         problems.append(ReleaseProblem(sid, None, "duplicate scene_id"))
     seen.add(sid)
-    paths = tuple(media_path(root, clip.src) for clip in scene.clips)
-    if check_media:
-        for clip, path in zip(scene.clips, paths):
+    paths = []
+    for clip in scene.clips:
+        try:
+            path = media_path(root, clip.src, link_root)
+        except MediaPathError as exc:
+            problems.append(ReleaseProblem(sid, clip.id, str(exc)))
+            continue
+        paths.append(path)
+        if check_media:
             problems.extend(ReleaseProblem(sid, clip.id, m) for m in clip_media_problems(scene, clip, path))
-    return problems, ReleaseScene(record, scene, paths)
+    raw = json.dumps(record, ensure_ascii=False).encode()
+    return problems, ReleaseScene(raw, sid, leaf_config(scene), tuple(paths))
 
 
 #: Release scene ids: ``{av|ao}{p|n}_{gen|hr}_NNNNNN`` (shared/odu-demo/README.md). Ids of this
@@ -256,7 +318,7 @@ def _strip_scene_prefix(message: str, sid: str) -> str:
     return message
 
 
-def _progress(records: list[Any], enabled: bool, desc: str) -> Iterator[tuple[int, Any]]:
+def _progress(records: Iterable[Any], enabled: bool, desc: str) -> Iterator[tuple[int, Any]]:
     if not enabled:
         return enumerate(records)
     from tqdm.auto import tqdm
@@ -268,6 +330,7 @@ __all__ = [
     "MEDIA_DURATION_TOLERANCE_S",
     "RELEASE_RECORD_FILES",
     "Release",
+    "MediaPathError",
     "ReleaseError",
     "ReleaseProblem",
     "ReleaseScene",

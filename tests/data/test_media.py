@@ -335,3 +335,18 @@ def test_lazy_clip_bytes_and_hash(clips: dict[str, Path]) -> None:
     assert path_clip.path == clips["flac"] and path_clip.bytes == data
     assert path_clip.sha256 == hashlib.sha256(data).hexdigest() == LazyClip(data).sha256
     assert abs(path_clip.duration - 2.5) <= MEDIA_DURATION_TOLERANCE_S
+
+
+@pytest.mark.parametrize("method", ["sequential", "seek"])
+def test_frames_of_truncated_video_raise(clips: dict[str, Path], method: str) -> None:
+    """Issue 12 item 12: a clip cut short (its header still promising 5.3 s) raises instead of
+    repeating its last frame at every later instant."""
+    data = clips["mp4"].read_bytes()
+    cut = LazyClip(data[: len(data) * 3 // 4], duration=DURATION)
+    with pytest.raises(MediaError, match=r"truncated video: its frames end at [\d.]+ s, a frame was asked for at"):
+        cut.frames(fps=2)
+    with pytest.raises(MediaError, match="truncated video"):
+        decode_frames(data[: len(data) * 3 // 4], fps=2, method=method)
+    whole = decode_frames(data, fps=4 * FPS, method=method)  # up to the last frame's end: no error
+    assert whole.timestamps[-1] == pytest.approx((N_FRAMES - 1) / FPS)
+    assert whole.timestamps[-1] + 1 / FPS + media.FRAME_END_TOLERANCE_S > DURATION

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,15 @@ import pytest
 from support.dataset_fixtures import demo_records
 
 from odu.cli import main
-from odu.data.release import MEDIA_DURATION_TOLERANCE_S, ReleaseError, find_records, fingerprint, read_release
+from odu.data.release import (
+    MEDIA_DURATION_TOLERANCE_S,
+    MediaPathError,
+    ReleaseError,
+    find_records,
+    fingerprint,
+    media_path,
+    read_release,
+)
 
 #: A multi-clip audio-visual positive, the audio-only positive and an audio-visual negative.
 SMALL = ("avp_gen_000003", "aop_gen_000050", "avn_gen_000010")
@@ -225,3 +234,112 @@ def test_prepare_cli_reports_problems_and_skips(
         "avp_gen_000003",
         "aop_gen_000050",
     ]
+
+
+# --- media stays inside the media root (issue 12 item 10) ------------------------------------------
+
+
+def _point_clip_at(root: Path, src: str) -> None:
+    records = records_of(root)
+    records[1]["clips"][0]["src"] = src  # aop_gen_000050, clip v1
+    write_records(root, records)
+
+
+def _outside_copy(release: Path, tmp_path: Path) -> Path:
+    """The audio-only scene's media, copied to a folder beside (outside) the release."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    return Path(shutil.copyfile(clip_file(release, "aop_gen_000050", "v1"), outside / "x.wav"))
+
+
+@pytest.mark.parametrize("kind", ["dotdot", "absolute", "symlink-file", "symlink-dir"])
+def test_media_outside_the_release_is_refused(release: Path, tmp_path: Path, kind: str) -> None:
+    outside = _outside_copy(release, tmp_path)
+    if kind == "dotdot":
+        src = "../outside/x.wav"
+    elif kind == "absolute":
+        src = str(outside)
+    elif kind == "symlink-file":
+        (release / "media" / "link.wav").symlink_to(outside)
+        src = "media/link.wav"
+    else:
+        (release / "linked").symlink_to(outside.parent, target_is_directory=True)
+        src = "linked/x.wav"
+    _point_clip_at(release, src)
+    message = only_problem(release)
+    assert message.startswith("scene aop_gen_000050, clip v1: media path ")
+    assert ("absolute" if kind == "absolute" else "out") in message
+
+
+def test_links_inside_the_release_and_an_explicit_media_root_are_accepted(release: Path, tmp_path: Path) -> None:
+    inside = clip_file(release, "aop_gen_000050", "v1")
+    (release / "alias.wav").symlink_to(inside)
+    _point_clip_at(release, "alias.wav")
+    assert len(read_release(release)) == 3
+    outside = _outside_copy(release, tmp_path)
+    records = records_of(release)
+    for record in records:  # the whole release's media moved to another folder, named explicitly
+        for clip in record["clips"]:
+            target = outside.parent / clip["src"]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(release / clip["src"], target)
+    write_records(release, records)
+    shutil.rmtree(release / "media")
+    assert len(read_release(release, media_root=outside.parent)) == 3
+
+
+def test_prepare_cli_refuses_media_outside_and_stores_no_host_path(
+    release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = _outside_copy(release, tmp_path)
+    _point_clip_at(release, str(outside))
+    out = tmp_path / "odu-bench"
+    assert main(["prepare", str(release), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "scene aop_gen_000050, clip v1: media path" in err and "absolute" in err and "Traceback" not in err
+    assert not out.exists()
+    _point_clip_at(release, "x.wav")  # the same file, its folder named as the media root
+    records = records_of(release)
+    for record in records[::2]:
+        for clip in record["clips"]:
+            target = outside.parent / clip["src"]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(release / clip["src"], target)
+    argv = ["prepare", str(release), "--out", str(out), "--media-root", str(outside.parent), "--no-progress"]
+    assert main(argv) == 0
+    manifest = (out / "media_manifest.json").read_text(encoding="utf-8")
+    assert str(tmp_path) not in manifest and "x.wav" in manifest
+
+
+def test_a_killed_prepare_leaves_a_work_folder_the_next_run_removes(release: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "odu-bench"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".odu-bench.tmp-{int(dead.stdout)}"  # the pid of a process that has ended
+    (stale / "data").mkdir(parents=True)
+    (stale / "data" / "half.parquet").write_bytes(b"\0" * 1000)
+    live = tmp_path / f".odu-bench.tmp-{os.getppid()}"  # a running process's folder is left alone
+    live.mkdir()
+    other = tmp_path / f".other.tmp-{int(dead.stdout)}"  # another output's folder too
+    other.mkdir()
+    assert main(["prepare", str(release), "--out", str(out), "--no-progress"]) == 0
+    assert not stale.exists() and live.is_dir() and other.is_dir()
+
+
+def test_hub_cache_links_may_lead_into_the_repo_folder(tmp_path: Path) -> None:
+    """A Hub snapshot's files are links into the repo folder's blobs/ (huggingface_hub cache
+    layout): allowed with that folder as link root, and nowhere else."""
+    repo = tmp_path / "datasets--org--odu"
+    blob = repo / "blobs" / "0123abcd"
+    blob.parent.mkdir(parents=True)
+    blob.write_bytes(b"RIFF")
+    snapshot = repo / "snapshots" / "rev1"
+    (snapshot / "media").mkdir(parents=True)
+    (snapshot / "media" / "a.wav").symlink_to(blob)
+    with pytest.raises(MediaPathError, match="resolves outside the media root"):
+        media_path(snapshot, "media/a.wav")
+    assert media_path(snapshot, "media/a.wav", link_root=repo) == snapshot / "media" / "a.wav"
+    with pytest.raises(MediaPathError, match="leads out of the media root"):
+        media_path(snapshot, "../../blobs/0123abcd", link_root=repo)  # src itself stays under the snapshot

@@ -24,7 +24,7 @@ from typing import Any
 from ...data.dataset import DEFAULT_CONFIG, SPLIT, USER, row_to_record, rows_without_media
 from ...data.media import MediaError, probe
 from ...data.prepare import CARD_NAME, DATA_DIR, check_dataset, swap_in_dir
-from ...data.release import find_records, media_path
+from ...data.release import MediaPathError, find_records, media_path
 from ...data.sample import sample_dataset_dir
 from ...judge.openai_judge import merge_judge_infos
 from ...match import merge_segments, pred_order_key
@@ -228,8 +228,12 @@ def _release(path: Path) -> DatasetScenes:
         except SchemaError as exc:
             out.problems.append(f"{records_path}: {exc}")
             continue
+        try:
+            paths[scene.scene_id] = [media_path(records_path.parent, c.src) for c in scene.clips]
+        except MediaPathError as exc:
+            out.problems.append(f"{records_path}: scene {scene.scene_id}: {exc}")
+            continue
         out.records[scene.scene_id] = dict(record)
-        paths[scene.scene_id] = [media_path(records_path.parent, c.src) for c in scene.clips]
     with_media = any(p.is_file() for ps in paths.values() for p in ps)
     for sid, record in out.records.items():
         out.clips[sid] = [

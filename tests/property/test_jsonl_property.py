@@ -1,0 +1,65 @@
+"""Property: every JSON value the toolkit writes reads back as written, whatever its Unicode
+(odu.jsonio: lines split on "\\n" only; SURROGATE_RULE; NON_FINITE_RULE)."""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support.json_strategies import FINITE, TEXT, json_values
+
+from odu.jsonio import clean_text, dump_line, dumps, encode, iter_lines, iter_records
+
+NAME = Path("round-trip.jsonl")
+
+
+def as_read(value: Any) -> Any:
+    """``value`` as the documented rules make it: strings (keys too) by SURROGATE_RULE, NaN and
+    ±Infinity by NON_FINITE_RULE."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [as_read(v) for v in value]
+    if isinstance(value, dict):
+        return {clean_text(k): as_read(v) for k, v in value.items()}
+    return value
+
+
+def read_lines(data: bytes) -> list[Any]:
+    return [value for _, value in iter_lines(io.BytesIO(data), NAME)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(json_values(), min_size=1, max_size=3))
+def test_jsonl_round_trip(values: list[Any]) -> None:
+    data = b"".join(dump_line(v) for v in values)
+    assert data.count(b"\n") == len(values)  # one record, one line: U+2028 & co. never split it
+    assert read_lines(data) == [as_read(v) for v in values]
+
+
+@settings(max_examples=150, deadline=None)
+@given(json_values(st.one_of(FINITE, st.sampled_from([math.nan, math.inf, -math.inf]), TEXT)))
+def test_non_finite_numbers_are_written_as_null(value: Any) -> None:
+    assert read_lines(dump_line(value)) == [as_read(value)]
+
+
+@settings(max_examples=700, deadline=None)
+@given(st.text(st.characters(codec=None, categories=None), max_size=30))
+def test_any_string_is_one_line_and_reads_back(text: str) -> None:
+    line = dump_line({"output": text})
+    assert line.endswith(b"\n") and b"\n" not in line[:-1]
+    assert read_lines(b"\xef\xbb\xbf" + line.replace(b"\n", b"\r\n")) == [{"output": clean_text(text)}]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(json_values(), max_size=3), st.sampled_from(["", " ", "\n", "\r\n", "\t"]))
+def test_json_array_file_round_trip(tmp_path_factory_dir: Path, values: list[Any], space: str) -> None:
+    path = tmp_path_factory_dir / "array.json"
+    path.write_bytes(encode("[" + space + ("," + space).join(dumps(v) for v in values) + space + "]" + space))
+    assert [v for _, v in iter_records(path)] == [as_read(v) for v in values]
