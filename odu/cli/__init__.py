@@ -19,6 +19,7 @@ COMMANDS: tuple[str, ...] = (
     "upload-metric",
     "judge-audit",
     "eval",
+    "merge",
     "lm_eval_cmd",
 )
 #: Subcommands whose name is not their module's.

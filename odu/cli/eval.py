@@ -32,6 +32,7 @@ from ..run import (
     clear_out_dir,
     summarize_run,
 )
+from ..scrub import install_log_filter, scrub_text, scrub_value, scrubbed_console
 from .common import add_annotation_language, add_overwrite, judge_accounting_line, judge_errors_exit_code, judge_note
 
 DEFAULT_MODELS = ("always", "never")
@@ -111,6 +112,32 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="exit 0 even when some scenes got no answer from the model (they are reported and scored as no output)",
     )
+    p.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="skip the check of the judge and model servers before the first scene (model arg preflight=false)",
+    )
+    p.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run shard K of N only (scenes split by the SHA-256 of their id); odu-bench merge joins the N runs",
+    )
+    cost = p.add_argument_group("dry run (nothing is sent)")
+    cost.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print requests, media seconds, estimated tokens per provider (and cost with prices); send nothing",
+    )
+    cost.add_argument("--json", action="store_true", help="with --dry-run: print the estimate as JSON")
+    for who in ("", "judge-"):
+        for side in ("in", "out"):
+            cost.add_argument(
+                f"--{who}price-{side}",
+                type=float,
+                metavar="PRICE",
+                help=f"{'judge ' if who else ''}price per million {side}put tokens"
+                + (f" (default --price-{side})" if who else ""),
+            )
     add_judge_arguments(p)
     p.set_defaults(run=run)
 
@@ -120,15 +147,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def write_model_outputs(results: Mapping[str, Any], writer: RunWriter) -> list[EvalSceneRow]:
     """results.json, samples_<task>.jsonl and predictions.jsonl of one model's run, into its run
-    directory; returns the scene rows with their inference errors (one per scene, however many
-    tasks held it)."""
-    writer.json("results.json", {k: v for k, v in results.items() if k != "samples"}, default=str)
+    directory, credentials removed from every URL (:mod:`odu.scrub`); returns the scene rows with
+    their inference errors (one per scene, however many tasks held it)."""
+    writer.json("results.json", scrub_value({k: v for k, v in results.items() if k != "samples"}), default=str)
     rows: dict[str, EvalSceneRow] = {}
     outputs: dict[str, str | None] = {}
     for task, task_samples in results.get("samples", {}).items():
         with writer.jsonl(f"samples_{task}.jsonl") as samples:
             for sample in task_samples:
-                samples.write(sample, default=str)
+                samples.write(scrub_value(sample), default=str)
                 scored = sample["filtered_resps"][0]
                 sid = scored["scene"]["scene_id"]
                 outputs.setdefault(sid, scored["raw_output"])
@@ -154,10 +181,46 @@ def summary_of(
     return summary
 
 
+def dry_run(args: argparse.Namespace, models: Sequence[str], loaded: Sequence[Any]) -> int:
+    """``--dry-run``: the estimate of :mod:`odu.estimate` for the loaded tasks' docs (``--limit``
+    applied), as a table or ``--json``; nothing is sent."""
+    import json
+
+    from ..estimate import estimate, render
+    from ..schema import scene_from_dict
+
+    scenes = []
+    for obj in loaded:
+        for task in obj.get_all_tasks() if hasattr(obj, "get_all_tasks") else [obj]:
+            docs = list(task.eval_docs)[: args.limit] if args.limit else task.eval_docs
+            scenes += [(scene_from_dict(json.loads(d["record"])), bool(d.get("asr"))) for d in docs]
+    remote = [m for m in models if m not in BASELINES]
+    llm_judge = str(args.judge or "").startswith("openai:")
+    result = estimate(
+        scenes,
+        models=len(remote),
+        judge_runs=len(models) if llm_judge else 0,
+        annotation_language=args.annotation_language,
+    ).as_dict(
+        args.price_in,
+        args.price_out,
+        judge_price_in=args.judge_price_in if args.judge_price_in is not None else args.price_in,
+        judge_price_out=args.judge_price_out if args.judge_price_out is not None else args.price_out,
+    )
+    print(json.dumps(result, indent=2) if args.json else render(result))
+    return 0
+
+
 # --- the command -------------------------------------------------------------------------------------------
 
 
 def run(args: argparse.Namespace) -> int:
+    """The command, its console and log records scrubbed of URL credentials (:mod:`odu.scrub`)."""
+    with scrubbed_console():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
     from lm_eval.utils import setup_logging
@@ -174,6 +237,8 @@ def run(args: argparse.Namespace) -> int:
     from ..judge.spec import judge_from_args
     from ..models.remote import ModelUnavailableError
     from ..schema import SchemaError
+    from ..server_check import PreflightError
+    from ..shards import LOGGED_TASKS_KEY, SHARD_KEY, parse_shard
     from ..tables import table3, table3_caveat
 
     models = [m.strip() for m in args.model.split(",") if m.strip()]
@@ -187,13 +252,21 @@ def run(args: argparse.Namespace) -> int:
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     out = Path(args.out or Path("runs") / time.strftime("%Y%m%d-%H%M%S"))
     setup_logging(args.verbosity)  # before the run: lm-eval 0.4.13 applies simple_evaluate(verbosity=) only after it
+    install_log_filter()  # lm-eval's handler, made just now: no credential of a URL reaches a log line
+    command = ["odu-bench", *(scrub_text(a) for a in sys.argv[1:])]
     try:
+        if args.json and not args.dry_run:
+            raise ValueError("--json goes with --dry-run")
+        shard = parse_shard(args.shard) if args.shard else None
+        if shard and args.limit:
+            raise ValueError("--limit with --shard: the shards' first N scenes are not the run's first N; drop one")
         source = str(sample_dataset_dir()) if args.sample else dataset_source(args.dataset)
         metadata = {
             "dataset": source,
             "dataset_revision": args.revision,
             "asr": args.asr,
             "asr_base_url": args.asr_base_url,
+            "shard": args.shard,
         }
         manager = TaskManager(
             include_path=str(task_dir()),
@@ -206,6 +279,8 @@ def run(args: argparse.Namespace) -> int:
                 f"unknown task(s) {', '.join(missing)}; ODU-Bench tasks: {', '.join(sorted(manager.all_tasks))}"
             )
         check_dataset(source)
+        if args.dry_run:
+            return dry_run(args, models, load_tasks(manager, tasks))
         cleared = not check_out_dir(out, args.overwrite)  # refused before any inference
         judge_from_args(args).close()  # the judge's options and its verdict cache checked before any inference
         RECORDER.clear()
@@ -218,10 +293,13 @@ def run(args: argparse.Namespace) -> int:
                 args.model_args.get("model") or args.model_args.get("pretrained") or model
             )
             folder = out / re.sub(r"[^A-Za-z0-9._-]+", "_", model if model in BASELINES else f"{model}-{label}")
+            model_args = {} if model in BASELINES else dict(args.model_args)
+            if args.no_preflight:
+                model_args["preflight"] = False
             with use_judge(lambda: judge_from_args(args), args.annotation_language):
                 results = simple_evaluate(
                     model=lm_eval_name(model),
-                    model_args={} if model in BASELINES else dict(args.model_args),
+                    model_args=model_args,
                     tasks=loaded,
                     task_manager=manager,
                     limit=args.limit,
@@ -239,8 +317,11 @@ def run(args: argparse.Namespace) -> int:
                 with writer.jsonl(SCENES_FILE) as scenes:
                     for row in rows:
                         scenes.write(row)
-                card = build_run_card(results, RECORDER, extra={"command": ["odu-bench", *sys.argv[1:]]})
-                writer.json(RUN_CARD_NAME, card, default=str)
+                extra: dict[str, Any] = {"command": command, LOGGED_TASKS_KEY: list(results.get("samples", {}))}
+                if shard:
+                    extra[SHARD_KEY] = {"index": shard[0], "count": shard[1]}
+                card = build_run_card(results, RECORDER, extra=extra)
+                writer.json(RUN_CARD_NAME, scrub_value(card), default=str)
                 writer.commit(summary)
             systems[label] = summary
             judge_errors += summary["judge_errors"]
@@ -251,7 +332,7 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             for reason, count in Counter(r["inference_error"] for r in rows if r["inference_error"]).most_common(3):
-                print(f"  inference error ({count} scene(s)): {reason}", file=sys.stderr)
+                print(scrub_text(f"  inference error ({count} scene(s)): {reason}"), file=sys.stderr)
             if line := judge_accounting_line(judge):
                 print(line, file=sys.stderr)
     except (
@@ -262,8 +343,9 @@ def run(args: argparse.Namespace) -> int:
         OSError,
         JudgeUnavailableError,
         ModelUnavailableError,
+        PreflightError,
     ) as exc:
-        print(f"odu-bench eval: error: {exc}", file=sys.stderr)
+        print(scrub_text(f"odu-bench eval: error: {exc}"), file=sys.stderr)
         return 2
     print(table3(systems, judge_note(next((summary["judge"] for summary in systems.values()), {}))))
     print("\n".join(table3_caveat(systems.values())))

@@ -6,6 +6,8 @@ Registers the ``odu-*`` models (:mod:`odu.harness.models`), adds ``--include_pat
 ``lm-eval run ...`` with our pieces available (``ls``, ``validate`` and the legacy form without a
 subcommand work too). After a run with ``--output_path``, a run card is written next to each
 results file lm-eval wrote: ``run_card_<same timestamp>.json`` beside ``results_<timestamp>.json``.
+Credentials in URLs (``base_url=http://user:password@host/v1``) are removed from what lm-eval prints
+and logs, and from the files it wrote (:mod:`odu.scrub`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import json
 import sys
 import time
 from pathlib import Path
+
+from ..scrub import scrub_file, scrubbed_console
+from ..server_check import PreflightError
 
 _SUBCOMMANDS = ("run", "ls", "validate")
 
@@ -94,11 +99,23 @@ def run(args: argparse.Namespace) -> int:
     RECORDER.clear()
     saved, sys.argv = sys.argv, ["lm-eval", *argv]
     try:
-        cli_evaluate()
+        with scrubbed_console():  # lm-eval prints and logs its --model_args verbatim
+            cli_evaluate()
+    except PreflightError as exc:  # a server failed its check when lm-eval built the model
+        print(f"odu-bench lm-eval: error: {exc}", file=sys.stderr)
+        return 2
     finally:
         sys.argv = saved
     output_path = _output_path(argv)
     if output_path is not None and output_path.exists():
+        scrub_outputs(output_path, started)
         for card in write_run_cards(output_path, started):
             print(f"run card: {card}")
     return 0
+
+
+def scrub_outputs(output_path: Path, since: float) -> list[Path]:
+    """Remove URL credentials (:mod:`odu.scrub`) from the files lm-eval wrote under ``output_path``
+    since ``since`` (its results keep ``--model_args`` verbatim); returns the files changed."""
+    files = [output_path] if output_path.is_file() else sorted(p for p in output_path.rglob("*") if p.is_file())
+    return [p for p in files if p.suffix in (".json", ".jsonl") and p.stat().st_mtime >= since and scrub_file(p)]

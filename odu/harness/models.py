@@ -17,6 +17,7 @@ cache is attached, so a rerun retries exactly the failed scenes.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -45,6 +46,32 @@ def _options(raw: Mapping[str, Any]) -> dict[str, Any]:
     return options
 
 
+def _flag(value: Any, name: str) -> bool:
+    """A boolean model argument (lm-eval passes ``true`` / ``false`` as text or as bools)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
+def check_servers(backend: Any) -> None:
+    """Preflight (:mod:`odu.server_check`) of the tasks' judge, then of ``backend``'s server,
+    before the first request; :class:`~odu.server_check.PreflightError` when one fails."""
+    from ..server_check import check_judge, check_model
+    from .tasks import task_judge
+
+    judge = task_judge()
+    try:
+        check_judge(judge)
+    finally:
+        judge.close()
+    check_model(backend)
+
+
 #: Clip reader shared by every model of the process: each dataset is opened once per run, however
 #: many models ``odu-bench eval`` runs.
 _CLIPS = DatasetClips()
@@ -60,8 +87,14 @@ class OduLM(LM):
 
     def __init__(self, **model_args: Any) -> None:
         super().__init__()
-        self.backend = make_backend(self.backend_name, **_options(model_args))
+        options = _options(model_args)
+        preflight = _flag(options.pop("preflight", True), "preflight")
+        self.backend = make_backend(self.backend_name, **options)
         self._clips = _CLIPS
+        if preflight:
+            check_servers(self.backend)
+        for pitfall in self.backend.pitfalls():
+            print(f"odu-bench: pitfall ({lm_eval_name(self.backend_name)}): {pitfall}", file=sys.stderr)
 
     # --- lm-eval interface ----------------------------------------------------------------------
 

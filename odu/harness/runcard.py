@@ -27,6 +27,7 @@ from typing import Any
 
 from ..prompts import PROMPT_VERSION, prompt_fingerprint
 from ..run import RUN_CARD_NAME
+from ..scrub import scrub_value
 
 #: Packages whose versions change results or their reading.
 PACKAGES: tuple[str, ...] = (
@@ -160,7 +161,7 @@ def write_run_card(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / name
-    card = build_run_card(results, recorder, extra)
+    card = scrub_value(build_run_card(results, recorder, extra))
     path.write_text(json.dumps(card, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
     return path
 

@@ -163,13 +163,16 @@ def load_docs(
     text_only: bool = False,
     asr: str | None = None,
     asr_base_url: str | None = None,
+    shard: str | None = None,
     **_harness: Any,
 ) -> Any:
     """``custom_dataset`` hook: ``{"test": Dataset}`` of light docs for dataset config ``config``.
 
-    ``dataset`` / ``dataset_revision`` / ``asr`` / ``asr_base_url`` come from the task's ``metadata``
-    or lm-eval's ``--metadata``; every other key lm-eval passes (its metadata merges the model
-    arguments in, hence the prefixed names) is ignored.
+    ``dataset`` / ``dataset_revision`` / ``asr`` / ``asr_base_url`` / ``shard`` come from the task's
+    ``metadata`` or lm-eval's ``--metadata``; every other key lm-eval passes (its metadata merges the
+    model arguments in, hence the prefixed names) is ignored. ``shard`` (``"K/N"``,
+    :mod:`odu.shards`) keeps the scenes of that shard only; the recorded fingerprint is the whole
+    dataset's.
     """
     import datasets
 
@@ -177,6 +180,7 @@ def load_docs(
     from ..data.hub import load_split
     from ..data.prepare import check_dataset
     from ..models.clips import locator
+    from ..shards import in_shard, parse_shard
     from .preflight import install
 
     install()  # lm-eval's evaluate: refuse foreign models on native tasks, transcribe what is evaluated
@@ -187,9 +191,12 @@ def load_docs(
     rows = rows_without_media(ds)
     docs: list[dict[str, Any]] = []
     digest = hashlib.sha256()
+    part = parse_shard(shard) if shard else None
+    total = 0
     for i, row in enumerate(rows):
         record = row_to_record(row)
         scene = scene_from_dict(record)
+        total += 1
         users = [t for t in row["turns"] if t["role"] == "user"]
         clips = [
             {
@@ -203,6 +210,8 @@ def load_docs(
         text = json.dumps(record, ensure_ascii=False, sort_keys=True)
         digest.update(text.encode("utf-8"))
         digest.update("".join(c["sha256"] for c in clips).encode("ascii"))
+        if not in_shard(scene.scene_id, part):
+            continue
         docs.append(
             {
                 "scene_id": scene.scene_id,
@@ -235,6 +244,7 @@ def load_docs(
             "config": config,
             "revision": dataset_revision,
             "n_scenes": len(docs),
+            **({"shard": shard, "n_scenes_total": total} if part else {}),
             "content_sha256": digest.hexdigest(),
             "manifest_sha256": hashlib.sha256(manifest.read_bytes()).hexdigest() if manifest.is_file() else None,
         },
@@ -320,6 +330,11 @@ def judge_from_env() -> Judge:
     return judge_from_spec(os.environ.get(JUDGE_ENV, ""), f"${JUDGE_ENV}")
 
 
+def task_judge() -> Judge:
+    """A new judge of the tasks: :func:`use_judge`'s factory inside its block, else :func:`judge_from_env`."""
+    return _judge_factory() if _judge_factory is not None else judge_from_env()
+
+
 def _judge_key(scenes: Sequence[Any], text_only: bool) -> str:
     modalities = sorted({s.modality for s in scenes})
     return "+".join(modalities) + (" (text-only)" if text_only else "")
@@ -335,7 +350,7 @@ def score_responses(resps: Sequence[Sequence[str]], docs: Sequence[Mapping[str, 
         for s, g in zip(scenes, generations)
     }
     language = _annotation_language or os.environ.get(ANNOTATION_LANGUAGE_ENV) or TASK_ANNOTATION_LANGUAGE
-    judge = _judge_factory() if _judge_factory is not None else judge_from_env()
+    judge = task_judge()
     try:
         run = score_scenes(scenes, predictions, judge, annotation_language=language)
         info = judge.info()
@@ -415,5 +430,6 @@ __all__ = [
     "score_responses",
     "summarize_items",
     "task_dir",
+    "task_judge",
     "use_judge",
 ]

@@ -274,16 +274,21 @@ class OpenAIJudge(Judge):
         self._stats.errors += 1
         return JudgeVerdict.failed(self.client.scrub(f"no valid verdicts after {self.reasks + 1} replies: {problem}"))
 
+    def request_body(self, messages: list[dict[str, str]], max_tokens: int | None = None) -> dict[str, Any]:
+        """The body of one judge call (``max_tokens``: instead of the judge's own limit, when given)."""
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0}
+        if max_tokens or self.max_tokens:
+            body["max_tokens"] = max_tokens or self.max_tokens
+        body.update(self.extra_body)
+        return body
+
     async def _complete(self, client: Any, gate: asyncio.Semaphore, messages: list[dict[str, str]]) -> str | None:
         """The reply text of one chat call, retrying transient failures; :class:`CallFailedError` else."""
         # The SDK's generic ``post`` (its documented way to send any body) with ``cast_to=object``
         # returns the decoded JSON: the typed ``chat.completions.create`` would spend more CPU per
         # call on request transforms and response models than a 32-way batch can afford, for the
         # three fields read here. Status errors, timeouts and auth are still the SDK's.
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0}
-        if self.max_tokens:
-            body["max_tokens"] = self.max_tokens
-        body.update(self.extra_body)
+        body = self.request_body(messages)
 
         async def post() -> str | None:
             self._stats.requests += 1

@@ -294,6 +294,15 @@ class OpenAIOmni(RemoteBackend):
         finally:
             await sdk.close()
 
+    async def probe(self, sdk: Any, text: str, max_tokens: int) -> Generation:
+        """One text-only call in this backend's request shape, answering at most ``max_tokens``
+        (:mod:`odu.server_check`, before the first scene); the batch's settings are kept."""
+        saved, self._decoding = self._decoding, Decoding.of({}, max_tokens)
+        try:
+            return await self.send(sdk, [{"role": "user", "content": text}])
+        finally:
+            self._decoding = saved
+
     async def send(self, sdk: Any, encoded: Any) -> Generation:
         options: dict[str, Any] = {"model": self.model, **self._fields()}
         if self.extra_body:

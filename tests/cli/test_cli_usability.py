@@ -120,6 +120,7 @@ def test_eval_reports_inference_errors_and_exits_1(
         limit=1,
         model_args="model=omni,base_url=http://127.0.0.1:9/v1,retries=0",
         out=tmp_path / "out",
+        no_preflight=True,  # the run itself meets the dead server (preflight: tests/harness/test_run_control.py)
     )
     assert main(args) == 1
     err = capsys.readouterr().err

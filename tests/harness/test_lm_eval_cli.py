@@ -128,6 +128,8 @@ def test_eval_with_an_openai_backend_and_judge(
     assert card["judge"]["audio-only"]["model"] == "judge-test" and card["pitfalls"] == []
     assert SECRET not in card_text and SECRET not in out
     assert all(SECRET not in p.read_text(encoding="utf-8") for p in folder.iterdir())
+    # preflight: one probe each to the judge, then the model, before any scene
+    assert [b["model"] for b in fake.probes] == ["judge-test", "omni-test"]
 
 
 def test_eval_loads_each_tasks_data_once_whatever_the_number_of_models(

@@ -56,7 +56,7 @@ def run(
     manager = TaskManager(include_path=str(task_dir()), include_defaults=False, metadata=metadata)
     return simple_evaluate(
         model=model,
-        model_args=model_args or {},
+        model_args={"preflight": False, **(model_args or {})},  # servers checked: tests/harness/test_run_control.py
         tasks=tasks,
         task_manager=manager,
         log_samples=True,

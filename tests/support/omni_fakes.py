@@ -20,6 +20,7 @@ from odu.data.media import LazyClip
 from odu.judge.prompt import JUDGE_INSTRUCTION
 from odu.models.clips import media_type, wav_bytes
 from odu.schema import scene_from_dict
+from odu.server_check import PROBE_TEXT
 
 from .judge_fakes import judge_responder
 from .openai_server import Fault
@@ -104,6 +105,7 @@ class FakeOmni(SampleScenes):
         super().__init__(dataset_dir, sent=sent_form)
         self.script = dict(script or {})
         self.model_requests: list[dict[str, Any]] = []
+        self.probes: list[dict[str, Any]] = []
         self._judge = judge_responder()
 
     def scene_of(self, body: Mapping[str, Any]) -> str:
@@ -118,6 +120,9 @@ class FakeOmni(SampleScenes):
         return next(sid for sid in self.records if f"({sid})" in user)
 
     def __call__(self, body: dict[str, Any]) -> str | Fault:
+        if body["messages"] == [{"role": "user", "content": PROBE_TEXT}]:  # odu.server_check's probe
+            self.probes.append(body)
+            return "ok"
         if body["messages"][0]["content"] == JUDGE_INSTRUCTION:
             return self._judge(body)
         self.model_requests.append(body)

@@ -1,0 +1,79 @@
+"""``odu-bench merge RUN_DIR... --out DIR``: join the N runs of ``odu-bench eval --shard K/N`` (one
+model each) into the run they split (:mod:`odu.shards`): the same files, the same numbers as one
+run over all scenes. Shards of different runs, a shard given twice, a missing shard or a scene in
+two shards are refused (exit 2) with a message naming the problem."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from .common import add_overwrite
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("merge", help="join the shard runs of `odu-bench eval --shard K/N` into one run")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="the model folders the N shards wrote")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder of the merged run (new or empty)")
+    add_overwrite(p)
+    p.set_defaults(run=run)
+
+
+def merged_results(results: dict[str, Any], samples: dict[str, list[dict[str, Any]]], shards: Any) -> dict[str, Any]:
+    """lm-eval's results of the merged run: the first shard's, each task's metrics recomputed over
+    all its samples (as lm-eval aggregates them), its sample counts summed over the shards."""
+    from ..shards import task_metrics
+
+    out = {k: v for k, v in results.items() if k != "samples"}
+    tasks = {}
+    for task, block in (results.get("results") or {}).items():
+        metrics = task_metrics(samples[task]) if task in samples else {}
+        tasks[task] = {
+            k: metrics.get(k.split(",")[0], v) if "," in k and "_stderr" not in k else v for k, v in block.items()
+        }
+    out["results"] = tasks
+    counts = {}
+    for task, block in (results.get("n-samples") or {}).items():
+        counts[task] = {
+            k: sum((s.results.get("n-samples") or {}).get(task, {}).get(k, 0) for s in shards) for k in block
+        }
+    out["n-samples"] = counts
+    return {**out, "samples": samples}
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..run import RUN_CARD_NAME, SCENES_FILE, RunError, RunWriter
+    from ..scrub import scrub_text, scrub_value
+    from ..shards import ShardError, check_merge_target, merged_card, merged_judge, merged_samples, read_shards
+    from ..tables import table3, table3_caveat
+    from .common import judge_note
+    from .eval import summary_of, write_model_outputs
+
+    out = Path(args.out)
+    try:
+        shards = read_shards(args.runs)
+        check_merge_target(out, shards)
+        results = merged_results(shards[0].results, merged_samples(shards), shards)
+        judge = merged_judge(shards)
+        with RunWriter(out, args.overwrite) as writer:
+            rows = write_model_outputs(results, writer)
+            summary = summary_of(rows, results, judge, shards[0].summary.get("annotation_language", "scene"))
+            with writer.jsonl(SCENES_FILE) as scenes:
+                for row in rows:
+                    scenes.write(row)
+            command = ["odu-bench", *(scrub_text(a) for a in sys.argv[1:])]
+            writer.json(RUN_CARD_NAME, scrub_value(merged_card(shards, command)), default=str)
+            writer.commit(summary)
+    except (ShardError, RunError, OSError) as exc:
+        print(f"odu-bench merge: error: {exc}", file=sys.stderr)
+        return 2
+    from ..models import BASELINES
+
+    backend = (shards[0].card.get("model") or {}).get("backend") or {}
+    label = BASELINES.get(backend.get("backend", "")) or str(backend.get("model") or "merged")
+    print(table3({label: summary}, judge_note(judge)))
+    print("\n".join(table3_caveat([summary])))
+    print(f"merged {len(shards)} shard(s), {len(rows)} scenes: {out}")
+    return 0
