@@ -531,6 +531,26 @@ class OpenAIClient(ApiClient):
             request.url = httpx2.URL(chosen + url[len(first) :])
             request.headers["Host"] = request.url.netloc.decode("ascii")
 
+    def list_models(self, timeout: float) -> list[dict[str, Any]]:
+        """``GET /models`` once (no retries, at most ``timeout`` seconds in all): the listed models as
+        dicts. Raises :class:`LookupError` with a scrubbed reason when the server does not answer with
+        a list in time."""
+
+        async def listed() -> list[dict[str, Any]]:
+            sdk = self.async_sdk()
+            try:
+                data = (await asyncio.wait_for(sdk.models.list(), timeout)).data
+            finally:
+                await sdk.close()
+            if not isinstance(data, list):
+                raise ValueError("GET /models answered no model list")
+            return [m.model_dump() if hasattr(m, "model_dump") else dict(m) for m in data]
+
+        try:
+            return self.run(listed)
+        except Exception as exc:  # a best-effort probe: whatever it meets is its answer, said by the caller
+            raise LookupError(self.scrub(f"{type(exc).__name__}: {exc}")) from None
+
     def realtime(self) -> RealtimeSocket:
         """A Realtime WebSocket session with :attr:`model` (``async with``; one per scene)."""
         return RealtimeSocket(self)

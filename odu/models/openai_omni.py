@@ -11,10 +11,14 @@ App D.1 turn layout; App D.2 ASR text for the text-only baseline) by :func:`.mes
   ``input_audio`` part right after the video (extracted with :mod:`odu.data.media`);
 * servers that take images only: ``video_mode="frames"`` sends JPEG frames sampled at ``fps``
   (at most ``max_frames`` per clip), with the audio as a separate part;
-* greedy decoding (temperature 0, no stop sequence unless the task sets one), ``max_tokens`` from
-  the task's ``max_gen_toks``; ``extra_body`` passes server-specific fields (e.g. vLLM's
-  ``{"mm_processor_kwargs": {"use_audio_in_video": true}}``); ``stream=True`` for servers that
-  only stream (DashScope's Qwen-Omni).
+* greedy decoding (temperature 0, no stop sequence unless the task sets one), the output-token
+  limit from the task's ``max_gen_toks``; ``extra_body`` passes server-specific fields;
+* the request shape of the server behind ``base_url`` (:mod:`.providers`, ``provider=auto`` by
+  default): the token-limit field (``max_completion_tokens`` for OpenAI), sampling parameters left
+  out where only the defaults are taken (OpenAI reasoning models), streaming (DashScope), data-URL
+  forms, media limits (a scene beyond them is an inference error naming the limit), and a video's
+  audio (Qwen-Omni on vLLM / SGLang: ``mm_processor_kwargs.use_audio_in_video``). The profile and
+  its pitfalls are printed on the console before the first scene.
 
 Media is read only when a scene is actually sent (:class:`.remote.RemoteBackend`: concurrency,
 inference errors). 429, 5xx, timeouts and connection errors are retried with exponential backoff
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import sys
 from collections.abc import AsyncIterator, Mapping
 from fractions import Fraction
 from typing import Any
@@ -38,6 +43,7 @@ from ..prompts import ClipRef
 from .base import MODEL_FRAMES_FPS, MODEL_MAX_TOKENS, ClipLoader, Decoding, Generation, SceneBatch, SceneRequest
 from .clips import media_type, spool_clip, wav_bytes
 from .messages import HISTORY_LAYOUTS, scene_messages
+from .providers import PROBE_TIMEOUT_S, PROVIDERS, Profile, detect, profile
 from .remote import ModelStats, RemoteBackend
 
 MEDIA_URLS = ("data", "file")
@@ -48,6 +54,20 @@ AUDIO_IN_VIDEO = ("native", "separate", "none")
 MODEL_MAX_FRAMES = 64
 #: JPEG quality (2 = best .. 31) of frames sent as images (FFmpeg ``qscale``).
 MODEL_FRAME_JPEG_QSCALE = 3
+
+
+def merged(base: Mapping[str, Any], mine: Mapping[str, Any]) -> dict[str, Any]:
+    """``mine`` over ``base``, objects merged one level down (a user's ``mm_processor_kwargs`` adds to
+    the profile's rather than replacing it).
+
+    >>> merged({"mm_processor_kwargs": {"use_audio_in_video": True}}, {"mm_processor_kwargs": {"fps": 2}, "top_k": 1})
+    {'mm_processor_kwargs': {'use_audio_in_video': True, 'fps': 2}, 'top_k': 1}
+    """
+    out = dict(base)
+    for key, value in mine.items():
+        both = isinstance(value, Mapping) and isinstance(out.get(key), Mapping)
+        out[key] = {**out[key], **value} if both else value
+    return out
 
 
 def _b64(data: bytes) -> str:
@@ -80,6 +100,7 @@ class OpenAIOmni(RemoteBackend):
         self,
         model: str,
         *,
+        provider: str = "auto",
         max_tokens: int = MODEL_MAX_TOKENS,
         media_url: str = "data",
         video_mode: str = "video",
@@ -88,16 +109,17 @@ class OpenAIOmni(RemoteBackend):
         max_frames: int = MODEL_MAX_FRAMES,
         audio_sample_rate: int = DEFAULT_AUDIO_SAMPLE_RATE,
         history: str = "inline",
-        stream: bool = False,
+        stream: bool | None = None,
+        media_limits: bool = True,
         extra_body: Mapping[str, Any] | None = None,
         **server: Any,
     ) -> None:
         super().__init__(model, ModelStats(), **server)
-        audio_in_video = audio_in_video or ("native" if video_mode == "video" else "separate")
         for value, allowed, what in (
+            (provider, PROVIDERS, "provider"),
             (media_url, MEDIA_URLS, "media_url"),
             (video_mode, VIDEO_MODES, "video_mode"),
-            (audio_in_video, AUDIO_IN_VIDEO, "audio_in_video"),
+            (audio_in_video or "native", AUDIO_IN_VIDEO, "audio_in_video"),
             (history, HISTORY_LAYOUTS, "history"),
         ):
             if value not in allowed:
@@ -108,31 +130,92 @@ class OpenAIOmni(RemoteBackend):
             )
         if max_tokens < 1 or fps <= 0 or max_frames < 1:
             raise ValueError("max_tokens, max_frames >= 1; fps > 0")
+        self.provider = provider
         self.max_tokens = max_tokens
         self.media_url = media_url
         self.video_mode = video_mode
-        self.audio_in_video = audio_in_video
         self.fps = fps
         self.max_frames = max_frames
         self.audio_sample_rate = audio_sample_rate
         self.history = history
-        self.stream = stream
-        self.extra_body = dict(extra_body or {})
+        self.media_limits = media_limits
+        # as asked; the profile fills what is left open (_apply)
+        self._asked_audio_in_video, self._asked_stream = audio_in_video, stream
+        self._extra_body = dict(extra_body or {})
+        self.audio_in_video, self.stream, self.extra_body = audio_in_video, stream, dict(self._extra_body)
         self._decoding = Decoding.of({}, max_tokens)
         self._asked = False
         self._modalities: set[str] = set()
+        self.profile: Profile | None = None
+        self.detected_by = "provider=" + provider
+        if provider != "auto":
+            self._apply(profile(provider, model))
+
+    # --- the provider profile ---------------------------------------------------------------------
+
+    def _apply(self, chosen: Profile) -> None:
+        """Adopt ``chosen``: the user's explicit settings win, unless the server cannot take them."""
+        audio_in_video = self._asked_audio_in_video or (
+            chosen.audio_in_video if self.video_mode == "video" else "separate"
+        )
+        stream = chosen.stream if self._asked_stream is None else self._asked_stream
+        refused = chosen.refusal(self.video_mode, audio_in_video, stream)
+        if refused:
+            raise ValueError(f"model {self.model!r}: {refused}")
+        self.profile, self.audio_in_video, self.stream = chosen, audio_in_video, stream
+        self.extra_body = merged(chosen.extra_body, self._extra_body)
+
+    def resolve(self) -> Profile:
+        """The profile, found on first use for ``provider=auto`` (host, ``GET /models``, model name)."""
+        if self.profile is None:
+            name, self.detected_by = detect(  # replicas serve one model: the first one speaks for all
+                self.client.replicas.urls[0], self.model, lambda: self.client.list_models(self._probe_timeout)
+            )
+            self._apply(profile(name, self.model))
+        assert self.profile is not None
+        return self.profile
+
+    @property
+    def _probe_timeout(self) -> float:
+        """Seconds the ``GET /models`` probe of ``provider=auto`` may take: :data:`.providers.PROBE_TIMEOUT_S`,
+        or the request timeout when that is shorter."""
+        return min(PROBE_TIMEOUT_S, self.client.timeout)
+
+    def _announce(self) -> None:
+        """The profile, what it changes and the settings' pitfalls, on the console before the first scene."""
+        chosen = self.resolve()
+        print(f"model {self.model}: provider {chosen.provider} ({self.detected_by})", file=sys.stderr)
+        for note in chosen.notes(self.model, sorted(self._modalities)):
+            print(f"  {note}", file=sys.stderr)
+        for pitfall in self.pitfalls():
+            print(f"  pitfall: {pitfall}", file=sys.stderr)
 
     # --- public interface -------------------------------------------------------------------------
 
     def prepare(self, batch: SceneBatch) -> None:
         self._decoding = Decoding.of(batch.gen_kwargs, self.max_tokens)
+        first = not self._asked
         self._asked = True
-        self._modalities.update(r.modality for r in batch.requests)
+        self._modalities.update(r.modality for r in batch.requests if not r.text_only)  # clips sent as media
+        refused = self.resolve().refuses_video(self.video_mode, sorted(self._modalities))
+        if refused:
+            raise ValueError(f"model {self.model!r}: {refused}")
+        if first:
+            self._announce()
 
     def info(self) -> dict[str, Any]:
-        generation = self._decoding.fields("max_tokens", "stop") if self._asked else None
+        chosen = self.profile
+        generation = self._fields() if self._asked and chosen else None
         return {
             **self.server_info(),
+            "provider": {
+                "name": chosen.provider if chosen else self.provider,
+                "detected_by": self.detected_by,
+                "limit_field": chosen.limit_field if chosen else None,
+                "sampling_sent": chosen.sampling if chosen else None,
+                "media_limits": self.media_limits,
+                "source": chosen.source if chosen else None,
+            },
             "media": {
                 "media_url": self.media_url,
                 "video_mode": self.video_mode,
@@ -149,15 +232,32 @@ class OpenAIOmni(RemoteBackend):
         }
 
     def pitfalls(self) -> list[str]:
-        out = self._decoding.pitfalls(self.limit_name) + super().pitfalls()
-        if AUDIO_VISUAL in self._modalities or not self._modalities:
+        chosen = self.profile
+        limit = chosen.limit_field if chosen else "max_tokens"
+        out = self._decoding.pitfalls(limit) + super().pitfalls()
+        if chosen is not None and not chosen.sampling and (self._decoding.temperature > 0 or self._decoding.stop):
+            out.append(f"the task's sampling settings / stop sequences are not sent: {self.model} takes only defaults")
+        if chosen is not None and not self.media_limits and (chosen.max_videos or chosen.max_item_b64):
+            out.append(f"media_limits=false: scenes beyond {chosen.provider}'s documented media limits are sent anyway")
+        if chosen is not None and (AUDIO_VISUAL in self._modalities or not self._asked):
+            kwargs = self.extra_body.get("mm_processor_kwargs")
+            fed = kwargs.get("use_audio_in_video") if isinstance(kwargs, Mapping) else None
             if self.audio_in_video == "none":
                 out.append("audio of audio-visual clips not sent (audio_in_video=none): the model sees video only")
-            elif self.audio_in_video == "native" and "use_audio_in_video" not in repr(self.extra_body):
+            elif chosen.provider == "vllm" and self.audio_in_video == "native" and not fed:
                 out.append(
-                    "audio inside the video is left to the server, and servers may drop it silently "
-                    "(vLLM/SGLang Qwen-Omni need mm_processor_kwargs.use_audio_in_video=true in "
-                    "extra_body); use audio_in_video=separate when unsure"
+                    f"use_audio_in_video is off on vllm: the audio track of every video is dropped "
+                    f"without an error ({chosen.source}); the model sees video only"
+                )
+            elif chosen.provider == "sglang" and self.audio_in_video == "native":
+                out.append(
+                    f"audio inside the video is left to sglang, which drops it without an error whatever "
+                    f"the request says ({chosen.source}); the model sees video only"
+                )
+            elif chosen.provider in ("generic", "ark") and self.audio_in_video == "native" and fed is None:
+                out.append(
+                    "audio inside the video is left to the server, and servers may drop it silently; "
+                    "use audio_in_video=separate (or the server's own switch in extra_body) when unsure"
                 )
         return out
 
@@ -171,7 +271,20 @@ class OpenAIOmni(RemoteBackend):
     # --- one scene ------------------------------------------------------------------------------
 
     def encode(self, request: SceneRequest, load_clip: ClipLoader | None) -> list[dict[str, Any]]:
-        return self.messages(request, load_clip)
+        chosen = self.resolve()
+        messages = self.messages(request, load_clip)
+        if self.media_limits:
+            parts = [p for m in messages if isinstance(m["content"], list) for p in m["content"]]
+            for kind, count, limit in (
+                ("video file(s)", sum(p["type"] == "video_url" for p in parts), chosen.max_videos),
+                ("audio part(s)", sum(p["type"] in ("input_audio", "audio_url") for p in parts), chosen.max_audios),
+            ):
+                if limit is not None and count > limit:
+                    raise MediaError(
+                        f"scene {request.scene_id}: {count} {kind} in one request, beyond {chosen.provider}'s "
+                        f"limit of {limit} per request ({chosen.source}); media_limits=false sends it anyway"
+                    )
+        return messages
 
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[Any]:
@@ -191,10 +304,29 @@ class OpenAIOmni(RemoteBackend):
             self._decoding = saved
 
     async def send(self, sdk: Any, encoded: Any) -> Generation:
-        options: dict[str, Any] = {"model": self.model, **self._decoding.fields("max_tokens", "stop")}
+        options: dict[str, Any] = {"model": self.model, **self._fields()}
         if self.extra_body:
             options["extra_body"] = self.extra_body
         return Generation(await self._complete(sdk, {**options, "messages": encoded}))
+
+    def _fields(self) -> dict[str, Any]:
+        """Decoding settings under the profile's names (sampling settings left out where refused)."""
+        chosen = self.resolve()
+        fields = self._decoding.fields(chosen.limit_field, "stop")
+        if not chosen.sampling:
+            fields = {chosen.limit_field: fields[chosen.limit_field]}
+        return fields
+
+    def _b64_item(self, data: bytes) -> str:
+        """``data`` as Base64, counted as media; a :class:`MediaError` beyond the profile's item limit."""
+        text = _b64(self.count_media(data))
+        limit = self.resolve().max_item_b64
+        if self.media_limits and limit is not None and len(text) > limit:
+            raise MediaError(
+                f"{len(text) / 2**20:.1f} MB of Base64, beyond {self.resolve().provider}'s limit of "
+                f"{limit / 2**20:g} MB per item ({self.resolve().source}); media_limits=false sends it anyway"
+            )
+        return text
 
     def _media_parts(self, request: SceneRequest, ref: ClipRef, clip: LazyClip) -> list[dict[str, Any]]:
         where = f"scene {request.scene_id} clip {ref.id}"
@@ -206,8 +338,8 @@ class OpenAIOmni(RemoteBackend):
                 parts.append({"type": "video_url", "video_url": {"url": self._url(clip, ref)}})
             else:
                 for frame in clip.frames(fps=self.fps, max_frames=self.max_frames).frames:
-                    data = self.count_media(jpeg_bytes(frame))
-                    parts.append({"type": "image_url", "image_url": {"url": "data:image/jpeg;base64," + _b64(data)}})
+                    data = self._b64_item(jpeg_bytes(frame))
+                    parts.append({"type": "image_url", "image_url": {"url": "data:image/jpeg;base64," + data}})
             if self.audio_in_video == "separate":
                 parts.append(self._audio_part(clip, ref, extract=True))
             return parts
@@ -217,7 +349,8 @@ class OpenAIOmni(RemoteBackend):
     def _url(self, clip: LazyClip, ref: ClipRef) -> str:
         if self.media_url == "file":
             return spool_clip(clip, ref.sha256).resolve().as_uri()
-        return f"data:{media_type(clip)[0]};base64,{_b64(self.count_media(clip.bytes))}"
+        prefix = self.resolve().video_data_prefix or f"data:{media_type(clip)[0]};base64,"
+        return prefix + self._b64_item(clip.bytes)
 
     def _audio_part(self, clip: LazyClip, ref: ClipRef, extract: bool) -> dict[str, Any]:
         """``input_audio`` (WAV/MP3 as they are; anything else, or a video's track, as 16-bit WAV)."""
@@ -228,7 +361,10 @@ class OpenAIOmni(RemoteBackend):
             data, fmt = clip.bytes, "wav" if mime == "audio/wav" else "mp3"
         else:
             data, fmt = wav_bytes(clip, self.audio_sample_rate), "wav"
-        return {"type": "input_audio", "input_audio": {"data": _b64(self.count_media(data)), "format": fmt}}
+        encoded = self._b64_item(data)
+        if self.resolve().audio_data_url:
+            encoded = "data:;base64," + encoded
+        return {"type": "input_audio", "input_audio": {"data": encoded, "format": fmt}}
 
     async def _complete(self, client: Any, options: dict[str, Any]) -> str:
         """The reply text of one chat call, retrying transient failures; :class:`CallFailedError` else."""
@@ -269,4 +405,5 @@ __all__ = [
     "VIDEO_MODES",
     "OpenAIOmni",
     "jpeg_bytes",
+    "merged",
 ]

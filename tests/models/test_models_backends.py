@@ -30,6 +30,9 @@ ANSWER = '{"has_demand": false, "segments": []}'
 
 
 def backend(server: OpenAIServer, **options: object) -> OpenAIOmni:
+    """The backend on ``server`` with the plain request shape (``provider=generic``: no ``GET /models``
+    probe; the profiles are tested in ``test_providers.py``)."""
+    options = {"provider": "generic", **options}
     return OpenAIOmni(MODEL, base_url=server.base_url, progress=False, backoff=FAST_BACKOFF, **options)
 
 

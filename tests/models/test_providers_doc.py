@@ -1,43 +1,97 @@
-"""The routes of ``docs/providers.md`` run as written: each documented ``odu-bench eval`` command,
-with its placeholders filled and ``base_url`` pointed at the provider's strict fake (and the judge's
-at a loopback OpenAI-compatible server), runs the bundled sample to exit 0 with no inference or
-judge errors, and no key reaches any output file."""
+"""The routes of ``docs/providers.md`` run as written: the route table names every Table 3 row once,
+with a route or the reason it stays impossible; each route's ``odu-bench eval`` command, with its
+placeholders filled and ``base_url`` pointed at the provider's strict fake (and the judge's at a
+loopback OpenAI-compatible server), runs the bundled sample to the documented outcome, and no key
+reaches any output file; rows that share a route get the same request profile."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.omni_fakes import FakeOmni
 from support.openai_server import OpenAIServer
+from support.paper import table3_rows
+from support.provider_fakes import ArkFake, DashScopeFake, OpenAIFake, VllmFake, sample_transcripts
 
 from odu.cli import main as odu_main
 from odu.data.sample import sample_dataset_dir
+from odu.models.providers import profile
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
 KEYS = {
     "GEMINI_API_KEY": "AIza-doc-route-1a2b3c4d",
     "OPENAI_API_KEY": "sk-doc-route-5e6f7a8b",
     "JUDGE_API_KEY": "sk-doc-judge-9c0d1e2f",
+    "DASHSCOPE_API_KEY": "sk-doc-dashscope-3a4b5c6d",
+    "ARK_API_KEY": "ark-doc-7e8f9a0b",
 }
+#: Scenes of the bundled sample with more than one clip: beyond DashScope's one file per request.
+SAMPLE_MULTI_CLIP = 4
 
 
-def documented_commands() -> dict[str, list[str]]:
-    """Backend name -> the documented ``odu-bench eval`` command (continuation lines joined)."""
-    commands = {}
-    for block in re.findall(r"```sh\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S):
-        text = block.replace("\\\n", " ")
-        for line in text.splitlines():
-            if line.startswith("odu-bench eval"):
-                args = shlex.split(line.split("#", 1)[0])
-                commands[args[args.index("--model") + 1]] = args
-    return commands
+def documented_routes() -> dict[str, list[str]]:
+    """Route key (``<!-- route: KEY -->`` before its block) -> the block's ``odu-bench eval`` command."""
+    routes = {}
+    text = DOC.read_text(encoding="utf-8")
+    for key, block in re.findall(r"<!-- route: ([\w-]+) -->\n```sh\n(.*?)```", text, flags=re.S):
+        [line] = [ln for ln in block.replace("\\\n", " ").splitlines() if ln.startswith("odu-bench eval")]
+        routes[key] = shlex.split(line.split("#", 1)[0])
+    return routes
 
 
-def test_the_doc_documents_both_routes() -> None:
-    assert set(documented_commands()) == {"gemini", "realtime"}
+def route_table() -> dict[str, list[str]]:
+    """Table 3 system -> its route table cells."""
+    text = DOC.read_text(encoding="utf-8").split("## Route table", 1)[1].split("\n## ", 1)[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines() if line.startswith("| ")]
+    return {row[0]: row[1:] for row in rows[2:]}  # after the header and its rule
+
+
+def test_every_table3_row_has_a_route_or_says_why_not() -> None:
+    table, routes = route_table(), documented_routes()
+    paper = table3_rows()
+    assert list(table) == [row["model"] for row in paper]  # every row of Table 3, in its order
+    for row in paper:  # the scenes column: where Table 3 has scores
+        scored = [name for name, col in (("AV", "av_avg"), ("AO", "ao_avg")) if row[col]]
+        assert table[row["model"]][0] == ", ".join(scored), row["model"]
+    for system, (_, backend, route, fake) in table.items():
+        if backend.startswith("impossible:"):
+            assert len(backend) > 80 and route == fake == "—", system  # the reason, not a bare word
+        else:
+            key = re.fullmatch(r"\[([\w-]+)\]\(#[\w-]+\)", route)
+            assert key and key.group(1) in routes, system
+            assert fake.strip("`") in (
+                "GeminiFake",
+                "RealtimeFake",
+                "VllmFake",
+                "DashScopeFake",
+                "ArkFake",
+                "OpenAIFake",
+            )
+    assert set(routes) == {"gemini", "realtime", "vllm-qwen-omni", "vllm", "dashscope", "ark", "openai-text"}
+
+
+def test_rows_sharing_a_route_share_its_request_profile() -> None:
+    table = route_table()
+    by_route: dict[str, list[str]] = {}
+    for cells in table.values():
+        model = re.search(r"→ vllm \((?:vLLM-Omni, )?`([^`]+)`\)", cells[1])
+        if model:
+            by_route.setdefault(cells[2], []).append(model.group(1))
+    routes = documented_routes()
+    for route, models in by_route.items():
+        key = re.search(r"\[([\w-]+)\]", route).group(1)  # type: ignore[union-attr]
+        args = routes[key][routes[key].index("--model-args") + 1]
+        documented = re.search(r"model=([^,]+)", args).group(1)  # type: ignore[union-attr]
+        assert documented in models
+        assert all(profile("vllm", m) == profile("vllm", documented) for m in models), route
+    assert sum(len(m) for m in by_route.values()) == 6  # the three Qwen-Omni rows and the three others
 
 
 @pytest.fixture(scope="module")
@@ -45,59 +99,79 @@ def sample_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return sample_dataset_dir(tmp_path_factory.mktemp("doc-sample"))
 
 
-@pytest.mark.parametrize("backend", ["gemini", "realtime"])
+@contextlib.contextmanager
+def fake_for(route: str, dataset: Path, model: str, key: str) -> Iterator[tuple[str, Any]]:
+    """The started fake of ``route`` wanting ``key``: (its base URL, the fake)."""
+    answer = FakeOmni(dataset)
+    if route == "gemini":
+        pytest.importorskip("google.genai")
+        from support.gemini_fake import GeminiFake
+
+        with OpenAIServer() as http:
+            fake = GeminiFake(dataset, key=key, model=model).attach(http)
+            yield http.origin, fake
+    elif route == "realtime":
+        pytest.importorskip("websockets")
+        from support.realtime_fake import RealtimeFake
+
+        with RealtimeFake(dataset, key=key, model=model) as fake:
+            yield fake.base_url, fake
+    else:
+        kind = {"dashscope": DashScopeFake, "ark": ArkFake, "openai-text": OpenAIFake}.get(route, VllmFake)
+        extra: dict[str, Any] = {"models": (model,), "api_key": key}
+        if route == "openai-text":
+            extra = {**extra, "transcripts": sample_transcripts(dataset), "models": (model, "whisper-1")}
+        with kind(answer, **extra) as fake:
+            yield fake.base_url, fake
+
+
+@pytest.mark.parametrize("route", ["gemini", "realtime", "vllm-qwen-omni", "vllm", "dashscope", "ark", "openai-text"])
 def test_documented_route_runs_against_its_fake(
-    backend: str,
+    route: str,
     tmp_path: Path,
     sample_dataset: Path,
     hf_cache: str,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture,
 ) -> None:
-    import json
-
     import datasets
-
-    pytest.importorskip("google.genai" if backend == "gemini" else "websockets")
-    from support.gemini_fake import GeminiFake
-    from support.realtime_fake import RealtimeFake
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
     for name, value in KEYS.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
-    args = documented_commands()[backend][1:]  # without the program name
-    judge_key = KEYS["OPENAI_API_KEY" if backend == "gemini" else "JUDGE_API_KEY"]  # as the doc says
-    judging = OpenAIServer(FakeOmni(sample_dataset), api_key=judge_key, models=["judge-test"])
-    judging.extra_fields = {"chat_template_kwargs"}  # the doc's --judge-extra-body: a vLLM extra
-    with judging as judge, OpenAIServer() as http:
-        if backend == "gemini":
-            fake = GeminiFake(sample_dataset, key=KEYS["GEMINI_API_KEY"], model="gemini-doc-test").attach(http)
-            url, context = http.origin, None
-        else:
-            context = RealtimeFake(sample_dataset, key=KEYS["OPENAI_API_KEY"], model="gpt-realtime-2")
-            fake = context.__enter__()
-            url = fake.base_url
-        try:
-            filled = [
-                a.replace("$JUDGE_URL", judge.base_url)
-                .replace("JUDGE_MODEL", "judge-test")
-                .replace("GEMINI_MODEL_ID", "gemini-doc-test")
-                .replace("DIR", str(sample_dataset))
-                for a in args
-            ]
-            at = filled.index("--model-args") + 1
+    placeholders = {"GEMINI_MODEL_ID": "gemini-doc-test", "ARK_MODEL_ID": "doubao-seed-2-0-lite-260428"}
+    args = documented_routes()[route][1:]  # without the program name
+    at = args.index("--model-args") + 1
+    for name, value in placeholders.items():
+        args[at] = args[at].replace(name, value)
+    model = re.search(r"model=([^,]+)", args[at]).group(1)  # type: ignore[union-attr]
+    named = re.search(r"api_key_env=([^,]+)", args[at])  # the key variables the command names
+    model_key = KEYS[named.group(1) if named else "GEMINI_API_KEY" if route == "gemini" else "OPENAI_API_KEY"]
+    judge_env = args[args.index("--judge-api-key-env") + 1] if "--judge-api-key-env" in args else "OPENAI_API_KEY"
+    judging = OpenAIServer(FakeOmni(sample_dataset), api_key=KEYS[judge_env])
+    judging.models, judging.extra_fields = ["judge-test"], {"chat_template_kwargs"}  # the doc's judge extra body
+    with judging as judge, fake_for(route, sample_dataset, model, model_key) as (url, fake):
+        filled = [a.replace("$JUDGE_URL", judge.base_url).replace("JUDGE_MODEL", "judge-test") for a in args]
+        filled = [str(sample_dataset) if a == "DIR" else a for a in filled]
+        filled[at] = re.sub(r"base_url=[^,]+", f"base_url={url}", filled[at])
+        if "base_url=" not in filled[at]:
             filled[at] += f",base_url={url}"
-            code = odu_main([*filled, "--out", str(tmp_path / "out")])
-        finally:
-            if context is not None:
-                context.__exit__(None, None, None)
+        if "--asr" in filled:
+            filled += ["--asr-base-url", url]
+        code = odu_main([*filled, "--out", str(tmp_path / "out")])
+        refusals = getattr(fake, "refusals", [])
     out = capsys.readouterr()
-    assert code == 0, out.err[-3000:]
     [folder] = (tmp_path / "out").iterdir()
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    assert summary["inference_errors"] == 0 and summary["judge_errors"] == 0
+    assert summary["judge_errors"] == 0 and refusals == []
     assert summary["judge"]["model"] == "judge-test" and summary["judge"]["requests"] > 0
+    if route == "dashscope":  # Alibaba documents one video / audio file per request
+        assert code == 1 and summary["inference_errors"] == SAMPLE_MULTI_CLIP
+        assert "limit of 1 per request" in out.err
+    else:
+        assert code == 0, out.err[-3000:]
+        assert summary["inference_errors"] == 0
     for path in folder.iterdir():
         text = path.read_text(encoding="utf-8")
         assert not any(key in text for key in KEYS.values()), path.name

@@ -35,8 +35,9 @@ def media_parts(body: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def part_bytes(part: Mapping[str, Any]) -> bytes:
+    """The bytes of a media part: bare Base64 or a data URL (``data:;base64,...`` on DashScope)."""
     if part["type"] == "input_audio":
-        return base64.b64decode(part["input_audio"]["data"])
+        return base64.b64decode(part["input_audio"]["data"].rpartition(",")[2])
     return base64.b64decode(part[part["type"]]["url"].split(",", 1)[1])
 
 
@@ -108,7 +109,8 @@ class FakeOmni(SampleScenes):
         self._judge = judge_responder()
 
     def scene_of(self, body: Mapping[str, Any]) -> str:
-        sid = self.scene_sent(part_bytes(media_parts(body)[-1]))
+        """The scene of the last media part that is a final clip (a video's separate audio track may follow it)."""
+        sid = next(filter(None, (self.scene_sent(part_bytes(p)) for p in reversed(media_parts(body)))), None)
         assert sid is not None, "a final clip of no scene of the dataset"
         return sid
 
