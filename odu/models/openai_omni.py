@@ -320,11 +320,12 @@ class OpenAIOmni(RemoteBackend):
     def _b64_item(self, data: bytes) -> str:
         """``data`` as Base64, counted as media; a :class:`MediaError` beyond the profile's item limit."""
         text = _b64(self.count_media(data))
-        limit = self.resolve().max_item_b64
+        chosen = self.resolve()
+        limit = chosen.max_item_b64
         if self.media_limits and limit is not None and len(text) > limit:
             raise MediaError(
-                f"{len(text) / 2**20:.1f} MB of Base64, beyond {self.resolve().provider}'s limit of "
-                f"{limit / 2**20:g} MB per item ({self.resolve().source}); media_limits=false sends it anyway"
+                f"{len(text) / 2**20:.1f} MB of Base64, beyond {chosen.provider}'s limit of "
+                f"{limit / 2**20:g} MB per item ({chosen.source}); media_limits=false sends it anyway"
             )
         return text
 
