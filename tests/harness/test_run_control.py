@@ -9,6 +9,7 @@ import json
 import logging
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.cli import argv
@@ -24,6 +25,12 @@ from odu.shards import parse_shard, shard_index
 
 SECRET = "hunter2-SECRET-f00d"
 KEY = API_KEY  # what the strict loopback server accepts
+
+
+def eval_omni(dataset: Path, out: Path, base_url: str, model_args: str = "", **options: Any) -> int:
+    """``odu-bench eval`` of ``odu_ao`` with the ``openai`` backend on model ``omni-test`` at ``base_url``."""
+    args = f"model=omni-test,base_url={base_url}{model_args}"
+    return main(argv("eval", dataset=dataset, model="openai", tasks="odu_ao", model_args=args, out=out, **options))
 
 
 @pytest.fixture(scope="module")
@@ -206,16 +213,7 @@ def test_preflight_names_what_is_wrong(sample_dataset: Path, tmp_path: Path, cap
             server.responder = lambda body: probe
         elif probe == "models-401":
             server.route("GET", "/v1/models", lambda req: Reply(401, {"error": {"message": "Incorrect API key"}}))
-        code = main(
-            argv(
-                "eval",
-                dataset=sample_dataset,
-                model="openai",
-                tasks="odu_ao",
-                model_args=f"model=omni-test,base_url={server.base_url}",
-                out=tmp_path / "out",
-            )
-        )
+        code = eval_omni(sample_dataset, tmp_path / "out", server.base_url)
         assert server.count() <= 1  # at most the probe reached the chat route
         where = f"model server {server.base_url}"
     err = capfd.readouterr().err
@@ -228,16 +226,7 @@ def test_a_server_without_a_model_list_is_probed_then_run_and_pitfalls_print_fir
     fake = FakeOmni(sample_dataset)
     with OpenAIServer(fake, models=("omni-test",)) as server:  # serves the model, lists nothing
         server.route("GET", "/v1/models", lambda req: Reply(404, {"error": {"message": "not found"}}))
-        code = main(
-            argv(
-                "eval",
-                dataset=sample_dataset,
-                model="openai",
-                tasks="odu_ao",
-                model_args=f"model=omni-test,base_url={server.base_url},progress=false",
-                out=tmp_path / "out",
-            )
-        )
+        code = eval_omni(sample_dataset, tmp_path / "out", server.base_url, ",progress=false")
     err = capfd.readouterr().err
     assert code == 0, err
     assert len(fake.probes) == 1 and fake.probes[0]["max_tokens"] == 8 and fake.probes[0]["model"] == "omni-test"
