@@ -247,10 +247,16 @@ def render(est: Mapping[str, Any]) -> str:
         f"{'judge':<14}{'':>12}{'':>10}{'':>5}{j['requests_at_most']:>10}"
         f"{j['input_tokens']:>15,}{j['output_tokens']:>15,}{_money(j['cost']):>12}"
     )
+    priced = j["cost"] is not None or any(p["cost"] is not None for p in est["providers"].values())
     lines.append("")
     lines.append(
         "judge requests are an upper bound (one per reference segment); tokens are estimates "
-        "(docs/harness.md#dry-run); cost needs --price-in/--price-out (per million tokens)"
+        "(docs/harness.md#dry-run); "
+        + (
+            "cost at the prices given, per million tokens"
+            if priced
+            else "cost needs --price-in/--price-out (per million tokens)"
+        )
     )
     return "\n".join(lines)
 

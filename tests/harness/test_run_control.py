@@ -307,6 +307,10 @@ def test_dry_run_table_and_its_usage_errors(capsys) -> None:
     assert main(argv("eval", sample=True, dry_run=True)) == 0
     table = capsys.readouterr().out
     assert "dry run: nothing sent" in table and all(r.name in table for r in PROVIDER_RATES)
+    assert "cost needs --price-in/--price-out" in table
+    assert main(argv("eval", sample=True, dry_run=True, price_in=1.0, price_out=4.0)) == 0
+    priced = capsys.readouterr().out
+    assert "cost at the prices given" in priced and "cost needs" not in priced
     assert main(argv("eval", sample=True, json=True)) == 2
     assert "--json goes with --dry-run" in capsys.readouterr().err
 
