@@ -581,6 +581,37 @@ def decode_audio(source: MediaSource, sample_rate: int = DEFAULT_AUDIO_SAMPLE_RA
     return _soundfile_audio(src, fmt, sample_rate) if fmt else _container_audio(src, sample_rate)
 
 
+# --- remux ---------------------------------------------------------------------------------------
+
+#: Output container of :func:`video_track_only` for each input container family (PyAV format names).
+_REMUX_FORMATS = {"mp4": "mp4", "mov": "mp4", "webm": "webm", "matroska": "matroska"}
+
+
+def video_track_only(source: MediaSource) -> bytes:
+    """The clip's video stream alone, its packets copied (no re-encoding) into a new file of the same
+    container family: for servers that would hear the sound track twice when it also travels as a
+    separate audio part (``audio_in_video=separate`` on ``transformers serve``). Raises
+    :class:`MediaError` for a clip without video or an unreadable one."""
+    src = _Source.of(source)
+    with _open_container(src) as container:
+        video, _ = _main_streams(container)
+        if video is None:
+            raise MediaError(f"{src.label}: no video stream")
+        family = next((f for f in container.format.name.split(",") if f in _REMUX_FORMATS), "mp4")
+        out = io.BytesIO()
+        try:
+            with av.open(out, "w", format=_REMUX_FORMATS[family]) as muxed:
+                stream = muxed.add_stream_from_template(video)
+                for packet in container.demux(video):
+                    if packet.dts is None:  # the demuxer's flush packet
+                        continue
+                    packet.stream = stream
+                    muxed.mux(packet)
+        except _READ_ERRORS as exc:
+            raise MediaError(f"{src.label}: cannot copy the video stream: {exc}") from None
+    return out.getvalue()
+
+
 # --- lazy clips ------------------------------------------------------------------------------------
 
 
@@ -669,4 +700,5 @@ __all__ = [
     "decode_frames",
     "probe",
     "sample_times",
+    "video_track_only",
 ]

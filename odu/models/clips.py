@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cache import cache_dir
-from ..data.media import LazyClip, MediaError
+from ..data.media import LazyClip, MediaError, video_track_only
 from ..prompts import ClipRef
 
 
@@ -90,18 +90,21 @@ def wav_bytes(clip: LazyClip, sample_rate: int) -> bytes:
     return buf.getvalue()
 
 
-def spool_clip(clip: LazyClip, sha256: str, directory: Path | None = None) -> Path:
-    """``clip`` as a file named by its hash (``<cache>/media/<sha256><suffix>``), written once."""
-    if clip.path is not None:
+def spool_clip(clip: LazyClip, sha256: str, directory: Path | None = None, *, video_only: bool = False) -> Path:
+    """``clip`` as a file named by its hash (``<cache>/media/<sha256><suffix>``), written once;
+    ``video_only``: its video stream alone, the sound track left out (``<sha256>.video<suffix>``,
+    :func:`odu.data.media.video_track_only`)."""
+    if clip.path is not None and not video_only:
         return clip.path
     suffix = media_type(clip)[1]
     folder = directory or cache_dir() / "media"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{sha256}{suffix}"
+    path = folder / f"{sha256}{'.video' if video_only else ''}{suffix}"
     if not path.is_file():
+        data = video_track_only(clip.path or clip.bytes) if video_only else clip.bytes
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".spool-")
         with os.fdopen(fd, "wb") as fh:
-            fh.write(clip.bytes)
+            fh.write(data)
         os.replace(tmp, path)  # atomic: concurrent writers leave one complete file
     return path
 

@@ -4,9 +4,11 @@ OpenAI endpoint, OpenAI, ...), through the toolkit's one OpenAI client (:mod:`od
 One chat call per scene, built from :func:`odu.prompts.build_chat` (App F.1 / F.2 instruction,
 App D.1 turn layout; App D.2 ASR text for the text-only baseline) by :func:`.messages.scene_messages`:
 
-* video as ``video_url`` (a ``data:`` URL, or ``file://`` with ``media_url="file"`` for servers that
-  read local paths, e.g. vLLM with ``--allowed-local-media-path``), audio as ``input_audio``
-  (WAV/MP3 base64; other codecs are decoded and sent as 16-bit WAV);
+* video as ``video_url`` (a ``data:`` URL; ``file://`` with ``media_url="file"`` for servers that
+  read local paths, e.g. vLLM with ``--allowed-local-media-path``; ``http://`` from the run's own clip
+  server with ``media_url="http"``, :mod:`.clip_server`, for servers that take video by URL only,
+  e.g. ``transformers serve``), audio as ``input_audio`` (WAV/MP3 base64; other codecs are decoded
+  and sent as 16-bit WAV);
 * servers that drop the audio track of a video: ``audio_in_video="separate"`` adds the track as an
   ``input_audio`` part right after the video (extracted with :mod:`odu.data.media`);
 * servers that take images only: ``video_mode="frames"`` sends JPEG frames sampled at ``fps``
@@ -18,7 +20,10 @@ App D.1 turn layout; App D.2 ASR text for the text-only baseline) by :func:`.mes
   out where only the defaults are taken (OpenAI reasoning models), streaming (DashScope), data-URL
   forms, media limits (a scene beyond them is an inference error naming the limit), and a video's
   audio (Qwen-Omni on vLLM / SGLang: ``mm_processor_kwargs.use_audio_in_video``). The profile and
-  its pitfalls are printed on the console before the first scene.
+  its pitfalls are printed on the console before the first scene;
+* servers that may drop audio without an error or answer past ``max_tokens`` (``transformers serve``)
+  are checked first (:mod:`.hearing`): one that does not hear audio stops the run before the first
+  scene, one that ignores the limit is a console pitfall.
 
 Media is read only when a scene is actually sent (:class:`.remote.RemoteBackend`: concurrency,
 inference errors). 429, 5xx, timeouts and connection errors are retried with exponential backoff
@@ -41,12 +46,14 @@ from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip, MediaError
 from ..openai_client import OpenAIClient
 from ..prompts import ClipRef
 from .base import MODEL_FRAMES_FPS, MODEL_MAX_TOKENS, ClipLoader, Decoding, Generation, SceneBatch, SceneRequest
+from .clip_server import ClipServer, serving_host
 from .clips import media_type, spool_clip, wav_bytes
+from .hearing import PROBE_MAX_TOKENS, TONE_S, Hearing, probe_messages
 from .messages import HISTORY_LAYOUTS, scene_messages
-from .providers import PROBE_TIMEOUT_S, PROVIDERS, Profile, detect, profile
+from .providers import PROBE_TIMEOUT_S, PROVIDERS, QWEN_OMNI, TRANSFORMERS_FRAMES_FIELD, Profile, detect, profile
 from .remote import ModelStats, RemoteBackend
 
-MEDIA_URLS = ("data", "file")
+MEDIA_URLS = ("data", "file", "http")
 VIDEO_MODES = ("video", "frames")
 AUDIO_IN_VIDEO = ("native", "separate", "none")
 
@@ -54,6 +61,8 @@ AUDIO_IN_VIDEO = ("native", "separate", "none")
 MODEL_MAX_FRAMES = 64
 #: JPEG quality (2 = best .. 31) of frames sent as images (FFmpeg ``qscale``).
 MODEL_FRAME_JPEG_QSCALE = 3
+#: Text of the hearing check's two requests (:mod:`.hearing`).
+HEARING_PROBE_TEXT = "Is there any sound?"
 
 
 def merged(base: Mapping[str, Any], mine: Mapping[str, Any]) -> dict[str, Any]:
@@ -101,8 +110,9 @@ class OpenAIOmni(RemoteBackend):
         model: str,
         *,
         provider: str = "auto",
-        max_tokens: int = MODEL_MAX_TOKENS,
-        media_url: str = "data",
+        max_tokens: int | None = None,
+        media_url: str | None = None,
+        media_host: str | None = None,
         video_mode: str = "video",
         audio_in_video: str | None = None,
         fps: float = MODEL_FRAMES_FPS,
@@ -111,13 +121,14 @@ class OpenAIOmni(RemoteBackend):
         history: str = "inline",
         stream: bool | None = None,
         media_limits: bool = True,
+        hearing_check: bool | None = None,
         extra_body: Mapping[str, Any] | None = None,
         **server: Any,
     ) -> None:
         super().__init__(model, ModelStats(), **server)
         for value, allowed, what in (
             (provider, PROVIDERS, "provider"),
-            (media_url, MEDIA_URLS, "media_url"),
+            (media_url or "data", MEDIA_URLS, "media_url"),
             (video_mode, VIDEO_MODES, "video_mode"),
             (audio_in_video or "native", AUDIO_IN_VIDEO, "audio_in_video"),
             (history, HISTORY_LAYOUTS, "history"),
@@ -128,11 +139,12 @@ class OpenAIOmni(RemoteBackend):
             raise ValueError(
                 "video_mode=frames sends images, which carry no audio: use audio_in_video=separate or none"
             )
-        if max_tokens < 1 or fps <= 0 or max_frames < 1:
+        if (max_tokens is not None and max_tokens < 1) or fps <= 0 or max_frames < 1:
             raise ValueError("max_tokens, max_frames >= 1; fps > 0")
         self.provider = provider
         self.max_tokens = max_tokens
-        self.media_url = media_url
+        self.media_url = media_url or "data"
+        self.media_host = media_host
         self.video_mode = video_mode
         self.fps = fps
         self.max_frames = max_frames
@@ -140,10 +152,13 @@ class OpenAIOmni(RemoteBackend):
         self.history = history
         self.media_limits = media_limits
         # as asked; the profile fills what is left open (_apply)
-        self._asked_audio_in_video, self._asked_stream = audio_in_video, stream
+        self._asked_audio_in_video, self._asked_stream, self._asked_media_url = audio_in_video, stream, media_url
+        self._asked_hearing_check = hearing_check
         self._extra_body = dict(extra_body or {})
         self.audio_in_video, self.stream, self.extra_body = audio_in_video, stream, dict(self._extra_body)
-        self._decoding = Decoding.of({}, max_tokens)
+        self._decoding = Decoding.of({}, MODEL_MAX_TOKENS).with_max_tokens(max_tokens)
+        self._clip_server: ClipServer | None = None
+        self.hearing: Hearing | None = None
         self._asked = False
         self._modalities: set[str] = set()
         self.profile: Profile | None = None
@@ -163,7 +178,11 @@ class OpenAIOmni(RemoteBackend):
         if refused:
             raise ValueError(f"model {self.model!r}: {refused}")
         self.profile, self.audio_in_video, self.stream = chosen, audio_in_video, stream
-        self.extra_body = merged(chosen.extra_body, self._extra_body)
+        self.media_url = self._asked_media_url or chosen.media_url
+        base = dict(chosen.extra_body)
+        if chosen.fps_in_request:  # the server's 32-frame default cleared, the processor samples at fps
+            base = merged(base, {TRANSFORMERS_FRAMES_FIELD: {"num_frames": None, "fps": self.fps}})
+        self.extra_body = merged(base, self._extra_body)
 
     def resolve(self) -> Profile:
         """The profile, found on first use for ``provider=auto`` (host, ``GET /models``, model name)."""
@@ -193,7 +212,7 @@ class OpenAIOmni(RemoteBackend):
     # --- public interface -------------------------------------------------------------------------
 
     def prepare(self, batch: SceneBatch) -> None:
-        self._decoding = Decoding.of(batch.gen_kwargs, self.max_tokens)
+        self._decoding = Decoding.of(batch.gen_kwargs, MODEL_MAX_TOKENS).with_max_tokens(self.max_tokens)
         first = not self._asked
         self._asked = True
         self._modalities.update(r.modality for r in batch.requests if not r.text_only)  # clips sent as media
@@ -202,6 +221,74 @@ class OpenAIOmni(RemoteBackend):
             raise ValueError(f"model {self.model!r}: {refused}")
         if first:
             self._announce()
+        if self._modalities and self.hearing is None and self._checks_hearing:
+            self._check_hearing()
+
+    @property
+    def _checks_hearing(self) -> bool:
+        """Whether the hearing check runs: ``hearing_check=`` as given, else the profile's rule."""
+        asked = self._asked_hearing_check
+        return self.resolve().checks_hearing if asked is None else bool(asked)
+
+    def _check_hearing(self) -> None:
+        """Ask the server whether it hears audio and keeps to ``max_tokens`` (:mod:`.hearing`): a server
+        that drops the audio stops the run (``ValueError``); the outcome is said on the console."""
+        saved = dict(vars(self._stats))
+
+        def count(usage: Any, name: str) -> int | None:
+            value = getattr(usage, name, None)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        async def ask() -> Hearing:
+            sdk = self.client.async_sdk()
+            try:
+                usages = []
+                for audio in (False, True):
+                    options = self._options(probe_messages(HEARING_PROBE_TEXT, audio), max_tokens=PROBE_MAX_TOKENS)
+
+                    async def create(options: dict[str, Any] = options) -> Any:
+                        return await sdk.chat.completions.create(**options)
+
+                    usages.append(getattr(await self.client.call(create), "usage", None))
+                completions = [c for c in (count(u, "completion_tokens") for u in usages) if c is not None]
+                return Hearing(
+                    count(usages[0], "prompt_tokens"), count(usages[1], "prompt_tokens"), max(completions, default=None)
+                )
+            finally:
+                await sdk.close()
+
+        try:
+            self.hearing = self.client.run(ask)
+        finally:
+            vars(self._stats).update(saved)  # the check is not part of the run's counts
+        heard = self.hearing
+        if heard.heard is None:
+            print("  server check: the server reports no prompt tokens; audio arrival not verified", file=sys.stderr)
+        elif not heard.heard:
+            raise ValueError(
+                f"model {self.model!r}: the server dropped an input_audio part without an error (prompt tokens "
+                f"{heard.without} with and without a {TONE_S:g} s tone): it does not hear audio, and every audio "
+                "clip of the run would be lost; serve a model the server takes audio for (transformers serve: one "
+                "it classes as a multimodal LM), or pass hearing_check=false to run it deaf anyway"
+            )
+        else:
+            assert heard.with_audio is not None and heard.without is not None
+            print(
+                f"  server check: audio heard ({heard.with_audio - heard.without} prompt tokens for a {TONE_S:g} s tone)",
+                file=sys.stderr,
+            )
+        for pitfall in self._server_pitfalls():
+            print(f"  pitfall: {pitfall}", file=sys.stderr)
+
+    def _server_pitfalls(self) -> list[str]:
+        """What the server check found besides hearing."""
+        if self.hearing is None or not self.hearing.ignores_limit:
+            return []
+        return [
+            f"the server ignores max_tokens: it answered {self.hearing.completion} tokens to a request capped at "
+            f"{PROBE_MAX_TOKENS} (transformers serve's published Qwen2.5-Omni layout: generate's "
+            "thinker_max_new_tokens=1024 wins); answers it cuts read finish_reason=stop, not counted as truncated"
+        ]
 
     def info(self) -> dict[str, Any]:
         chosen = self.profile
@@ -220,14 +307,15 @@ class OpenAIOmni(RemoteBackend):
                 "media_url": self.media_url,
                 "video_mode": self.video_mode,
                 "audio_in_video": self.audio_in_video,
-                "fps": self.fps if self.video_mode == "frames" else None,
+                "fps": self.fps if self.video_mode == "frames" or (chosen and chosen.fps_in_request) else None,
                 "max_frames": self.max_frames if self.video_mode == "frames" else None,
                 "audio_sample_rate": self.audio_sample_rate,
             },
             "history": self.history,
             "stream": self.stream,
             "extra_body": self.extra_body,
-            "generation": generation or {"temperature": 0.0, "max_tokens": self.max_tokens},
+            "generation": generation or {"temperature": 0.0, "max_tokens": self._decoding.max_tokens},
+            "hearing_check": self.hearing.as_dict() if self.hearing else None,
             "stats": self._stats.as_dict(ModelStats.ORDER),
         }
 
@@ -237,6 +325,7 @@ class OpenAIOmni(RemoteBackend):
         out = self._decoding.pitfalls(limit) + super().pitfalls()
         if chosen is not None and not chosen.sampling and (self._decoding.temperature > 0 or self._decoding.stop):
             out.append(f"the task's sampling settings / stop sequences are not sent: {self.model} takes only defaults")
+        out += self._server_pitfalls()
         if chosen is not None and not self.media_limits and (chosen.max_videos or chosen.max_item_b64):
             out.append(f"media_limits=false: scenes beyond {chosen.provider}'s documented media limits are sent anyway")
         if chosen is not None and (AUDIO_VISUAL in self._modalities or not self._asked):
@@ -253,6 +342,12 @@ class OpenAIOmni(RemoteBackend):
                 out.append(
                     f"audio inside the video is left to sglang, which drops it without an error whatever "
                     f"the request says ({chosen.source}); the model sees video only"
+                )
+            elif chosen.provider == "transformers" and self.audio_in_video == "native" and QWEN_OMNI.search(self.model):
+                out.append(
+                    "audio_in_video=native on transformers serve: the server interleaves the video's audio but "
+                    "Qwen-Omni's generate gets use_audio_in_video=false, which flattens the TMRoPE positions of "
+                    f"the video+audio block ({chosen.source}); the default (separate) avoids it"
                 )
             elif chosen.provider in ("generic", "ark") and self.audio_in_video == "native" and fed is None:
                 out.append(
@@ -304,15 +399,20 @@ class OpenAIOmni(RemoteBackend):
             self._decoding = saved
 
     async def send(self, sdk: Any, encoded: Any) -> Generation:
-        options: dict[str, Any] = {"model": self.model, **self._fields()}
+        return Generation(await self._complete(sdk, self._options(encoded)))
+
+    def _options(self, messages: list[dict[str, Any]], max_tokens: int | None = None) -> dict[str, Any]:
+        """One chat call's arguments: model, decoding settings (``max_tokens`` in place of the batch's
+        limit when given), the profile's and user's ``extra_body``, ``messages``."""
+        options: dict[str, Any] = {"model": self.model, **self._fields(max_tokens)}
         if self.extra_body:
             options["extra_body"] = self.extra_body
-        return Generation(await self._complete(sdk, {**options, "messages": encoded}))
+        return {**options, "messages": messages}
 
-    def _fields(self) -> dict[str, Any]:
+    def _fields(self, max_tokens: int | None = None) -> dict[str, Any]:
         """Decoding settings under the profile's names (sampling settings left out where refused)."""
         chosen = self.resolve()
-        fields = self._decoding.fields(chosen.limit_field, "stop")
+        fields = self._decoding.with_max_tokens(max_tokens).fields(chosen.limit_field, "stop")
         if not chosen.sampling:
             fields = {chosen.limit_field: fields[chosen.limit_field]}
         return fields
@@ -350,8 +450,24 @@ class OpenAIOmni(RemoteBackend):
     def _url(self, clip: LazyClip, ref: ClipRef) -> str:
         if self.media_url == "file":
             return spool_clip(clip, ref.sha256).resolve().as_uri()
+        if self.media_url == "http":  # without its sound track when that goes separately (or not at all)
+            path = spool_clip(clip, ref.sha256, video_only=self.audio_in_video != "native")
+            self._stats.media_bytes += path.stat().st_size
+            return self._clips().url(path, media_type(clip)[0])
         prefix = self.resolve().video_data_prefix or f"data:{media_type(clip)[0]};base64,"
         return prefix + self._b64_item(clip.bytes)
+
+    def _clips(self) -> ClipServer:
+        """The run's clip server (started on first use, on :attr:`media_host` or the address the
+        model server reaches this machine on)."""
+        if self._clip_server is None:
+            self._clip_server = ClipServer(self.media_host or serving_host(self.client.replicas.urls[0]))
+        return self._clip_server
+
+    def close(self) -> None:
+        if self._clip_server is not None:
+            self._clip_server.close()
+            self._clip_server = None
 
     def _audio_part(self, clip: LazyClip, ref: ClipRef, extract: bool) -> dict[str, Any]:
         """``input_audio`` (WAV/MP3 as they are; anything else, or a video's track, as 16-bit WAV)."""

@@ -36,12 +36,33 @@ where the docs are silent, the issue that shows the behaviour):
 * ``ark`` — Volcengine Ark (``https://ark.<region>.volces.com/api/v3``) takes the OpenAI chat shape;
   some endpoints refuse ``audio_url`` parts and take only ``input_audio``
   (JimLiu/doubao-multimodal-skill ``.env.example``), which is what this backend sends.
+* ``transformers`` — Hugging Face's ``transformers serve`` (``transformers/cli/serving/``, read at
+  transformers 5.24, checked against the running server by the real lane, docs/real-lane.md): a video
+  is taken only by ``http(s)://`` URL or a path on the server's own disk (``video_utils.load_video``:
+  a ``data:`` URL is refused, "Incorrect format used for video"; ``file://`` is not opened), so the
+  backend serves the run's clips over HTTP itself (``media_url=http``, :mod:`.clip_server`); frames
+  are sampled by the processor from ``chat_template_kwargs`` (``chat_completion.py`` sets
+  ``num_frames: 32`` for every video, refused beside ``fps`` "mutually exclusive" and by clips with
+  fewer frames, so the request clears it with ``num_frames: null`` and asks ``fps``, the rate
+  Qwen-Omni's processor also times its position ids by); ``load_audio_from_video`` is set by the
+  server for models it classes as multimodal LMs and may not be sent; fields outside its request
+  type are refused with HTTP 422 (``utils.py`` ``_validate_request``: no ``mm_processor_kwargs``).
+  A video's audio goes as a separate ``input_audio`` part after the video served without its sound
+  track: the server's own interleaving reaches Qwen-Omni's ``generate`` with ``use_audio_in_video``
+  left false, which flattens the video+audio block's TMRoPE positions
+  (``modeling_qwen2_5_omni.py`` ``get_rope_index``). Audio parts reach only models the server classes
+  as multimodal LMs (``get_model_modality``, ``get_processor_inputs_from_messages``); an image-text
+  model gets them dropped without an error, and the published Qwen2.5-Omni layout answers up to 1024
+  tokens whatever ``max_tokens`` says (``thinker_max_new_tokens``): the backend's server check
+  (:attr:`Profile.checks_hearing`, :mod:`.hearing`) measures both before the first scene.
 * ``generic`` — the plain OpenAI chat shape (``max_tokens``, temperature 0), nothing assumed.
 
 ``provider=auto`` (:func:`detect`): the URL's host first (``dashscope*.aliyuncs.com`` → dashscope,
 ``api.openai.com`` or no ``base_url`` → openai, ``ark.*.volces.com`` → ark), then ``GET /models``
-``owned_by`` (vLLM's ``ModelCard`` answers ``"vllm"``, SGLang's ``"sglang"``), then the model name
-(gpt-* / o-series → OpenAI's rules), else generic.
+(``owned_by`` ``"vllm"`` from vLLM's ``ModelCard``, ``"sglang"`` from SGLang's; a ``status``
+object ``{"value": "loaded" | "unloaded"}`` on each entry from ``transformers serve``,
+``model_manager.py`` ``list_models``, unless ``owned_by`` is llama.cpp's ``"llamacpp"``, whose router
+lists the same), then the model name (gpt-* / o-series → OpenAI's rules), else generic.
 """
 
 from __future__ import annotations
@@ -54,7 +75,7 @@ from urllib.parse import urlsplit
 
 from ..constants import AUDIO_VISUAL
 
-PROVIDERS: tuple[str, ...] = ("auto", "vllm", "sglang", "dashscope", "openai", "ark", "generic")
+PROVIDERS: tuple[str, ...] = ("auto", "vllm", "sglang", "dashscope", "openai", "ark", "transformers", "generic")
 
 #: DashScope: largest Base64 payload of one media item (characters of the Base64 text), see the module docstring.
 DASHSCOPE_MAX_ITEM_B64 = 10 * 1024 * 1024
@@ -74,10 +95,15 @@ QWEN_OMNI = re.compile(r"qwen[\d.]*-omni", re.IGNORECASE)
 #: vLLM / SGLang per-request processor argument that feeds a Qwen-Omni video's audio track.
 USE_AUDIO_IN_VIDEO: dict[str, Any] = {"mm_processor_kwargs": {"use_audio_in_video": True}}
 
+#: ``transformers serve``: per-request ``chat_template_kwargs`` that clear the server's 32-frame default
+#: so the processor samples every video at the backend's ``fps`` (module docstring).
+TRANSFORMERS_FRAMES_FIELD = "chat_template_kwargs"
+
 DASHSCOPE_DOC = "https://help.aliyun.com/zh/model-studio/qwen-omni"
 OPENAI_DOC = "https://platform.openai.com/docs/api-reference/chat/create"
 VLLM_DOC = "vllm-project/vllm#47788"
 SGLANG_DOC = "sgl-project/sglang-omni#708"
+TRANSFORMERS_DOC = "transformers/cli/serving (transformers 5.24)"
 
 
 @dataclass(frozen=True)
@@ -99,6 +125,8 @@ class Profile:
     video_data_prefix: str | None = None
     #: How a video's audio reaches the model by default (``native``: inside the video; ``separate``).
     audio_in_video: str = "native"
+    #: Why ``separate`` is the default, said on the console.
+    separate_reason: str = "the server reads video frames only"
     #: Fields every request carries (the user's ``extra_body`` wins).
     extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False)
     #: Largest Base64 payload of one media item, in characters (None: no documented limit).
@@ -108,6 +136,13 @@ class Profile:
     max_audios: int | None = None
     #: Whether a user message may hold only one non-text modality.
     one_modality_per_message: bool = False
+    #: How video travels when ``media_url`` is left unset (``data``: data URLs; ``http``: the run's clip server).
+    media_url: str = "data"
+    #: Whether the frame rate is asked per request (``chat_template_kwargs``: ``num_frames`` cleared, ``fps`` set).
+    fps_in_request: bool = False
+    #: Whether the server may drop audio parts without an error, so the backend checks it hears one
+    #: (prompt tokens with and without a short tone) before the first scene with media.
+    checks_hearing: bool = False
     #: Where the rules come from.
     source: str = ""
 
@@ -140,11 +175,17 @@ class Profile:
             out.append(f"temperature/top_p/stop not sent: {model} takes only the defaults ({self.source})")
         if self.stream:
             out.append("requests streamed (the server answers nothing else)")
+        if self.media_url == "http":
+            out.append(
+                "video sent by URL from the run's own loopback clip server (the server takes no data: video URLs)"
+            )
+        if self.fps_in_request:
+            out.append("frames sampled by the server at the backend's fps (chat_template_kwargs num_frames=null, fps)")
         if AUDIO_VISUAL in modalities:
             if self.extra_body.get("mm_processor_kwargs", {}).get("use_audio_in_video"):
                 out.append(f"video audio fed with mm_processor_kwargs.use_audio_in_video=true ({self.source})")
             elif self.audio_in_video == "separate":
-                out.append("video audio sent as a separate input_audio part (the server reads video frames only)")
+                out.append(f"video audio sent as a separate input_audio part ({self.separate_reason})")
         limits = [
             f"{what} {n}" for what, n in (("video file(s)", self.max_videos), ("audio part(s)", self.max_audios)) if n
         ]
@@ -188,6 +229,17 @@ def profile(provider: str, model: str) -> Profile:
         return Profile("vllm", audio_in_video="separate", source=VLLM_DOC)
     if provider == "sglang":
         return Profile("sglang", audio_in_video="separate", source=SGLANG_DOC)
+    if provider == "transformers":
+        return Profile(
+            "transformers",
+            audio_in_video="separate",
+            separate_reason="the video served without its sound track: the server's own interleaving flattens "
+            "Qwen-Omni's TMRoPE positions",
+            media_url="http",
+            fps_in_request=True,
+            checks_hearing=True,
+            source=TRANSFORMERS_DOC,
+        )
     if provider in ("ark", "generic"):
         return Profile(provider)
     raise ValueError(f"provider must be one of {PROVIDERS}, got {provider!r}")
@@ -212,11 +264,25 @@ def provider_of_host(base_url: str | None) -> str | None:
     return None
 
 
-def provider_of_owner(models: Sequence[Mapping[str, Any]], model: str) -> str | None:
-    """vllm / sglang from ``GET /models``: the ``owned_by`` of ``model`` (else of any listed model)."""
+def provider_of_listing(models: Sequence[Mapping[str, Any]], model: str) -> str | None:
+    """vllm / sglang / transformers from ``GET /models`` (the entry of ``model``, else any listed one):
+    its ``owned_by``, else the ``status`` object only ``transformers serve`` and llama.cpp's router add.
+
+    >>> provider_of_listing([{"id": "m", "owned_by": "vllm"}], "m")
+    'vllm'
+    >>> provider_of_listing([{"id": "/ckpt", "owned_by": "local", "status": {"value": "loaded"}}], "/ckpt")
+    'transformers'
+    >>> provider_of_listing([{"id": "m", "owned_by": "llamacpp", "status": {"value": "loaded"}}], "m") is None
+    True
+    """
     mine = [m for m in models if m.get("id") == model] or list(models)
     owners = {str(m.get("owned_by", "")).lower() for m in mine}
-    return next((p for p in ("vllm", "sglang") if p in owners), None)
+    found: str | None = next((p for p in ("vllm", "sglang") if p in owners), None)
+    if found is None and "llamacpp" not in owners:
+        statuses = [m.get("status") for m in mine]
+        if statuses and all(isinstance(st, Mapping) and st.get("value") in ("loaded", "unloaded") for st in statuses):
+            found = "transformers"
+    return found
 
 
 def detect(base_url: str | None, model: str, list_models: Callable[[], Sequence[Mapping[str, Any]]]) -> tuple[str, str]:
@@ -226,13 +292,15 @@ def detect(base_url: str | None, model: str, list_models: Callable[[], Sequence[
     if by_host is not None:
         return by_host, f"host of {'base_url' if base_url else 'the default server'}"
     try:
-        by_owner = provider_of_owner(list_models(), model)
+        by_listing = provider_of_listing(list_models(), model)
     except LookupError as exc:
         probe = f"GET /models failed ({exc})"
     else:
-        if by_owner is not None:
-            return by_owner, f'GET /models owned_by "{by_owner}"'
-        probe = "GET /models names no vllm/sglang owner"
+        if by_listing == "transformers":
+            return by_listing, "GET /models status object (transformers serve)"
+        if by_listing is not None:
+            return by_listing, f'GET /models owned_by "{by_listing}"'
+        probe = "GET /models names no vllm/sglang owner nor transformers serve"
     if OPENAI_MODEL.match(model):
         return "openai", f"{probe}; model name {model!r} (OpenAI's rules)"
     return "generic", probe
@@ -247,10 +315,11 @@ __all__ = [
     "PROBE_TIMEOUT_S",
     "PROVIDERS",
     "QWEN_OMNI",
+    "TRANSFORMERS_FRAMES_FIELD",
     "USE_AUDIO_IN_VIDEO",
     "Profile",
     "detect",
     "profile",
     "provider_of_host",
-    "provider_of_owner",
+    "provider_of_listing",
 ]

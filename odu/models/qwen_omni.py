@@ -2,11 +2,17 @@
 
 Follows the Hugging Face model docs ("Text-only generation"): the *Thinker* class only
 (``Qwen2_5OmniThinkerForConditionalGeneration`` / ``Qwen3OmniMoeThinkerForConditionalGeneration``:
-no talker, no audio output), the processor's own ``apply_chat_template`` with
-``load_audio_from_video=True`` and ``use_audio_in_video=True`` so the audio track of every video
-is heard (the setting whose omission silently drops audio in peers' results), and greedy decoding
-(``do_sample=False``) with ``max_new_tokens`` from the task. One scene at a time (the docs' omni
-batch size), clips given as files (written once to the media cache, :func:`.clips.spool_clip`).
+no talker, no audio output), loaded from the published layout (thinker + talker + token2wav) or a
+thinker-only checkpoint alike; the processor's own ``apply_chat_template`` with
+``load_audio_from_video=True`` so the audio track of every video is interleaved with its frames, and
+``use_audio_in_video=True`` given to ``generate`` so the thinker's TMRoPE positions follow that
+interleaving (the settings whose omission silently drops, or misplaces, audio in peers' results);
+processor settings in ``processor_kwargs`` (frames sampled at ``fps``); greedy decoding
+(``do_sample=False``) with ``max_new_tokens`` from the task, or ``max_tokens=`` when given. One
+scene at a time (the docs' omni batch size), clips given as files (written once to the media
+cache, :func:`.clips.spool_clip`). Prompt tokens are counted per run, and among them the audio and
+video placeholder tokens the processor put in (the run card's ``stats``), so a run whose audio never
+reached the model shows ``audio_tokens: 0``.
 
 torch and transformers are imported when the backend is built, never at module import.
 """
@@ -25,6 +31,7 @@ from .base import (
     MODEL_MIN_SAFE_MAX_TOKENS,
     Backend,
     ClipLoader,
+    Decoding,
     Generation,
     SceneBatch,
     SceneRequest,
@@ -32,10 +39,14 @@ from .base import (
 from .clips import spool_clip
 from .messages import scene_messages
 
-#: model_type (config.json) -> (thinker class, processor class) in ``transformers``.
+#: model_type (config.json) -> (thinker class, processor class) in ``transformers``: the published
+#: layouts (thinker + talker + token2wav / code2wav, of which the thinker is loaded) and thinker-only
+#: checkpoints (what a fine-tuning run of the thinker saves).
 THINKERS: dict[str, tuple[str, str]] = {
     "qwen2_5_omni": ("Qwen2_5OmniThinkerForConditionalGeneration", "Qwen2_5OmniProcessor"),
+    "qwen2_5_omni_thinker": ("Qwen2_5OmniThinkerForConditionalGeneration", "Qwen2_5OmniProcessor"),
     "qwen3_omni_moe": ("Qwen3OmniMoeThinkerForConditionalGeneration", "Qwen3OmniMoeProcessor"),
+    "qwen3_omni_moe_thinker": ("Qwen3OmniMoeThinkerForConditionalGeneration", "Qwen3OmniMoeProcessor"),
 }
 
 
@@ -54,7 +65,7 @@ class QwenOmniLocal(Backend):
         attn_implementation: str | None = None,
         fps: float = MODEL_FRAMES_FPS,
         use_audio_in_video: bool = True,
-        max_tokens: int = MODEL_MAX_TOKENS,
+        max_tokens: int | None = None,
         history: str = "inline",
         progress: bool = True,
     ) -> None:
@@ -80,9 +91,15 @@ class QwenOmniLocal(Backend):
         self.dtype, self.fps, self.use_audio_in_video = dtype, fps, use_audio_in_video
         self.max_tokens, self.history, self.progress = max_tokens, history, progress
         self._generation: dict[str, Any] = {}
+        self.stats = {"scenes": 0, "errors": 0, "prompt_tokens": 0, "audio_tokens": 0, "video_tokens": 0}
+        tokenizer = self.processor.tokenizer
+        self._token_ids = {
+            kind: tokenizer.convert_tokens_to_ids(getattr(self.processor, f"{kind}_token"))
+            for kind in ("audio", "video")
+        }
 
     def generate_batch(self, batch: SceneBatch) -> list[Generation]:
-        max_new = int(batch.gen_kwargs.get("max_gen_toks", self.max_tokens))
+        max_new = Decoding.of(batch.gen_kwargs, MODEL_MAX_TOKENS).with_max_tokens(self.max_tokens).max_tokens
         self._generation = {"do_sample": False, "max_new_tokens": max_new}
         out = []
         bar = tqdm(batch.requests, desc=f"model {self.pretrained}", unit="scene", disable=not self.progress)
@@ -95,6 +112,7 @@ class QwenOmniLocal(Backend):
     def _generate_one(self, request: SceneRequest, load_clip: ClipLoader | None, max_new: int) -> Generation:
         import torch
 
+        self.stats["scenes"] += 1
         try:
             conversation = self.conversation(request, load_clip)
             inputs = self.processor.apply_chat_template(
@@ -104,10 +122,9 @@ class QwenOmniLocal(Backend):
                 tokenize=True,
                 return_dict=True,
                 return_tensors="pt",
-                fps=self.fps,
-                padding=True,
-                use_audio_in_video=self.use_audio_in_video,
+                processor_kwargs={"fps": self.fps, "padding": True},
             ).to(self.model.device)
+            self._count(inputs["input_ids"])
             with torch.inference_mode():
                 ids = self.model.generate(
                     **inputs, use_audio_in_video=self.use_audio_in_video, do_sample=False, max_new_tokens=max_new
@@ -116,11 +133,19 @@ class QwenOmniLocal(Backend):
             text = self.processor.batch_decode(new, skip_special_tokens=True, clean_up_tokenization_spaces=False)[0]
             return Generation(text)
         except MediaError as exc:
+            self.stats["errors"] += 1
             return Generation.failed(f"media: {exc}")
         except RuntimeError as exc:  # CUDA out of memory and other per-scene failures
+            self.stats["errors"] += 1
             if torch.cuda.is_available():
                 torch.cuda.empty_cache()
             return Generation.failed(f"scene {request.scene_id}: {type(exc).__name__}: {exc}")
+
+    def _count(self, input_ids: Any) -> None:
+        """Prompt tokens of one scene, and the audio / video placeholders among them."""
+        self.stats["prompt_tokens"] += int(input_ids.numel())
+        for kind, token_id in self._token_ids.items():
+            self.stats[f"{kind}_tokens"] += int((input_ids == token_id).sum())
 
     def conversation(self, request: SceneRequest, load_clip: ClipLoader | None) -> list[dict[str, Any]]:
         """The processor conversation: clips as file paths, every content as a list of parts."""
@@ -149,14 +174,16 @@ class QwenOmniLocal(Backend):
                 "audio_sample_rate": getattr(getattr(self.processor, "feature_extractor", None), "sampling_rate", None),
             },
             "history": self.history,
-            "generation": self._generation or {"do_sample": False, "max_new_tokens": self.max_tokens},
+            "generation": self._generation
+            or {"do_sample": False, "max_new_tokens": self.max_tokens or MODEL_MAX_TOKENS},
+            "stats": dict(self.stats),
         }
 
     def pitfalls(self) -> list[str]:
         out = []
         if not self.use_audio_in_video:
             out.append("use_audio_in_video=False: the audio track of audio-visual clips is dropped")
-        if self._generation.get("max_new_tokens", self.max_tokens) < MODEL_MIN_SAFE_MAX_TOKENS:
+        if self._generation.get("max_new_tokens", self.max_tokens or MODEL_MAX_TOKENS) < MODEL_MIN_SAFE_MAX_TOKENS:
             out.append(f"max_new_tokens={self._generation.get('max_new_tokens')} may cut the JSON answer")
         return out
 

@@ -1,0 +1,330 @@
+"""Tiny random-weight checkpoints for the real CPU lane: built here, offline, in seconds, never committed.
+
+The real lane (docs/real-lane.md) runs the toolkit's requests through real server and model code
+(``transformers serve``, the in-process ``qwen-omni`` backend, lm-eval's own API models) on
+checkpoints whose weights are random but whose *layout* is the published one, so every request
+meets the processor, chat template and model classes a real checkpoint meets:
+
+* ``qwen2_5_omni`` — the published Qwen2.5-Omni layout (``Qwen/Qwen2.5-Omni-7B``): ``model_type
+  qwen2_5_omni``, thinker + talker + token2wav configs, ``enable_audio_output`` true and a
+  ``spk_dict.pt`` naming the published speakers ``Chelsie`` and ``Ethan`` beside the weights
+  (``Qwen2_5OmniForConditionalGeneration.generate`` looks its default speaker up even for text-only
+  output; a model without a talker fails there on ``self.talker``, transformers 5.24
+  ``modeling_qwen2_5_omni.py``);
+* ``qwen2_5_omni_thinker`` — the thinker alone (``model_type qwen2_5_omni_thinker``), as a
+  fine-tuning run saves it;
+* ``qwen3_omni_moe`` — the published Qwen3-Omni layout (thinker + talker + code2wav), and
+  ``qwen3_omni_moe_thinker``;
+* ``text`` — a tiny Qwen2 chat LLM for the judge and the text-only routes.
+
+Every checkpoint carries a processor assembled from its parts: a byte-level BPE tokenizer trained on
+the spot with ``tokenizers`` (the Qwen special tokens ``<|im_start|>``, ``<|AUDIO|>``, ``<|VIDEO|>``,
+``<|IMAGE|>``, ``<|audio_bos|>`` … as the tokenizer's named extra special tokens), the Qwen2-VL image and
+video processors, Whisper's feature extractor (128 mel bins) and the Qwen-Omni chat template.
+``--processor published`` keeps the published checkpoint's preprocessing values (30 s feature window
+becomes the published 300 s, the published pixel bounds) for measuring preprocessing cost; the default
+``tiny`` keeps frames small so a CPU run is quick. Weights come from ``torch.manual_seed(seed)``::
+
+    python tools/tiny_checkpoints.py --kind qwen2_5_omni --out /tmp/tiny-omni
+    transformers serve /tmp/tiny-omni --port 8000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+KINDS: tuple[str, ...] = ("qwen2_5_omni", "qwen2_5_omni_thinker", "qwen3_omni_moe", "qwen3_omni_moe_thinker", "text")
+PROCESSORS: tuple[str, ...] = ("tiny", "published")
+#: Size of the trained BPE vocabulary (special tokens included).
+VOCAB_SIZE = 1024
+#: Speakers of the published Qwen2.5-Omni ``spk_dict.pt``.
+SPEAKERS: tuple[str, ...] = ("Chelsie", "Ethan")
+
+#: The Qwen special tokens; the named ones become tokenizer attributes the Omni processors read.
+NAMED_TOKENS: dict[str, str] = {
+    "image_token": "<|IMAGE|>",
+    "audio_token": "<|AUDIO|>",
+    "video_token": "<|VIDEO|>",
+    "vision_bos_token": "<|vision_bos|>",
+    "vision_eos_token": "<|vision_eos|>",
+    "audio_bos_token": "<|audio_bos|>",
+    "audio_eos_token": "<|audio_eos|>",
+}
+SPECIAL_TOKENS: tuple[str, ...] = (
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_pad|>",
+    *NAMED_TOKENS.values(),
+)
+
+#: Qwen2.5-Omni's chat template: media parts become ``<|vision_bos|><|VIDEO|><|vision_eos|>`` /
+#: ``<|audio_bos|><|AUDIO|><|audio_eos|>`` placeholders that the processor expands.
+OMNI_CHAT_TEMPLATE = (
+    "{% set audio_count = namespace(value=0) %}{% set image_count = namespace(value=0) %}"
+    "{% set video_count = namespace(value=0) %}{% for message in messages %}"
+    "{% if loop.first and message['role'] != 'system' %}<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n{% endif %}"
+    "<|im_start|>{{ message['role'] }}\n{% if message['content'] is string %}{{ message['content'] }}<|im_end|>\n"
+    "{% else %}{% for content in message['content'] %}"
+    "{% if content['type'] == 'image' or 'image' in content or 'image_url' in content %}"
+    "{% set image_count.value = image_count.value + 1 %}{% if add_vision_id %}Picture {{ image_count.value }}: {% endif %}"
+    "<|vision_bos|><|IMAGE|><|vision_eos|>"
+    "{% elif content['type'] == 'audio' or 'audio' in content or 'audio_url' in content %}"
+    "{% set audio_count.value = audio_count.value + 1 %}{% if add_audio_id %}Audio {{ audio_count.value }}: {% endif %}"
+    "<|audio_bos|><|AUDIO|><|audio_eos|>"
+    "{% elif content['type'] == 'video' or 'video' in content %}"
+    "{% set video_count.value = video_count.value + 1 %}{% if add_vision_id %}Video {{ video_count.value }}: {% endif %}"
+    "<|vision_bos|><|VIDEO|><|vision_eos|>"
+    "{% elif 'text' in content %}{{ content['text'] }}{% endif %}{% endfor %}<|im_end|>\n"
+    "{% endif %}{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+#: A plain Qwen2 chat template for the text LLM (content as a string, or text parts joined).
+TEXT_CHAT_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}"
+    "{% else %}{% for part in message['content'] %}{{ part['text'] }}{% endfor %}{% endif %}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def _corpus() -> Iterator[str]:
+    """Text the tokenizer learns from: the App F instructions and the sample's transcripts (so prompt token
+    counts are of a realistic order), in a fixed order."""
+    from odu.constants import AUDIO_ONLY, AUDIO_VISUAL
+    from odu.data.sample import sample_dir
+    from odu.prompts import instruction
+
+    yield instruction(AUDIO_VISUAL)
+    yield instruction(AUDIO_ONLY)
+    yield from (sample_dir() / "scenes.jsonl").read_text(encoding="utf-8").splitlines()
+
+
+def build_tokenizer(named: bool = True) -> Any:
+    """A byte-level BPE ``Qwen2Tokenizer`` trained on :func:`_corpus` (deterministic for a given corpus)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import Qwen2Tokenizer
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB_SIZE,
+        special_tokens=list(SPECIAL_TOKENS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    bpe.train_from_iterator(_corpus(), trainer)
+    merges = [tuple(m) for m in json.loads(bpe.to_str())["model"]["merges"]]
+    return Qwen2Tokenizer(
+        vocab=bpe.get_vocab(),
+        merges=merges,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        extra_special_tokens=dict(NAMED_TOKENS) if named else None,
+    )
+
+
+def build_omni_processor(tokenizer: Any, processor_class: str, published: bool) -> Any:
+    """The Omni processor from its parts; ``published``: the published checkpoint's preprocessing values."""
+    import transformers
+
+    pixels = (
+        {"min_pixels": 56 * 56, "max_pixels": 28 * 28 * 1280 * 10}
+        if published
+        else {"min_pixels": 56 * 56, "max_pixels": 56 * 56 * 4}
+    )
+    audio = {"chunk_length": 300} if published else {}
+    processor = getattr(transformers, processor_class)(
+        image_processor=transformers.Qwen2VLImageProcessor(**pixels),
+        video_processor=transformers.Qwen2VLVideoProcessor(**pixels),
+        feature_extractor=transformers.WhisperFeatureExtractor(feature_size=128, return_attention_mask=True, **audio),
+        tokenizer=tokenizer,
+        chat_template=OMNI_CHAT_TEMPLATE,
+    )
+    if not published:  # the processor's own per-call default would upscale every frame to >= 128 x 28 x 28 pixels
+        processor.videos_kwargs = {
+            "size": {"shortest_edge": pixels["min_pixels"], "longest_edge": pixels["max_pixels"]}
+        }
+    return processor
+
+
+def _token_ids(tokenizer: Any) -> dict[str, int]:
+    ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in NAMED_TOKENS.items()}
+    return {
+        "audio_token_index": ids["audio_token"],
+        "image_token_index": ids["image_token"],
+        "video_token_index": ids["video_token"],
+        "audio_start_token_id": ids["audio_bos_token"],
+        "audio_end_token_id": ids["audio_eos_token"],
+        "vision_start_token_id": ids["vision_bos_token"],
+        "vision_end_token_id": ids["vision_eos_token"],
+    }
+
+
+def _text_config(vocab: int) -> dict[str, Any]:
+    return {
+        "vocab_size": vocab,
+        "hidden_size": 16,
+        "intermediate_size": 32,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "max_position_embeddings": 32768,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 1, 2]},
+    }
+
+
+def qwen2_5_omni_thinker_config(tokenizer: Any) -> dict[str, Any]:
+    """A tiny Qwen2.5-Omni thinker: one layer per tower, 16-wide text model, the tokenizer's token ids."""
+    return {
+        "audio_config": {
+            "num_mel_bins": 128,
+            "encoder_layers": 1,
+            "encoder_attention_heads": 2,
+            "encoder_ffn_dim": 16,
+            "d_model": 8,
+            "output_dim": 16,
+        },
+        "vision_config": {
+            "depth": 1,
+            "hidden_size": 16,
+            "intermediate_size": 16,
+            "num_heads": 2,
+            "out_hidden_size": 16,
+            "fullatt_block_indexes": [0],
+        },
+        "text_config": _text_config(len(tokenizer)),
+        **_token_ids(tokenizer),
+    }
+
+
+def qwen2_5_omni_config(tokenizer: Any) -> Any:
+    """The published Qwen2.5-Omni layout with tiny towers (talker and token2wav included, audio output on)."""
+    from transformers import Qwen2_5OmniConfig
+
+    ids = _token_ids(tokenizer)
+    talker = {
+        **{k: v for k, v in ids.items()},
+        "vocab_size": 64,
+        "embedding_size": 16,
+        "hidden_size": 16,
+        "intermediate_size": 32,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "head_dim": 8,
+        "tts_text_start_token_id": 0,
+        "tts_text_end_token_id": 0,
+        "tts_text_pad_token_id": 0,
+        "tts_codec_start_token_id": 1,
+        "tts_codec_end_token_id": 2,
+        "tts_codec_pad_token_id": 3,
+        "tts_codec_mask_token_id": 4,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 1, 2]},
+    }
+    token2wav = {
+        "dit_config": {
+            "hidden_size": 16,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "head_dim": 8,
+            "emb_dim": 8,
+            "enc_emb_dim": 8,
+            "enc_dim": 8,
+            "enc_channels": [8, 8, 8],
+            "enc_kernel_sizes": [3, 3, 1],
+            "enc_dilations": [1, 1, 1],
+            "enc_attention_channels": 4,
+            "enc_se_channels": 4,
+            "num_embeds": 64,
+            "look_ahead_layers": [0],
+            "look_backward_layers": [0],
+        },
+        "bigvgan_config": {
+            "upsample_initial_channel": 8,
+            "resblock_kernel_sizes": [3],
+            "resblock_dilation_sizes": [[1, 3, 5]],
+            "upsample_rates": [2],
+            "upsample_kernel_sizes": [4],
+        },
+    }
+    return Qwen2_5OmniConfig(
+        thinker_config=qwen2_5_omni_thinker_config(tokenizer),
+        talker_config=talker,
+        token2wav_config=token2wav,
+        enable_audio_output=True,
+    )
+
+
+def _speakers(path: Path) -> None:
+    """``spk_dict.pt`` with the published speaker names (tiny conditioning tensors)."""
+    import torch
+
+    speakers = {
+        name: {"cond": torch.zeros(1, 8), "ref_mel": torch.zeros(1, 30, 80), "bos_token": i}
+        for i, name in enumerate(SPEAKERS)
+    }
+    torch.save(speakers, path)
+
+
+def build(kind: str, out: Path, seed: int = 0, processor: str = "tiny") -> Path:
+    """Write a ``kind`` checkpoint (:data:`KINDS`) to ``out`` (replaced if it exists) and return ``out``."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if processor not in PROCESSORS:
+        raise ValueError(f"processor must be one of {PROCESSORS}, got {processor!r}")
+    import torch
+    import transformers
+
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    torch.manual_seed(seed)
+    published = processor == "published"
+    if kind == "text":
+        tokenizer = build_tokenizer(named=False)
+        tokenizer.chat_template = TEXT_CHAT_TEMPLATE
+        config = transformers.Qwen2Config(
+            **{k: v for k, v in _text_config(len(tokenizer)).items() if k != "rope_parameters"}
+        )
+        model = transformers.Qwen2ForCausalLM(config)
+        parts = [tokenizer]
+    elif kind.startswith("qwen2_5_omni"):
+        tokenizer = build_tokenizer()
+        parts = [build_omni_processor(tokenizer, "Qwen2_5OmniProcessor", published)]
+        if kind == "qwen2_5_omni":
+            model = transformers.Qwen2_5OmniForConditionalGeneration(qwen2_5_omni_config(tokenizer))
+            _speakers(out / "spk_dict.pt")
+        else:
+            thinker = transformers.Qwen2_5OmniThinkerConfig(**qwen2_5_omni_thinker_config(tokenizer))
+            model = transformers.Qwen2_5OmniThinkerForConditionalGeneration(thinker)
+    else:
+        raise NotImplementedError(kind)
+    model.config.architectures = [type(model).__name__]
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    model.eval().save_pretrained(out)
+    for part in parts:
+        part.save_pretrained(out)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kind", choices=KINDS, default="qwen2_5_omni")
+    parser.add_argument("--out", type=Path, required=True, help="folder to write (replaced if it exists)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--processor", choices=PROCESSORS, default="tiny")
+    args = parser.parse_args(argv)
+    path = build(args.kind, args.out, args.seed, args.processor)
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
