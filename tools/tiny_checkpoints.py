@@ -129,28 +129,23 @@ def build_tokenizer(named: bool = True) -> Any:
     )
 
 
-def build_omni_processor(tokenizer: Any, processor_class: str, published: bool) -> Any:
-    """The Omni processor from its parts; ``published``: the published checkpoint's preprocessing values."""
+def build_omni_processor(tokenizer: Any, processor_class: str, published: bool, patch_size: int = 14) -> Any:
+    """The Omni processor from its parts; ``published``: the published checkpoint's pixel bounds and 300 s
+    audio window, else frames of at most 4 x 4 merged patches; ``patch_size``: the vision tower's
+    (Qwen2.5-Omni 14, Qwen3-Omni 16)."""
     import transformers
 
-    pixels = (
-        {"min_pixels": 56 * 56, "max_pixels": 28 * 28 * 1280 * 10}
-        if published
-        else {"min_pixels": 56 * 56, "max_pixels": 56 * 56 * 4}
-    )
+    merged = 2 * patch_size  # the side of a 2 x 2 merged patch
+    most = 28 * 28 * 1280 * 10 if published else (4 * merged) ** 2
+    pixels = {"min_pixels": merged * merged, "max_pixels": most, "patch_size": patch_size}
     audio = {"chunk_length": 300} if published else {}
-    processor = getattr(transformers, processor_class)(
+    return getattr(transformers, processor_class)(
         image_processor=transformers.Qwen2VLImageProcessor(**pixels),
         video_processor=transformers.Qwen2VLVideoProcessor(**pixels),
         feature_extractor=transformers.WhisperFeatureExtractor(feature_size=128, return_attention_mask=True, **audio),
         tokenizer=tokenizer,
         chat_template=OMNI_CHAT_TEMPLATE,
     )
-    if not published:  # the processor's own per-call default would upscale every frame to >= 128 x 28 x 28 pixels
-        processor.videos_kwargs = {
-            "size": {"shortest_edge": pixels["min_pixels"], "longest_edge": pixels["max_pixels"]}
-        }
-    return processor
 
 
 def _token_ids(tokenizer: Any) -> dict[str, int]:
@@ -201,6 +196,109 @@ def qwen2_5_omni_thinker_config(tokenizer: Any) -> dict[str, Any]:
         "text_config": _text_config(len(tokenizer)),
         **_token_ids(tokenizer),
     }
+
+
+def qwen3_omni_thinker_config(tokenizer: Any) -> dict[str, Any]:
+    """A tiny Qwen3-Omni (MoE) thinker: one layer per tower, four 8-wide experts, the tokenizer's token ids."""
+    ids = _token_ids(tokenizer)
+    text = {
+        **_text_config(len(tokenizer)),
+        "head_dim": 8,
+        "moe_intermediate_size": 8,
+        "num_experts": 4,
+        "num_experts_per_tok": 2,
+        "rope_parameters": {
+            "rope_type": "default",
+            "rope_theta": 10000.0,
+            "mrope_section": [1, 1, 2],
+            "interleaved": True,
+        },
+    }
+    return {
+        "audio_config": {
+            "num_mel_bins": 128,
+            "encoder_layers": 1,
+            "encoder_attention_heads": 2,
+            "encoder_ffn_dim": 16,
+            "d_model": 8,
+            "output_dim": 16,
+            "downsample_hidden_size": 8,
+        },
+        "vision_config": {
+            "depth": 1,
+            "hidden_size": 16,
+            "intermediate_size": 16,
+            "num_heads": 2,
+            "out_hidden_size": 16,
+            "num_position_embeddings": 64,
+            "deepstack_visual_indexes": [0],
+        },
+        "text_config": text,
+        "audio_token_id": ids["audio_token_index"],
+        "image_token_id": ids["image_token_index"],
+        "video_token_id": ids["video_token_index"],
+        "audio_start_token_id": ids["audio_start_token_id"],
+        "vision_start_token_id": ids["vision_start_token_id"],
+    }
+
+
+def qwen3_omni_config(tokenizer: Any) -> Any:
+    """The published Qwen3-Omni layout with tiny towers (talker, code predictor and code2wav included)."""
+    from transformers import Qwen3OmniMoeConfig
+
+    thinker = qwen3_omni_thinker_config(tokenizer)
+    small = {
+        "hidden_size": 16,
+        "intermediate_size": 32,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "head_dim": 8,
+    }
+    talker = {
+        "text_config": {
+            **small,
+            "vocab_size": 64,
+            "moe_intermediate_size": 8,
+            "shared_expert_intermediate_size": 8,
+            "num_experts": 4,
+            "num_experts_per_tok": 2,
+            "rope_parameters": thinker["text_config"]["rope_parameters"],
+        },
+        "code_predictor_config": {**small, "vocab_size": 64, "num_code_groups": 2},
+        "num_code_groups": 2,
+        "thinker_hidden_size": 16,
+        "accept_hidden_layer": 0,
+        "codec_eos_token_id": 60,
+        "codec_nothink_id": 59,
+        "codec_think_bos_id": 58,
+        "codec_think_eos_id": 57,
+        "codec_pad_id": 56,
+        "codec_bos_id": 55,
+        "audio_token_id": thinker["audio_token_id"],
+        "image_token_id": thinker["image_token_id"],
+        "video_token_id": thinker["video_token_id"],
+        "vision_start_token_id": thinker["vision_start_token_id"],
+        "audio_start_token_id": thinker["audio_start_token_id"],
+        "speaker_id": {"ethan": 54, "chelsie": 53},
+        "spatial_merge_size": 2,
+    }
+    code2wav = {
+        "codebook_size": 64,
+        "hidden_size": 16,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 2,
+        "intermediate_size": 32,
+        "num_hidden_layers": 1,
+        "num_quantizers": 2,
+        "upsample_rates": [2],
+        "upsampling_ratios": [2],
+        "decoder_dim": 16,
+        "sliding_window": 8,
+    }
+    return Qwen3OmniMoeConfig(
+        thinker_config=thinker, talker_config=talker, code2wav_config=code2wav, enable_audio_output=True
+    )
 
 
 def qwen2_5_omni_config(tokenizer: Any) -> Any:
@@ -304,7 +402,13 @@ def build(kind: str, out: Path, seed: int = 0, processor: str = "tiny") -> Path:
             thinker = transformers.Qwen2_5OmniThinkerConfig(**qwen2_5_omni_thinker_config(tokenizer))
             model = transformers.Qwen2_5OmniThinkerForConditionalGeneration(thinker)
     else:
-        raise NotImplementedError(kind)
+        tokenizer = build_tokenizer()
+        parts = [build_omni_processor(tokenizer, "Qwen3OmniMoeProcessor", published, patch_size=16)]
+        if kind == "qwen3_omni_moe":
+            model = transformers.Qwen3OmniMoeForConditionalGeneration(qwen3_omni_config(tokenizer))
+        else:
+            thinker = transformers.Qwen3OmniMoeThinkerConfig(**qwen3_omni_thinker_config(tokenizer))
+            model = transformers.Qwen3OmniMoeThinkerForConditionalGeneration(thinker)
     model.config.architectures = [type(model).__name__]
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.convert_tokens_to_ids("<|im_end|>")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.asr_sidecar import write_sidecar as write_records_sidecar
 from support.omni_fakes import FakeOmni, media_parts, part_bytes
 from support.openai_server import OpenAIServer, Reply
 
@@ -18,7 +19,6 @@ from odu.cli import main as odu_main
 from odu.data.sample import sample_dataset_dir
 from odu.harness.tasks import METRICS, doc_to_prompt, load_docs, task_dir
 from odu.prompts import AO_INSTRUCTION, instruction
-from odu.schema import scene_from_dict
 
 SECRET = "sk-lm-eval-test-9f8e7d6c5b4a"
 TABLE3 = ("m1", "m2", "m3", "m4", "m5", "avg", "ftr")
@@ -220,22 +220,9 @@ def test_omni_model_end_to_end(
 
 
 def write_sidecar(fake: FakeOmni, path: Path, modality: str = "audio-only") -> Path:
-    """A sidecar ASR file for the scenes of ``modality``: the reference transcript of each final clip
-    (a "hm" elsewhere), every sentence naming its scene so that the fake knows what it is asked."""
-    with path.open("w", encoding="utf-8") as fh:
-        for sid, record in fake.records.items():
-            if record["modality"] != modality:
-                continue
-            scene = scene_from_dict(record)
-            for i, clip in enumerate(scene.clips):
-                final = i == len(scene.clips) - 1
-                spoken = [
-                    {"start_ms": g.start_ms, "end_ms": g.end_ms, "text": f"({sid}) {g.transcript}"}
-                    for g in (scene.annotation().segments if final else ())
-                ]
-                spoken = spoken or [{"start_ms": 0, "end_ms": 500, "text": f"({sid}) hm", "speaker": "1"}]
-                fh.write(json.dumps({"scene_id": sid, "clip": clip.id, "sentences": spoken}) + "\n")
-    return path
+    """A sidecar ASR file for the scenes of ``modality``, every sentence naming its scene so that the
+    fake knows what it is asked (:func:`support.asr_sidecar.write_sidecar`)."""
+    return write_records_sidecar(fake.records, path, modality, tag=True)
 
 
 def test_text_only_task_reads_sidecar_asr(openai_server: OpenAIServer, sample_dataset: Path, tmp_path: Path) -> None:

@@ -1,0 +1,148 @@
+"""The real lane's costs (docs/real-lane.md): is the harness ever the bottleneck against a real server?
+
+A tiny checkpoint is built (``tools/tiny_checkpoints.py``) and served by a real ``transformers serve``
+subprocess; ``odu-bench eval --sample --model openai`` then runs the 21 sample scenes one at a time
+(``concurrency=1``), with the backend's two halves timed per scene:
+
+* **client**: ``encode`` (the scene's media read from the prepared dataset, spooled, the video's track
+  left out and served by URL, the audio part made, the request built) plus the parse and score of the
+  answer (``odu.scoring`` on the run's own outputs, timed apart);
+* **server**: ``send``, the HTTP round trip, in which the server fetches the clip from our clip
+  server, decodes it, runs its processor and generates.
+
+Two checkpoints: the published Qwen2.5-Omni layout (whose ``generate`` answers 1,024 tokens whatever
+``max_tokens`` says) and a thinker-only one held to ``max_tokens=8``, the least work a server can do
+per scene, hence the harshest ratio for the harness. Also timed: building the checkpoints, the
+server's start (to ``/health``), and each whole ``eval`` process step.
+
+Run: ``python benchmarks/bench_real_lane.py [--json out.json]`` (needs the ``[torch]`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tools")]
+
+
+def timed(owner: type, name: str, into: list[float]) -> Callable[[], None]:
+    """Wrap ``owner.name`` (sync or async) to append each call's seconds to ``into``; returns the undo."""
+    import inspect
+
+    original = getattr(owner, name)
+    if inspect.iscoroutinefunction(original):
+
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return await original(*args, **kwargs)
+            finally:
+                into.append(time.perf_counter() - start)
+
+    else:
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                into.append(time.perf_counter() - start)
+
+    setattr(owner, name, wrapper)
+    return lambda: setattr(owner, name, original)
+
+
+def run_eval(served: Any, out: Path, model_args: dict[str, Any]) -> dict[str, Any]:
+    """One ``odu-bench eval`` in this process, ``encode`` / ``send`` timed per scene; the figures."""
+    from odu.cli import main
+    from odu.models.openai_omni import OpenAIOmni
+
+    encode: list[float] = []
+    send: list[float] = []
+    undo = [timed(OpenAIOmni, "encode", encode), timed(OpenAIOmni, "send", send)]
+    args = {"model": served.model, "base_url": served.base_url, "concurrency": 1, **model_args}
+    start = time.perf_counter()
+    try:
+        code = main(["eval", "--sample", "--model", "openai", "--model-args", json.dumps(args), "--out", str(out)])
+    finally:
+        for step in undo:
+            step()
+    wall = time.perf_counter() - start
+    assert code == 0, f"eval exited {code}"
+    [folder] = out.iterdir()
+    score = score_seconds(folder)
+    return {
+        "scenes": len(encode),
+        "eval_wall_s": round(wall, 2),
+        "client_ms_per_scene": round(1000 * (statistics.fmean(encode) + score / len(encode)), 1),
+        "encode_ms_per_scene": round(1000 * statistics.fmean(encode), 1),
+        "parse_score_ms_per_scene": round(1000 * score / len(encode), 1),
+        "server_ms_per_scene": round(1000 * statistics.fmean(send), 1),
+        "server_ms_median": round(1000 * statistics.median(send), 1),
+    }
+
+
+def score_seconds(folder: Path) -> float:
+    """Seconds ``odu-bench score`` takes on the run's own outputs (parse, match, lexical judge, metrics)."""
+    from odu.cli import main
+    from odu.data.sample import sample_dir
+
+    start = time.perf_counter()
+    code = main(
+        [
+            "score",
+            "--scenes",
+            str(sample_dir() / "scenes.jsonl"),
+            "--predictions",
+            str(folder / "predictions.jsonl"),
+            "--out",
+            str(folder.parent / "rescored"),
+            "--no-progress",
+        ]
+    )
+    assert code in (0, 1)
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    os.environ.setdefault("OPENAI_API_KEY", "unused")
+    from support.real_lane import build_checkpoints, serve
+
+    figures: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        os.environ["ODU_CACHE_DIR"] = str(root / "cache")
+        start = time.perf_counter()
+        checkpoints = build_checkpoints(root / "checkpoints")
+        figures["build_all_checkpoints_s"] = round(time.perf_counter() - start, 1)
+        for kind, model_args in (("qwen2_5_omni", {}), ("qwen2_5_omni_thinker", {"max_tokens": 8})):
+            start = time.perf_counter()
+            with serve(checkpoints[kind], root) as served:
+                started = time.perf_counter() - start
+                result = run_eval(served, root / f"run-{kind}", model_args)
+            result["server_start_s"] = round(started, 1)
+            result["client_share"] = round(
+                result["client_ms_per_scene"] / (result["client_ms_per_scene"] + result["server_ms_per_scene"]), 3
+            )
+            figures[kind] = result
+    print(json.dumps(figures, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,59 @@
+"""``--model qwen-omni``: the in-process backend on real transformers model and processor code, on the
+published layout and on thinker-only checkpoints (docs/real-lane.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.cli import argv
+from support.sample_runs import read_json
+
+from odu.cli import main
+
+
+def run_local(out: Path, checkpoint: Path, tasks: str, *, limit: int | None = None, **model_args: Any) -> Path:
+    """``odu-bench eval --sample --model qwen-omni`` (exit 0 asserted): the model's run folder."""
+    args = json.dumps({"pretrained": str(checkpoint), "max_tokens": 8, **model_args})
+    assert main(argv("eval", sample=True, model="qwen-omni", tasks=tasks, limit=limit, model_args=args, out=out)) == 0
+    [folder] = out.iterdir()
+    return folder
+
+
+def stats(folder: Path) -> dict[str, int]:
+    return read_json(folder / "run_card.json")["model"]["backend"]["stats"]
+
+
+@pytest.mark.usefixtures("prepared_sample")
+@pytest.mark.parametrize("kind", ["qwen2_5_omni", "qwen2_5_omni_thinker"])
+def test_every_sample_scene_answered_in_process(checkpoints: dict[str, Path], tmp_path: Path, kind: str) -> None:
+    """All 21 sample scenes answered (0 inference errors) on the published layout and on a thinker-only
+    checkpoint, the audio of every clip among the prompt tokens."""
+    folder = run_local(tmp_path / "run", checkpoints[kind], "odu_av,odu_ao")
+    summary = read_json(folder / "summary.json")
+    assert summary["inference_errors"] == 0
+    assert summary["audio-visual"]["n_scenes"] + summary["audio-only"]["n_scenes"] == 21
+    counted = stats(folder)
+    assert counted["scenes"] == 21 and counted["errors"] == 0 and counted["audio_tokens"] > 0
+    card = read_json(folder / "run_card.json")["model"]["backend"]
+    assert card["generation"] == {"do_sample": False, "max_new_tokens": 8}
+
+
+@pytest.mark.usefixtures("prepared_sample")
+def test_the_audio_of_a_video_reaches_the_local_model(checkpoints: dict[str, Path], tmp_path: Path) -> None:
+    """The processor interleaves each video's sound track (~25 audio tokens a second); with
+    use_audio_in_video=false the same scenes carry none: a route that dropped it would show 0."""
+    heard = stats(run_local(tmp_path / "heard", checkpoints["qwen2_5_omni"], "odu_av", limit=2))
+    deaf = stats(run_local(tmp_path / "deaf", checkpoints["qwen2_5_omni"], "odu_av", limit=2, use_audio_in_video=False))
+    assert deaf["audio_tokens"] == 0 and heard["audio_tokens"] >= 2 * 25
+    assert heard["video_tokens"] == deaf["video_tokens"] > 0
+
+
+@pytest.mark.usefixtures("prepared_sample")
+def test_qwen3_omni_thinker_in_process(checkpoints: dict[str, Path], tmp_path: Path) -> None:
+    folder = run_local(tmp_path / "run", checkpoints["qwen3_omni_moe_thinker"], "odu_av,odu_ao", limit=2)
+    assert read_json(folder / "summary.json")["inference_errors"] == 0
+    counted = stats(folder)
+    assert counted["scenes"] == 4 and counted["audio_tokens"] > 0

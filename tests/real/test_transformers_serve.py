@@ -1,0 +1,127 @@
+"""``--model openai`` against a real ``transformers serve`` on tiny checkpoints: the server's own code
+answers every request the toolkit builds (docs/real-lane.md, docs/providers.md "transformers serve")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.cli import argv
+from support.real_lane import Served
+from support.sample_runs import read_json
+
+from odu.cli import main
+
+#: The bundled sample: 12 audio-visual and 9 audio-only scenes.
+SAMPLE_SCENES = {"odu_av": 12, "odu_ao": 9}
+
+
+def run_eval(out: Path, served: Served, tasks: str, *, limit: int | None = None, **model_args: Any) -> tuple[int, Path]:
+    """``odu-bench eval --sample --model openai`` against ``served``: exit code and the model's run folder."""
+    args = {"model": served.model, "base_url": served.base_url, **model_args}
+    code = main(
+        argv(
+            "eval",
+            sample=True,
+            model="openai",
+            tasks=tasks,
+            limit=limit,
+            model_args=json.dumps(args),
+            out=out,
+        )
+    )
+    folders = list(out.iterdir()) if out.exists() else []
+    return code, folders[0] if folders else out
+
+
+def backend(folder: Path) -> dict[str, Any]:
+    return read_json(folder / "run_card.json")["model"]["backend"]
+
+
+@pytest.mark.usefixtures("openai_key", "prepared_sample")
+def test_eval_sample_on_transformers_serve(omni_server: Served, tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
+    """Every sample scene answered by the real server (0 inference errors), found by provider=auto; the
+    server check heard audio and saw the published layout answer past max_tokens."""
+    code, folder = run_eval(tmp_path / "run", omni_server, "odu_av,odu_ao")
+    err = capfd.readouterr().err
+    assert code == 0, err[-3000:]
+    summary = read_json(folder / "summary.json")
+    assert summary["inference_errors"] == 0
+    assert (summary["audio-visual"]["n_scenes"], summary["audio-only"]["n_scenes"]) == tuple(SAMPLE_SCENES.values())
+    card = backend(folder)
+    assert card["provider"]["name"] == "transformers" and "status object" in card["provider"]["detected_by"]
+    assert card["media"]["media_url"] == "http" and card["media"]["audio_in_video"] == "separate"
+    assert card["extra_body"] == {"chat_template_kwargs": {"num_frames": None, "fps": 2.0}}
+    hearing = card["hearing_check"]
+    assert hearing["heard"] is True and hearing["ignores_max_tokens"] is True and hearing["completion_tokens"] == 1024
+    assert card["stats"]["requests"] == sum(SAMPLE_SCENES.values()) and card["stats"]["errors"] == 0
+    assert "server check: audio heard" in err and "the server ignores max_tokens" in err
+
+
+def _prompt_tokens(tmp_path: Path, served: Served, name: str, **model_args: Any) -> int:
+    """Prompt tokens the server counted for the first audio-visual scene (a clip with a sound track)."""
+    code, folder = run_eval(
+        tmp_path / name, served, "odu_av", limit=1, provider="transformers", hearing_check=False, **model_args
+    )
+    assert code == 0
+    return int(backend(folder)["stats"]["prompt_tokens"])
+
+
+@pytest.mark.usefixtures("openai_key", "prepared_sample")
+def test_the_audio_of_a_video_reaches_the_served_model(thinker_server: Served, tmp_path: Path) -> None:
+    """The prompt the server builds for a video with a sound track holds its audio: the default route
+    (separate) and the server's own interleaving (native) both count ~25 audio tokens a second more
+    than the same scene with its audio dropped (none). A default that dropped the audio would fail here."""
+    dropped = _prompt_tokens(tmp_path, thinker_server, "none", audio_in_video="none", max_tokens=4)
+    default = _prompt_tokens(tmp_path, thinker_server, "default", max_tokens=4)
+    native = _prompt_tokens(tmp_path, thinker_server, "native", audio_in_video="native", max_tokens=4)
+    import datasets
+
+    from odu.data.sample import sample_dataset_dir
+
+    row = next(iter(datasets.load_dataset(str(sample_dataset_dir()), "av", split="test")))
+    seconds = sum(t["duration"] for t in row["turns"] if t["role"] == "user")
+    assert default - dropped >= 0.8 * 25 * seconds, (default, dropped, seconds)
+    assert native - dropped >= 0.8 * 25 * seconds, (native, dropped, seconds)
+
+
+@pytest.mark.usefixtures("openai_key", "prepared_sample")
+def test_thinker_only_checkpoint_keeps_to_max_tokens(thinker_server: Served, tmp_path: Path) -> None:
+    """A thinker-only checkpoint (served as a multimodal LM) hears audio and stops at max_tokens."""
+    code, folder = run_eval(tmp_path / "run", thinker_server, "odu_ao", limit=3, max_tokens=8)
+    assert code == 0
+    card = backend(folder)
+    assert card["hearing_check"]["heard"] is True and card["hearing_check"]["ignores_max_tokens"] is False
+    assert card["stats"]["completion_tokens"] <= 3 * 8
+
+
+@pytest.mark.usefixtures("openai_key", "prepared_sample")
+@pytest.mark.parametrize(
+    ("model_args", "server_error"),
+    [
+        # transformers/video_utils.py load_video: neither http(s) nor a file on the server's disk
+        ({"media_url": "data"}, "Incorrect format used for video"),
+        # transformers/video_utils.py: the server's own num_frames=32 next to the request's fps
+        ({"extra_body": {"chat_template_kwargs": {"num_frames": 32}}}, "mutually exclusive"),
+    ],
+)
+def test_what_the_real_server_refuses(
+    thinker_server: Served, tmp_path: Path, model_args: dict[str, Any], server_error: str
+) -> None:
+    """The rules the profile keeps, shown on the server itself: a video as a data: URL, and num_frames
+    beside fps, fail every such request (HTTP 500) with the server's own message in its log."""
+    code, folder = run_eval(
+        tmp_path / "run",
+        thinker_server,
+        "odu_av",
+        limit=1,
+        provider="transformers",
+        retries=0,
+        max_tokens=4,
+        **model_args,
+    )
+    assert code == 1  # an inference error, reported
+    assert read_json(folder / "summary.json")["inference_errors"] == 1
+    assert server_error in thinker_server.log_text()

@@ -1,0 +1,122 @@
+"""The real lane's pieces (docs/real-lane.md): tiny checkpoints built once per session, and
+``transformers serve`` started on them as a real subprocess on a free loopback port.
+
+Without the lane's packages (the ``[torch]`` extra: torch, torchvision, transformers with its
+``serving`` extra) the lane's tests skip; under ``ODU_REQUIRE_REAL_LANE=1`` (CI, ``.ci/run``) a
+skip is a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+#: Set by CI: the lane must run, a missing package fails instead of skipping.
+REQUIRED = os.environ.get("ODU_REQUIRE_REAL_LANE") == "1"
+#: What the lane imports: the ``[torch]`` extra.
+LANE_MODULES = ("torch", "torchvision", "transformers", "fastapi", "uvicorn")
+#: Seconds ``transformers serve`` may take to answer ``/health`` (its imports and the model load).
+SERVER_START_S = 180.0
+
+#: Checkpoint folder names (``provider=auto`` and the pitfalls read Qwen-Omni from the model name).
+CHECKPOINTS = {
+    "qwen2_5_omni": "Qwen2.5-Omni-tiny",
+    "qwen2_5_omni_thinker": "Qwen2.5-Omni-thinker-tiny",
+    "qwen3_omni_moe_thinker": "Qwen3-Omni-thinker-tiny",
+    "text": "Qwen2-text-tiny",
+}
+
+
+def require_lane() -> None:
+    """Skip (fail under :data:`REQUIRED`) when the lane's packages are missing."""
+    missing = [m for m in LANE_MODULES if importlib.util.find_spec(m) is None]
+    if not missing:
+        return
+    reason = f"real lane needs {', '.join(missing)}: pip install -e '.[torch]' (docs/real-lane.md)"
+    if REQUIRED:
+        pytest.fail(f"ODU_REQUIRE_REAL_LANE=1 but {reason}")
+    pytest.skip(reason)
+
+
+def build_checkpoints(root: Path) -> dict[str, Path]:
+    """Every checkpoint of :data:`CHECKPOINTS` under ``root``, built offline (``HF_HUB_OFFLINE=1``)."""
+    import tiny_checkpoints
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    return {kind: tiny_checkpoints.build(kind, root / name) for kind, name in CHECKPOINTS.items()}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Served:
+    """A running ``transformers serve``: its ``/v1`` URL, the model id it answers to, its log file."""
+
+    base_url: str
+    model: str
+    log: Path
+
+    def log_text(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as reply:
+            return bool(reply.status == 200)
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+@contextlib.contextmanager
+def serve(checkpoint: Path, log_dir: Path) -> Iterator[Served]:
+    """``transformers serve CHECKPOINT`` (pinned to it, CPU) until the block ends; fails the test with
+    the server's log when it does not come up within :data:`SERVER_START_S`."""
+    port = free_port()
+    log = log_dir / f"serve-{checkpoint.name}.log"
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; from transformers.cli.transformers import main; sys.exit(main())",
+        "serve",
+        str(checkpoint),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--device",
+        "cpu",
+    ]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + SERVER_START_S
+        while not _healthy(f"http://127.0.0.1:{port}/health"):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"transformers serve did not come up:\n{log.read_text(errors='replace')[-3000:]}")
+            time.sleep(0.5)
+        yield Served(f"http://127.0.0.1:{port}/v1", str(checkpoint), log)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
