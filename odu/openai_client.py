@@ -536,18 +536,37 @@ class OpenAIClient(ApiClient):
         dicts. Raises :class:`LookupError` with a scrubbed reason when the server does not answer with
         a list in time."""
 
-        async def listed() -> list[dict[str, Any]]:
-            sdk = self.async_sdk()
-            try:
-                data = (await asyncio.wait_for(sdk.models.list(), timeout)).data
-            finally:
-                await sdk.close()
+        async def listed(sdk: openai.AsyncOpenAI) -> list[dict[str, Any]]:
+            data = (await sdk.models.list()).data
             if not isinstance(data, list):
                 raise ValueError("GET /models answered no model list")
             return [m.model_dump() if hasattr(m, "model_dump") else dict(m) for m in data]
 
+        return self._probe(listed, timeout)
+
+    def get_json(self, path: str, timeout: float) -> Any:
+        """``GET path`` on the server's root (``base_url`` without a trailing ``/v1``: where vLLM answers
+        ``/version``) once, as :meth:`list_models` asks: the decoded JSON, or :class:`LookupError`."""
+        root = str(self.replicas.urls[0] or "").rstrip("/").removesuffix("/v1")
+
+        async def fetched(sdk: openai.AsyncOpenAI) -> Any:
+            return await sdk.get(root + path, cast_to=object)
+
+        return self._probe(fetched, timeout)
+
+    def _probe(self, ask: Callable[[openai.AsyncOpenAI], Awaitable[T]], timeout: float) -> T:
+        """One best-effort request (no retries, at most ``timeout`` seconds): its answer, or a
+        :class:`LookupError` with the scrubbed reason."""
+
+        async def once() -> T:
+            sdk = self.async_sdk()
+            try:
+                return await asyncio.wait_for(ask(sdk), timeout)
+            finally:
+                await sdk.close()
+
         try:
-            return self.run(listed)
+            return self.run(once)
         except Exception as exc:  # a best-effort probe: whatever it meets is its answer, said by the caller
             raise LookupError(self.scrub(f"{type(exc).__name__}: {exc}")) from None
 

@@ -183,17 +183,18 @@ def summary_of(
 
 def dry_run(args: argparse.Namespace, models: Sequence[str], loaded: Sequence[Any]) -> int:
     """``--dry-run``: the estimate of :mod:`odu.estimate` for the loaded tasks' docs (``--limit``
-    applied), as a table or ``--json``; nothing is sent."""
+    applied), as a table or ``--json``, then the checks the real run makes before and while sending
+    (:func:`dry_checks`); nothing is sent. Exit 2 when the real run would refuse the setup or a scene."""
     import json
 
     from ..estimate import estimate, render
     from ..schema import scene_from_dict
 
-    scenes = []
+    docs = []
     for obj in loaded:
         for task in obj.get_all_tasks() if hasattr(obj, "get_all_tasks") else [obj]:
-            docs = list(task.eval_docs)[: args.limit] if args.limit else task.eval_docs
-            scenes += [(scene_from_dict(json.loads(d["record"])), bool(d.get("asr"))) for d in docs]
+            docs += list(task.eval_docs)[: args.limit] if args.limit else list(task.eval_docs)
+    scenes = [(scene_from_dict(json.loads(d["record"])), bool(d.get("asr"))) for d in docs]
     remote = [m for m in models if m not in BASELINES]
     llm_judge = str(args.judge or "").startswith("openai:")
     result = estimate(
@@ -208,7 +209,43 @@ def dry_run(args: argparse.Namespace, models: Sequence[str], loaded: Sequence[An
         judge_price_out=args.judge_price_out if args.judge_price_out is not None else args.price_out,
     )
     print(json.dumps(result, indent=2) if args.json else render(result))
-    return 0
+    return dry_checks(remote, args.model_args, docs)
+
+
+def dry_checks(models: Sequence[str], model_args: Mapping[str, Any], docs: Sequence[Mapping[str, Any]]) -> int:
+    """Each remote backend of ``models`` built from ``model_args`` as the real run builds it (its
+    refusals raise the real run's ``ValueError``, exit 2), asked what it would refuse of the docs'
+    scenes (:meth:`odu.models.base.Backend.dry_check`): those print as the real run's inference errors,
+    exit 2. Backends that run in-process (their weights would load) are not built."""
+    import importlib
+
+    from ..harness.models import backend_options
+    from ..harness.tasks import scene_request
+    from ..models import make_backend
+    from ..models.remote import RemoteBackend
+
+    requests = [scene_request(d, with_asr=False) for d in docs]
+    code = 0
+    for model in models:
+        module, _, name = BACKENDS[model].partition(":")
+        if not issubclass(getattr(importlib.import_module(module), name), RemoteBackend):
+            continue
+        options = {k: v for k, v in backend_options(model_args).items() if k != "preflight"}
+        backend = make_backend(model, **options)
+        try:
+            problems = backend.dry_check(requests)
+        finally:
+            backend.close()
+        label = str(options.get("model") or model)
+        for problem in problems:
+            print(scrub_text(f"odu-bench eval: error: {label}: inference error: {problem}"), file=sys.stderr)
+        if problems:
+            print(
+                f"odu-bench eval: error: {label}: the real run would refuse {len(problems)} scene(s) (above)",
+                file=sys.stderr,
+            )
+            code = 2
+    return code
 
 
 # --- the command -------------------------------------------------------------------------------------------

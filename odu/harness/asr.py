@@ -34,11 +34,19 @@ from tqdm.auto import tqdm
 from ..cache import cache_dir as odu_cache_dir
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip
 from ..models.clips import DatasetClips, wav_bytes
+from ..models.providers import provider_of_host
 from ..models.remote import MODEL_CONCURRENCY, MODEL_TIMEOUT_S
 from ..openai_client import API_KEY_ENV, RETRIES, CallFailedError, CallStats, OpenAIClient, ServerUnavailableError
 from ..prompts import AsrSentence, ClipRef
 from ..schema import read_json_records
 from .runcard import RECORDER
+
+#: OpenAI's cap on a transcription upload, the whole multipart body (rule ``openai.transcription-25mb``,
+#: docs/providers.md), and the room its form fields and boundaries take besides the file.
+OPENAI_TRANSCRIPTION_MAX_BYTES = 26_214_400
+TRANSCRIPTION_FORM_ROOM = 4096
+#: Transcription models of OpenAI's, whose uploads the cap applies to wherever they are served.
+OPENAI_TRANSCRIPTION_MODEL = re.compile(r"^(?:openai/)?(?:whisper-1|gpt-4o.*transcribe)", re.IGNORECASE)
 
 #: (scene_id, clip id) -> sentences of that clip.
 AsrTable = dict[tuple[str, str], tuple[AsrSentence, ...]]
@@ -141,6 +149,11 @@ class TranscriptionEndpoint:
             unavailable=AsrUnavailableError,
         )
         self.model, self.concurrency, self.progress = model, concurrency, progress
+        self.max_upload = (
+            OPENAI_TRANSCRIPTION_MAX_BYTES - TRANSCRIPTION_FORM_ROOM
+            if provider_of_host(base_url) == "openai" or OPENAI_TRANSCRIPTION_MODEL.match(model)
+            else None
+        )
         slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model)
         self.cache_dir = Path(cache_dir) if cache_dir is not None else odu_cache_dir() / "asr" / slug
 
@@ -187,6 +200,12 @@ class TranscriptionEndpoint:
             return _sentences(json.loads(cached.read_text(encoding="utf-8")), f"{cached}")
         where = f"scene {scene_id} clip {clip_id}"
         audio = await asyncio.to_thread(lambda: wav_bytes(load(), DEFAULT_AUDIO_SAMPLE_RATE))
+        if self.max_upload is not None and len(audio) > self.max_upload:
+            raise AsrError(
+                f"{where}: {len(audio) / 2**20:.1f} MiB of 16 kHz WAV, beyond the {OPENAI_TRANSCRIPTION_MAX_BYTES:,}-byte "
+                "upload limit of OpenAI's transcriptions (rule openai.transcription-25mb, docs/providers.md); "
+                "nothing was sent: transcribe this clip elsewhere and pass a sidecar file (--asr FILE)"
+            )
 
         async def send() -> Any:
             self.stats.requests += 1

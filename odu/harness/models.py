@@ -35,7 +35,7 @@ from .tasks import scene_request
 _HARNESS_ARGS = ("batch_size", "max_batch_size", "device")
 
 
-def _options(raw: Mapping[str, Any]) -> dict[str, Any]:
+def backend_options(raw: Mapping[str, Any]) -> dict[str, Any]:
     """Model arguments as the backends take them (``extra_body`` may arrive as a JSON string)."""
     options = {k: v for k, v in raw.items() if k not in _HARNESS_ARGS and v is not None}
     if isinstance(options.get("extra_body"), str):
@@ -87,7 +87,7 @@ class OduLM(LM):
 
     def __init__(self, **model_args: Any) -> None:
         super().__init__()
-        options = _options(model_args)
+        options = backend_options(model_args)
         preflight = _flag(options.pop("preflight", True), "preflight")
         self.backend = make_backend(self.backend_name, **options)
         self._clips = _CLIPS

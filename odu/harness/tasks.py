@@ -263,9 +263,10 @@ def load_tasks(manager: Any, names: Sequence[str]) -> list[Any]:
     return objects
 
 
-def scene_request(doc: Mapping[str, Any]) -> SceneRequest:
-    """The request of one doc (App D.1 input; App D.2, with each clip's ASR sentences, for a text-only doc)."""
-    source = doc_asr(doc)
+def scene_request(doc: Mapping[str, Any], with_asr: bool = True) -> SceneRequest:
+    """The request of one doc (App D.1 input; App D.2, with each clip's ASR sentences, for a text-only doc;
+    ``with_asr=False``: a text-only doc's request without its sentences, for checks that read no text)."""
+    source = doc_asr(doc) if with_asr else None
     asr = source.sentences(doc) if source is not None else None
     turns = tuple(
         Turn(
@@ -275,7 +276,7 @@ def scene_request(doc: Mapping[str, Any]) -> SceneRequest:
         )
         for i, c in enumerate(doc["clips"])
     )
-    return SceneRequest(doc["scene_id"], doc["modality"], turns, text_only=asr is not None)
+    return SceneRequest(doc["scene_id"], doc["modality"], turns, text_only=bool(doc.get("asr")))
 
 
 def doc_to_text(doc: Mapping[str, Any]) -> str:

@@ -231,6 +231,12 @@ class Backend:
         """Settings for the run card (server, model, media handling, generation); never secrets."""
         return {"backend": self.name}
 
+    def dry_check(self, requests: Sequence[SceneRequest]) -> list[str]:
+        """What the real run would refuse of ``requests``, found without sending anything
+        (``--dry-run``): a setup it refuses raises the real run's ``ValueError``; each scene it would
+        refuse gives its real inference error. By default nothing."""
+        return []
+
     def pitfalls(self) -> list[str]:
         """Known ways these settings make results incomparable with Table 3 (run card)."""
         return []

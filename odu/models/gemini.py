@@ -34,6 +34,7 @@ import contextlib
 import functools
 import hashlib
 import io
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -81,6 +82,23 @@ GEMINI_VIDEO_TYPES = frozenset(
 )
 #: ``thinkingLevel`` values (Gemini 3; https://ai.google.dev/gemini-api/docs/thinking#thinking-levels).
 GEMINI_THINKING_LEVELS = ("minimal", "low", "medium", "high")
+#: The levels of the Gemini families that take fewer (rule ``gemini.thinking-levels``, docs/providers.md): a
+#: model name matching the pattern takes only these.
+GEMINI_FAMILY_LEVELS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (re.compile(r"gemini-3\.1-pro", re.IGNORECASE), ("low", "medium", "high")),
+    (re.compile(r"gemini-3-pro", re.IGNORECASE), ("low", "high")),
+)
+
+
+def thinking_levels(model: str) -> tuple[str, ...]:
+    """The ``thinkingLevel`` values ``model`` takes.
+
+    >>> thinking_levels("gemini-3.1-pro-preview"), thinking_levels("gemini-3.7-flash")[0]
+    (('low', 'medium', 'high'), 'minimal')
+    """
+    return next((levels for pattern, levels in GEMINI_FAMILY_LEVELS if pattern.search(model)), GEMINI_THINKING_LEVELS)
+
+
 #: Seconds between ``files.get`` polls while an upload is PROCESSING, and the most to wait in all.
 GEMINI_FILE_POLL_S = 1.0
 GEMINI_FILE_WAIT_S = 600.0
@@ -212,6 +230,11 @@ class GeminiModel(RemoteBackend):
             thinking_level = str(thinking_level).lower()
             if thinking_level not in GEMINI_THINKING_LEVELS:
                 raise ValueError(f"thinking_level must be one of {GEMINI_THINKING_LEVELS}, got {thinking_level!r}")
+            if thinking_level not in thinking_levels(model):
+                raise ValueError(
+                    f"{model}: thinking_level={thinking_level} is refused by this model, which takes "
+                    f"{', '.join(thinking_levels(model))} (rule gemini.thinking-levels, docs/providers.md)"
+                )
             if model.startswith("gemini-2"):
                 raise ValueError(
                     f"{model}: Gemini 2.5 models take thinking_budget, not thinking_level "
@@ -424,8 +447,10 @@ class GeminiModel(RemoteBackend):
 __all__ = [
     "GEMINI_API_KEY_ENVS",
     "GEMINI_AUDIO_TYPES",
+    "GEMINI_FAMILY_LEVELS",
     "GEMINI_INLINE_REQUEST_MB",
     "GEMINI_VIDEO_TYPES",
     "GeminiMedia",
     "GeminiModel",
+    "thinking_levels",
 ]

@@ -37,7 +37,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -50,7 +50,18 @@ from .clip_server import ClipServer, serving_host
 from .clips import media_type, spool_clip, wav_bytes
 from .hearing import PROBE_MAX_TOKENS, TONE_S, Hearing, probe_messages
 from .messages import HISTORY_LAYOUTS, scene_messages
-from .providers import PROBE_TIMEOUT_S, PROVIDERS, QWEN_OMNI, TRANSFORMERS_FRAMES_FIELD, Profile, detect, profile
+from .providers import (
+    AUDIO_PARTS,
+    PROBE_TIMEOUT_S,
+    PROVIDERS,
+    QWEN_OMNI,
+    TRANSFORMERS_FRAMES_FIELD,
+    VERSION_PATHS,
+    Profile,
+    detect,
+    detect_offline,
+    profile,
+)
 from .remote import ModelStats, RemoteBackend
 
 MEDIA_URLS = ("data", "file", "http")
@@ -122,6 +133,9 @@ class OpenAIOmni(RemoteBackend):
         stream: bool | None = None,
         media_limits: bool = True,
         hearing_check: bool | None = None,
+        audio_part: str | None = None,
+        thinking: str | None = None,
+        server_version: str | None = None,
         extra_body: Mapping[str, Any] | None = None,
         **server: Any,
     ) -> None:
@@ -132,6 +146,8 @@ class OpenAIOmni(RemoteBackend):
             (video_mode, VIDEO_MODES, "video_mode"),
             (audio_in_video or "native", AUDIO_IN_VIDEO, "audio_in_video"),
             (history, HISTORY_LAYOUTS, "history"),
+            (audio_part or "input_audio", AUDIO_PARTS, "audio_part"),
+            (thinking or "off", ("on", "off"), "thinking"),
         ):
             if value not in allowed:
                 raise ValueError(f"{what} must be one of {allowed}, got {value!r}")
@@ -154,6 +170,10 @@ class OpenAIOmni(RemoteBackend):
         # as asked; the profile fills what is left open (_apply)
         self._asked_audio_in_video, self._asked_stream, self._asked_media_url = audio_in_video, stream, media_url
         self._asked_hearing_check = hearing_check
+        self._asked_audio_part, self.thinking, self.server_version = audio_part, thinking, server_version
+        self._version_read = server_version is not None
+        self._version_how = "server_version=" if server_version else ""
+        self.audio_part = audio_part or "input_audio"
         self._extra_body = dict(extra_body or {})
         self.audio_in_video, self.stream, self.extra_body = audio_in_video, stream, dict(self._extra_body)
         self._decoding = Decoding.of({}, MODEL_MAX_TOKENS).with_max_tokens(max_tokens)
@@ -174,24 +194,67 @@ class OpenAIOmni(RemoteBackend):
             chosen.audio_in_video if self.video_mode == "video" else "separate"
         )
         stream = chosen.stream if self._asked_stream is None else self._asked_stream
-        refused = chosen.refusal(self.video_mode, audio_in_video, stream)
+        refused = chosen.refusal(self.video_mode, audio_in_video, stream, self._extra_body)
+        if refused is None and self.thinking is not None and chosen.thinking_line is None:
+            refused = (
+                f"thinking= is the switch of families that take it in the prompt (Ming-Flash-Omni), not {chosen.family}"
+            )
         if refused:
             raise ValueError(f"model {self.model!r}: {refused}")
         self.profile, self.audio_in_video, self.stream = chosen, audio_in_video, stream
         self.media_url = self._asked_media_url or chosen.media_url
+        self.audio_part = self._asked_audio_part or chosen.audio_part
         base = dict(chosen.extra_body)
+        if audio_in_video == "native":  # the switch that feeds a video's audio (vLLM), only where the track is inside
+            base = merged(base, chosen.native_switch)
         if chosen.fps_in_request:  # the server's 32-frame default cleared, the processor samples at fps
             base = merged(base, {TRANSFORMERS_FRAMES_FIELD: {"num_frames": None, "fps": self.fps}})
         self.extra_body = merged(base, self._extra_body)
 
     def resolve(self) -> Profile:
-        """The profile, found on first use for ``provider=auto`` (host, ``GET /models``, model name)."""
+        """The profile, found on first use for ``provider=auto`` (host, ``GET /models``, model name) and
+        fitted to the server's version where the server reports it (:data:`.providers.VERSION_PATHS`)."""
         if self.profile is None:
             name, self.detected_by = detect(  # replicas serve one model: the first one speaks for all
                 self.client.replicas.urls[0], self.model, lambda: self.client.list_models(self._probe_timeout)
             )
             self._apply(profile(name, self.model))
         assert self.profile is not None
+        if not self._version_read:
+            self._version_read = True
+            self.server_version, how = self._read_version(self.profile.provider)
+            self._version_how = how
+            if self.server_version is not None:
+                self.detected_by += f"; {how}"
+                self._apply(profile(self.profile.provider, self.model, self.server_version))
+        return self.profile
+
+    def _read_version(self, provider: str) -> tuple[str | None, str]:
+        """The server's version from the first of its version paths that answers one (None: not reported)."""
+        tried = []
+        for path in VERSION_PATHS.get(provider, ()):
+            try:
+                answer = self.client.get_json(path, self._probe_timeout)
+            except LookupError as exc:
+                tried.append(f"GET {path} failed ({exc})")
+                continue
+            if isinstance(answer, Mapping) and isinstance(answer.get("version"), str):
+                return answer["version"], f"GET {path} version {answer['version']}"
+            tried.append(f"GET {path} holds no version")
+        return None, "; ".join(tried)
+
+    def resolve_offline(self) -> Profile | None:
+        """The profile as far as it can be known without asking the server (``--dry-run``): given,
+        or found from the host or model name; None when only the server could tell."""
+        self._version_read = True  # the dry run asks the server nothing: server_version= or unknown
+        if self.profile is None:
+            found = detect_offline(self.client.replicas.urls[0], self.model)
+            if found is None:
+                return None
+            self.detected_by = found[1]
+            self._apply(profile(found[0], self.model, self.server_version))
+        elif self.server_version is not None and self.profile.version != self.server_version:
+            self._apply(profile(self.profile.provider, self.model, self.server_version))
         return self.profile
 
     @property
@@ -203,11 +266,31 @@ class OpenAIOmni(RemoteBackend):
     def _announce(self) -> None:
         """The profile, what it changes and the settings' pitfalls, on the console before the first scene."""
         chosen = self.resolve()
-        print(f"model {self.model}: provider {chosen.provider} ({self.detected_by})", file=sys.stderr)
-        for note in chosen.notes(self.model, sorted(self._modalities)):
+        print(
+            f"model {self.model}: provider {chosen.provider} ({self.detected_by}), {chosen.describe()}", file=sys.stderr
+        )
+        if chosen.provider in VERSION_PATHS and chosen.version is None:
+            print(
+                f"  server version not reported ({self._version_how}): the newest {chosen.provider} rules apply",
+                file=sys.stderr,
+            )
+        for note in chosen.notes(self.model, sorted(self._modalities), self.audio_in_video or "native"):
             print(f"  {note}", file=sys.stderr)
+        if chosen.thinking_line is not None:
+            print(
+                f"  system prompt ends with '{self._thinking_line()}' (thinking={self.thinking or 'off'})",
+                file=sys.stderr,
+            )
         for pitfall in self.pitfalls():
             print(f"  pitfall: {pitfall}", file=sys.stderr)
+
+    def _thinking_line(self) -> str | None:
+        chosen = self.profile
+        return (
+            None
+            if chosen is None or chosen.thinking_line is None
+            else chosen.thinking_line.format(self.thinking or "off")
+        )
 
     # --- public interface -------------------------------------------------------------------------
 
@@ -216,13 +299,33 @@ class OpenAIOmni(RemoteBackend):
         first = not self._asked
         self._asked = True
         self._modalities.update(r.modality for r in batch.requests if not r.text_only)  # clips sent as media
-        refused = self.resolve().refuses_video(self.video_mode, sorted(self._modalities))
-        if refused:
-            raise ValueError(f"model {self.model!r}: {refused}")
+        self._check_tasks(self.resolve())
         if first:
             self._announce()
         if self._modalities and self.hearing is None and self._checks_hearing:
             self._check_hearing()
+
+    def _check_tasks(self, chosen: Profile) -> None:
+        """Refuse scenes of the run's modalities that this server cannot take (``ValueError``)."""
+        refused = chosen.refuses_tasks(self.video_mode, self.audio_in_video or "native", sorted(self._modalities))
+        if refused:
+            raise ValueError(f"model {self.model!r}: {refused}")
+
+    def dry_check(self, requests: Sequence[SceneRequest]) -> list[str]:
+        """What the real run would refuse of ``requests``, without asking the server (``--dry-run``):
+        the setup refusals raise the real run's ``ValueError``; each scene beyond a media limit gives its
+        real inference error. A provider only the server could name is said on the console."""
+        chosen = self.resolve_offline()
+        if chosen is None:
+            print(
+                f"model {self.model}: provider=auto is found from the server's GET /models at run time; give "
+                "provider= (and server_version=) to check its rules in the dry run",
+                file=sys.stderr,
+            )
+            return []
+        self._modalities.update(r.modality for r in requests if not r.text_only)
+        self._check_tasks(chosen)
+        return [f"media: {problem}" for r in requests if (problem := self.limit_problem(r)) is not None]
 
     @property
     def _checks_hearing(self) -> bool:
@@ -300,18 +403,23 @@ class OpenAIOmni(RemoteBackend):
                 "detected_by": self.detected_by,
                 "limit_field": chosen.limit_field if chosen else None,
                 "sampling_sent": chosen.sampling if chosen else None,
+                "family": chosen.family if chosen else None,
+                "server_version": chosen.version if chosen else self.server_version,
                 "media_limits": self.media_limits,
                 "source": chosen.source if chosen else None,
+                "rules": list(chosen.rules) if chosen else [],
             },
             "media": {
                 "media_url": self.media_url,
                 "video_mode": self.video_mode,
                 "audio_in_video": self.audio_in_video,
+                "audio_part": self.audio_part,
                 "fps": self.fps if self.video_mode == "frames" or (chosen and chosen.fps_in_request) else None,
                 "max_frames": self.max_frames if self.video_mode == "frames" else None,
                 "audio_sample_rate": self.audio_sample_rate,
             },
             "history": self.history,
+            "thinking": self._thinking_line(),
             "stream": self.stream,
             "extra_body": self.extra_body,
             "generation": generation or {"temperature": 0.0, "max_tokens": self._decoding.max_tokens},
@@ -325,40 +433,62 @@ class OpenAIOmni(RemoteBackend):
         out = self._decoding.pitfalls(limit) + super().pitfalls()
         if chosen is not None and not chosen.sampling and (self._decoding.temperature > 0 or self._decoding.stop):
             out.append(f"the task's sampling settings / stop sequences are not sent: {self.model} takes only defaults")
+        elif chosen is not None and not chosen.sends_stop and self._decoding.stop:
+            out.append(f"the task's stop sequences are not sent: {chosen.provider} refuses them (rule ark.no-stop)")
         out += self._server_pitfalls()
         if chosen is not None and not self.media_limits and (chosen.max_videos or chosen.max_item_b64):
             out.append(f"media_limits=false: scenes beyond {chosen.provider}'s documented media limits are sent anyway")
-        if chosen is not None and (AUDIO_VISUAL in self._modalities or not self._asked):
-            kwargs = self.extra_body.get("mm_processor_kwargs")
-            fed = kwargs.get("use_audio_in_video") if isinstance(kwargs, Mapping) else None
-            if self.audio_in_video == "none":
-                out.append("audio of audio-visual clips not sent (audio_in_video=none): the model sees video only")
-            elif chosen.provider == "vllm" and self.audio_in_video == "native" and not fed:
-                out.append(
-                    f"use_audio_in_video is off on vllm: the audio track of every video is dropped "
-                    f"without an error ({chosen.source}); the model sees video only"
-                )
-            elif chosen.provider == "sglang" and self.audio_in_video == "native":
-                out.append(
-                    f"audio inside the video is left to sglang, which drops it without an error whatever "
-                    f"the request says ({chosen.source}); the model sees video only"
-                )
-            elif chosen.provider == "transformers" and self.audio_in_video == "native" and QWEN_OMNI.search(self.model):
-                out.append(
-                    "audio_in_video=native on transformers serve: the server interleaves the video's audio but "
-                    "Qwen-Omni's generate gets use_audio_in_video=false, which flattens the TMRoPE positions of "
-                    f"the video+audio block ({chosen.source}); the default (separate) avoids it"
-                )
-            elif chosen.provider in ("generic", "ark") and self.audio_in_video == "native" and fed is None:
-                out.append(
-                    "audio inside the video is left to the server, and servers may drop it silently; "
-                    "use audio_in_video=separate (or the server's own switch in extra_body) when unsure"
-                )
+        if chosen is not None and AUDIO_VISUAL in self._modalities:  # only where a video is sent
+            out += self._video_audio_pitfalls(chosen)
         return out
 
+    def _video_audio_pitfalls(self, chosen: Profile) -> list[str]:
+        """How the audio of the run's videos may be lost in these settings."""
+        kwargs = self.extra_body.get("mm_processor_kwargs")
+        fed = kwargs.get("use_audio_in_video") if isinstance(kwargs, Mapping) else None
+        native = self.audio_in_video == "native"
+        if self.audio_in_video == "none":
+            return ["audio of audio-visual clips not sent (audio_in_video=none): the model sees video only"]
+        if native and chosen.native_switch and not fed:
+            return [
+                f"use_audio_in_video is off on vllm: the audio track of every video is dropped "
+                f"without an error ({chosen.source}); the model sees video only"
+            ]
+        if native and chosen.provider == "vllm" and not chosen.native_switch:
+            return [
+                f"audio inside the video on vllm for {chosen.family}: the video loader reads frames only, so "
+                "every video's audio is dropped without an error (rule vllm.separate-track); the default "
+                "(separate) sends it"
+            ]
+        if native and chosen.provider == "sglang":
+            return [
+                "audio inside the video is left to sglang, whose older versions ignore use_audio_in_video and "
+                "drop it without an error (rule sglang.audio-in-video); the default (separate) sends it"
+            ]
+        if native and chosen.provider == "transformers" and QWEN_OMNI.search(self.model):
+            return [
+                "audio_in_video=native on transformers serve: the server interleaves the video's audio but "
+                "Qwen-Omni's generate gets use_audio_in_video=false, which flattens the TMRoPE positions of "
+                f"the video+audio block ({chosen.source}); the default (separate) avoids it"
+            ]
+        if native and chosen.provider in ("generic", "ark") and fed is None:
+            return [
+                "audio inside the video is left to the server, and servers may drop it silently; "
+                "use audio_in_video=separate (or the server's own switch in extra_body) when unsure"
+            ]
+        return []
+
     def messages(self, request: SceneRequest, load_clip: ClipLoader | None) -> list[dict[str, Any]]:
-        """The chat ``messages`` of ``request``, media loaded and encoded (raises :class:`MediaError`)."""
-        return scene_messages(request, load_clip, lambda ref, clip: self._media_parts(request, ref, clip), self.history)
+        """The chat ``messages`` of ``request``, media loaded and encoded (raises :class:`MediaError`); the
+        model's thinking switch, where its family takes one in the prompt, ends the system message."""
+        self.resolve()
+        messages = scene_messages(
+            request, load_clip, lambda ref, clip: self._media_parts(request, ref, clip), self.history
+        )
+        line = self._thinking_line()
+        if line is not None:
+            messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{line}"}
+        return messages
 
     def output_limit(self) -> int:
         return self._decoding.max_tokens
@@ -366,20 +496,37 @@ class OpenAIOmni(RemoteBackend):
     # --- one scene ------------------------------------------------------------------------------
 
     def encode(self, request: SceneRequest, load_clip: ClipLoader | None) -> list[dict[str, Any]]:
+        problem = self.limit_problem(request)  # before any media is read
+        if problem is not None:
+            raise MediaError(problem)
+        return self.messages(request, load_clip)
+
+    def media_counts(self, request: SceneRequest) -> tuple[int, int]:
+        """``(video files, audio parts)`` that ``request`` sends in these settings (no media read)."""
+        if request.text_only:
+            return 0, 0
+        clips = len(request.turns)
+        if request.modality == AUDIO_ONLY:
+            return 0, clips
+        return clips * (self.video_mode == "video"), clips * (self.audio_in_video == "separate")
+
+    def limit_problem(self, request: SceneRequest) -> str | None:
+        """Why ``request`` goes beyond the profile's per-request media limits (None: it does not, or
+        ``media_limits=false``); the same words in the real run and the dry run."""
         chosen = self.resolve()
-        messages = self.messages(request, load_clip)
-        if self.media_limits:
-            parts = [p for m in messages if isinstance(m["content"], list) for p in m["content"]]
-            for kind, count, limit in (
-                ("video file(s)", sum(p["type"] == "video_url" for p in parts), chosen.max_videos),
-                ("audio part(s)", sum(p["type"] in ("input_audio", "audio_url") for p in parts), chosen.max_audios),
-            ):
-                if limit is not None and count > limit:
-                    raise MediaError(
-                        f"scene {request.scene_id}: {count} {kind} in one request, beyond {chosen.provider}'s "
-                        f"limit of {limit} per request ({chosen.source}); media_limits=false sends it anyway"
-                    )
-        return messages
+        if not self.media_limits:
+            return None
+        videos, audios = self.media_counts(request)
+        for kind, count, limit in (
+            ("video file(s)", videos, chosen.max_videos),
+            ("audio part(s)", audios, chosen.max_audios),
+        ):
+            if limit is not None and count > limit:
+                return (
+                    f"scene {request.scene_id}: {count} {kind} in one request, beyond {chosen.provider}'s limit of "
+                    f"{limit} per request for {chosen.family} ({chosen.source}); media_limits=false sends it anyway"
+                )
+        return None
 
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[Any]:
@@ -415,6 +562,8 @@ class OpenAIOmni(RemoteBackend):
         fields = self._decoding.with_max_tokens(max_tokens).fields(chosen.limit_field, "stop")
         if not chosen.sampling:
             fields = {chosen.limit_field: fields[chosen.limit_field]}
+        elif not chosen.sends_stop:
+            fields.pop("stop", None)
         return fields
 
     def _b64_item(self, data: bytes) -> str:
@@ -435,6 +584,9 @@ class OpenAIOmni(RemoteBackend):
             if request.modality == AUDIO_ONLY:
                 return [self._audio_part(clip, ref, extract=False)]
             parts: list[dict[str, Any]] = []
+            soundless = self.resolve().soundless_video
+            if soundless and self.video_mode == "video" and self.audio_in_video == "native" and not clip.info.has_audio:
+                raise MediaError(f"the video has no sound track: {soundless} (rule vllm.qwen3-omni.soundless-video)")
             if self.video_mode == "video":
                 parts.append({"type": "video_url", "video_url": {"url": self._url(clip, ref)}})
             else:
@@ -470,15 +622,20 @@ class OpenAIOmni(RemoteBackend):
             self._clip_server = None
 
     def _audio_part(self, clip: LazyClip, ref: ClipRef, extract: bool) -> dict[str, Any]:
-        """``input_audio`` (WAV/MP3 as they are; anything else, or a video's track, as 16-bit WAV)."""
+        """The clip's audio (WAV/MP3 as they are; anything else, or a video's track, as 16-bit WAV) as
+        the profile's audio part (:data:`.providers.AUDIO_PARTS`)."""
         if self.media_url == "file" and not extract:
             return {"type": "audio_url", "audio_url": {"url": spool_clip(clip, ref.sha256).resolve().as_uri()}}
         mime = media_type(clip)[0]
         if not extract and mime in ("audio/wav", "audio/mpeg"):
             data, fmt = clip.bytes, "wav" if mime == "audio/wav" else "mp3"
         else:
-            data, fmt = wav_bytes(clip, self.audio_sample_rate), "wav"
+            data, fmt, mime = wav_bytes(clip, self.audio_sample_rate), "wav", "audio/wav"
         encoded = self._b64_item(data)
+        if self.audio_part == "audio_url":
+            return {"type": "audio_url", "audio_url": {"url": f"data:{mime};base64,{encoded}"}}
+        if self.audio_part == "input_audio_url":
+            return {"type": "input_audio", "input_audio": {"url": f"data:{mime};base64,{encoded}"}}
         if self.resolve().audio_data_url:
             encoded = "data:;base64," + encoded
         return {"type": "input_audio", "input_audio": {"data": encoded, "format": fmt}}

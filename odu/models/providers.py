@@ -1,61 +1,24 @@
 """Provider profiles of the OpenAI-compatible omni backend (:mod:`.openai_omni`): the request shape
-each server documents, and how ``provider=auto`` finds the server behind a ``base_url``.
+each server takes, per model family and server version, and how ``provider=auto`` finds the server
+behind a ``base_url``.
 
-A :class:`Profile` holds what differs between servers that all speak "OpenAI chat completions":
-the name of the output-token limit, whether sampling parameters may be sent, whether the server
-only streams, how media travel (data-URL forms), per-item and per-request media limits, and how
-the audio track of a video reaches the model. Each rule cites the provider's documentation (or,
-where the docs are silent, the issue that shows the behaviour):
+A :class:`Profile` holds what differs between servers that all speak "OpenAI chat completions": the
+name of the output-token limit, whether sampling parameters and stop sequences may be sent, whether
+the server only streams, how media travel (data-URL forms, the audio part's type), per-item and
+per-request media limits, how the audio track of a video reaches the model, and the rules it follows
+(:attr:`Profile.rules`, ids of :data:`.provider_rules.RULES`, the one table of them with their
+sources and the date each was checked: ``docs/providers.md``, "Rule table").
 
-* ``openai`` — reasoning models (gpt-5*, o1/o3/o4...) answer HTTP 400 to ``max_tokens`` ("Use
-  'max_completion_tokens' instead", ``max_tokens`` is deprecated in the Chat Completions reference,
-  https://platform.openai.com/docs/api-reference/chat/create) and to any temperature but the default
-  ("Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value
-  is supported", openai/openai-python#2046, langgenius/dify#24307, autohandai/code-cli#77 for
-  gpt-5.4). Every OpenAI chat model takes ``max_completion_tokens``, so the profile always sends it;
-  temperature and top_p are left out for the reasoning models. Chat content parts are text,
-  image_url, input_audio and file (same reference): audio-visual scenes go as frames
-  (``video_mode=frames``), else the run stops before its first request.
-* ``dashscope`` — Alibaba Model Studio's Qwen-Omni (https://help.aliyun.com/zh/model-studio/qwen-omni,
-  "Qwen-Omni"): "stream 必须设置为 True，否则会报错" (streaming only); local files as Base64 data URLs
-  ``data:;base64,...`` in ``input_audio.data`` and ``video_url.url`` ("输入 Base64 编码的本地文件");
-  one non-text modality per user message ("content 数组可以包含文本和一种其他模态"), so a video's
-  audio is read from the video itself ("视频文件形式（可理解视频中的音频）"); one video file / one
-  audio file per request ("仅支持输入一个视频文件" / "仅支持输入一个音频文件"); 10 MB per Base64 item
-  (images: "单个图片文件的大小不超过10 MB"; Alibaba's own Model Studio CLI checks Omni Base64
-  payloads against 10 MB, modelstudioai/cli ``reference-audio.ts``).
-* ``vllm`` serving Qwen-Omni — the audio track of a ``video_url`` reaches the model only with the
-  per-request ``mm_processor_kwargs: {"use_audio_in_video": true}``; without it the audio is
-  dropped without an error (vllm-project/vllm#47788; the vLLM-Omni example client sends it per
-  request, vllm-project/vllm-omni#1198). Other models on vLLM get the track as a separate
-  ``input_audio`` part: vLLM's video loader reads frames only.
-* ``sglang`` — its HTTP API does not forward ``use_audio_in_video`` to the Qwen-Omni processor, so
-  the track is dropped silently whatever the request says (sgl-project/sglang-omni#708, open;
-  sgl-project/sglang#16996 closed unmerged): every model gets the track as a separate
-  ``input_audio`` part.
-* ``ark`` — Volcengine Ark (``https://ark.<region>.volces.com/api/v3``) takes the OpenAI chat shape;
-  some endpoints refuse ``audio_url`` parts and take only ``input_audio``
-  (JimLiu/doubao-multimodal-skill ``.env.example``), which is what this backend sends.
-* ``transformers`` — Hugging Face's ``transformers serve`` (``transformers/cli/serving/``, read at
-  transformers 5.24, checked against the running server by the real lane, docs/real-lane.md): a video
-  is taken only by ``http(s)://`` URL or a path on the server's own disk (``video_utils.load_video``:
-  a ``data:`` URL is refused, "Incorrect format used for video"; ``file://`` is not opened), so the
-  backend serves the run's clips over HTTP itself (``media_url=http``, :mod:`.clip_server`); frames
-  are sampled by the processor from ``chat_template_kwargs`` (``chat_completion.py`` sets
-  ``num_frames: 32`` for every video, refused beside ``fps`` "mutually exclusive" and by clips with
-  fewer frames, so the request clears it with ``num_frames: null`` and asks ``fps``, the rate
-  Qwen-Omni's processor also times its position ids by); ``load_audio_from_video`` is set by the
-  server for models it classes as multimodal LMs and may not be sent; fields outside its request
-  type are refused with HTTP 422 (``utils.py`` ``_validate_request``: no ``mm_processor_kwargs``).
-  A video's audio goes as a separate ``input_audio`` part after the video served without its sound
-  track: the server's own interleaving reaches Qwen-Omni's ``generate`` with ``use_audio_in_video``
-  left false, which flattens the video+audio block's TMRoPE positions
-  (``modeling_qwen2_5_omni.py`` ``get_rope_index``). Audio parts reach only models the server classes
-  as multimodal LMs (``get_model_modality``, ``get_processor_inputs_from_messages``); an image-text
-  model gets them dropped without an error, and the published Qwen2.5-Omni layout answers up to 1024
-  tokens whatever ``max_tokens`` says (``thinker_max_new_tokens``): the backend's server check
-  (:attr:`Profile.checks_hearing`, :mod:`.hearing`) measures both before the first scene.
-* ``generic`` — the plain OpenAI chat shape (``max_tokens``, temperature 0), nothing assumed.
+Rules depend on the **model family** (:func:`model_family`: Qwen3-Omni-Flash and Qwen3.5-Omni take
+different file counts on DashScope; Qwen-Omni and Nemotron Omni take ``use_audio_in_video`` on vLLM,
+other models do not) and, where behaviour changed, on the **server version**
+(:data:`VLLM_CHAT_AUDIO_IN_VIDEO`, :data:`VLLM_SOUNDLESS_VIDEO_FIX`): ``provider=auto`` reads the
+version where the server reports it (:data:`VERSION_PATHS`: vLLM's ``GET /version``, SGLang's
+``/server_info``), ``server_version=`` states it, and a server that reports none gets the newest
+rules (said on the console). Where the sources disagree or say nothing, the profile takes the shape
+that works on every documented version: SGLang gets ``audio_url`` parts (its only audio part before
+sgl-project/sglang#33606, still taken after it), Ark ``audio_url`` data URLs (no source shows its chat
+taking OpenAI's ``input_audio``), Gemini keeps the 20 MB inline limit every data type takes.
 
 ``provider=auto`` (:func:`detect`): the URL's host first (``dashscope*.aliyuncs.com`` → dashscope,
 ``api.openai.com`` or no ``base_url`` → openai, ``ark.*.volces.com`` → ark), then ``GET /models``
@@ -73,60 +36,132 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..constants import AUDIO_VISUAL
+from ..constants import AUDIO_ONLY, AUDIO_VISUAL
 
 PROVIDERS: tuple[str, ...] = ("auto", "vllm", "sglang", "dashscope", "openai", "ark", "transformers", "generic")
+#: How an audio clip travels: OpenAI's ``input_audio {data, format}``, an ``audio_url {url}`` data URL, or
+#: ``input_audio {url}`` (a data URL under ``url``: Ark endpoints that refuse ``audio_url``).
+AUDIO_PARTS: tuple[str, ...] = ("input_audio", "audio_url", "input_audio_url")
 
-#: DashScope: largest Base64 payload of one media item (characters of the Base64 text), see the module docstring.
+#: DashScope: largest Base64 payload of one media item (characters of the Base64 text).
 DASHSCOPE_MAX_ITEM_B64 = 10 * 1024 * 1024
-#: DashScope Qwen-Omni: video files and audio files one request may carry (one each).
-DASHSCOPE_MAX_VIDEOS = 1
-DASHSCOPE_MAX_AUDIOS = 1
-#: Seconds the ``GET /models`` probe of ``provider=auto`` waits (one attempt; a failure falls back
-#: to the model-name rule and is said on the console).
+#: DashScope Qwen3-Omni-Flash / Qwen-Omni-Turbo: video files and audio files one request may carry.
+DASHSCOPE_ONE_FILE_FAMILIES = frozenset({"qwen3-omni", "qwen-omni-turbo"})
+#: Ark: largest media item of a chat request (50 MB files; larger ones go through the Files API), in Base64.
+ARK_MAX_ITEM_B64 = 4 * -(-50_000_000 // 3)
+#: Seconds the ``GET /models`` and version probes of ``provider=auto`` wait (one attempt each; a failure
+#: falls back to the next rule and is said on the console).
 PROBE_TIMEOUT_S = 10.0
+
+#: vLLM releases from which a chat request's ``use_audio_in_video`` feeds a Qwen-Omni video's audio
+#: (vllm-project/vllm#33605) and Qwen3-Omni takes a soundless video with it (vllm-project/vllm#48420).
+VLLM_CHAT_AUDIO_IN_VIDEO = "0.16.0"
+VLLM_SOUNDLESS_VIDEO_FIX = "0.26.0"
+#: Where a server reports its version (paths on its root, without ``/v1``), tried in order.
+VERSION_PATHS: dict[str, tuple[str, ...]] = {"vllm": ("/version",), "sglang": ("/server_info", "/get_server_info")}
 
 #: OpenAI's model names (gpt-4.1, gpt-5.4, o3, chatgpt-4o ...; not the open-weight gpt-oss served elsewhere).
 OPENAI_MODEL = re.compile(r"^(?:openai/)?(?:gpt-(?!oss)|chatgpt-|o[1-9])", re.IGNORECASE)
-#: OpenAI reasoning models: no ``max_tokens``, no temperature but the default.
-OPENAI_REASONING = re.compile(r"^(?:openai/)?(?:gpt-5|o[1-9])", re.IGNORECASE)
 #: Qwen-Omni models (Qwen2.5-Omni, Qwen3-Omni, Qwen3.5-Omni ...), whose processors take ``use_audio_in_video``.
 QWEN_OMNI = re.compile(r"qwen[\d.]*-omni", re.IGNORECASE)
-#: vLLM / SGLang per-request processor argument that feeds a Qwen-Omni video's audio track.
+#: Model families (first match wins) and the patterns of their names.
+FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.IGNORECASE))
+    for name, pattern in (
+        ("qwen3.5-omni", r"qwen3\.5-omni"),
+        ("qwen3-omni", r"qwen3-omni"),
+        ("qwen2.5-omni", r"qwen2\.5-omni"),
+        ("qwen-omni-turbo", r"qwen-omni-turbo"),
+        ("ming-flash-omni", r"ming-flash-omni"),
+        ("nemotron-omni", r"nemotron.*omni"),
+        ("gpt-audio", r"^(?:openai/)?gpt-.*audio"),
+        ("gpt-5", r"^(?:openai/)?gpt-5"),
+        ("o-series", r"^(?:openai/)?o[1-9]"),
+    )
+)
+#: Families whose vLLM processor takes ``use_audio_in_video`` (vllm#33605 for Qwen-Omni, vllm#35539 for Nemotron).
+QWEN_OMNI_FAMILIES = frozenset({"qwen2.5-omni", "qwen3-omni", "qwen3.5-omni"})
+#: OpenAI reasoning families: no ``max_tokens``, no temperature but the default.
+OPENAI_REASONING_FAMILIES = frozenset({"gpt-5", "o-series"})
+#: vLLM / SGLang per-request processor argument that feeds a video's audio track.
 USE_AUDIO_IN_VIDEO: dict[str, Any] = {"mm_processor_kwargs": {"use_audio_in_video": True}}
+#: Ming-Flash-Omni on vLLM-Omni: the system prompt's last line sets thinking (the recipe's every request).
+MING_THINKING = "detailed thinking {}"
 
 #: ``transformers serve``: per-request ``chat_template_kwargs`` that clear the server's 32-frame default
-#: so the processor samples every video at the backend's ``fps`` (module docstring).
+#: so the processor samples every video at the backend's ``fps`` (rule ``transformers.frames``).
 TRANSFORMERS_FRAMES_FIELD = "chat_template_kwargs"
 
 DASHSCOPE_DOC = "https://help.aliyun.com/zh/model-studio/qwen-omni"
 OPENAI_DOC = "https://platform.openai.com/docs/api-reference/chat/create"
-VLLM_DOC = "vllm-project/vllm#47788"
-SGLANG_DOC = "sgl-project/sglang-omni#708"
+VLLM_DOC = "vllm-project/vllm#33605"
+SGLANG_DOC = "sglang protocol.py; sgl-project/sglang#33606"
+ARK_DOC = "JimLiu/doubao-multimodal-skill scripts/lib/ark.ts"
 TRANSFORMERS_DOC = "transformers/cli/serving (transformers 5.24)"
+
+
+def model_family(model: str) -> str:
+    """The family whose rules apply to ``model`` (``other`` when none of :data:`FAMILIES` matches).
+
+    >>> [model_family(m) for m in ("qwen3.5-omni-plus", "qwen3-omni-flash", "Qwen/Qwen3-Omni-30B-A3B-Instruct",
+    ...  "nvidia/Nemotron-3-Nano-Omni-30B-A3B-Reasoning-BF16", "gpt-5.4", "gpt-4o-audio-preview", "gpt-4.1")]
+    ['qwen3.5-omni', 'qwen3-omni', 'qwen3-omni', 'nemotron-omni', 'gpt-5', 'gpt-audio', 'other']
+    """
+    return next((name for name, pattern in FAMILIES if pattern.search(model)), "other")
+
+
+def version_tuple(version: str | None) -> tuple[int, int, int] | None:
+    """``major.minor.patch`` of a version string (``None`` when it has none).
+
+    >>> version_tuple("0.26.0rc1.dev12+g1"), version_tuple("v0.5"), version_tuple(None)
+    ((0, 26, 0), (0, 5, 0), None)
+    """
+    found = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", version or "")
+    return (int(found[1]), int(found[2]), int(found[3] or 0)) if found else None
+
+
+def older_than(version: str | None, minimum: str) -> bool | None:
+    """Whether ``version`` predates ``minimum`` (``None``: the version is not known).
+
+    >>> older_than("0.15.1", "0.16.0"), older_than("0.26.0", "0.26.0"), older_than(None, "0.16.0")
+    (True, False, None)
+    """
+    mine, floor = version_tuple(version), version_tuple(minimum)
+    return None if mine is None or floor is None else mine < floor
 
 
 @dataclass(frozen=True)
 class Profile:
-    """The documented request shape of one provider for one model (see the module docstring)."""
+    """The request shape of one provider for one model family and server version (module docstring)."""
 
     provider: str
+    #: The model family the rules were picked for (:func:`model_family`) and the server's version (None: unknown).
+    family: str = "other"
+    version: str | None = None
     #: Name of the output-token limit in the request body.
     limit_field: str = "max_tokens"
-    #: Whether temperature / top_p / stop may be sent (False: the model's defaults).
+    #: Whether temperature / top_p may be sent (False: the model's defaults), and stop sequences.
     sampling: bool = True
+    sends_stop: bool = True
     #: Whether the server answers only streamed requests.
     stream: bool = False
     #: ``input_audio.data`` as a data URL ``data:;base64,...`` rather than bare Base64.
     audio_data_url: bool = False
-    #: Whether ``video_url`` parts are taken at all (False: frames mode or the text-only tasks).
+    #: How an audio clip travels (:data:`AUDIO_PARTS`).
+    audio_part: str = "input_audio"
+    #: Whether ``video_url`` parts are taken at all (False: frames mode or the text-only tasks), and audio.
     takes_video: bool = True
+    takes_audio: bool = True
     #: Prefix of a video's data URL (None: ``data:<mime>;base64,``).
     video_data_prefix: str | None = None
     #: How a video's audio reaches the model by default (``native``: inside the video; ``separate``).
     audio_in_video: str = "native"
     #: Why ``separate`` is the default, said on the console.
     separate_reason: str = "the server reads video frames only"
+    #: Fields a ``native`` request carries to feed a video's audio (vLLM's ``use_audio_in_video``).
+    native_switch: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    #: Why a video without a sound track cannot go ``native`` here (None: it can).
+    soundless_video: str | None = None
     #: Fields every request carries (the user's ``extra_body`` wins).
     extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False)
     #: Largest Base64 payload of one media item, in characters (None: no documented limit).
@@ -143,10 +178,13 @@ class Profile:
     #: Whether the server may drop audio parts without an error, so the backend checks it hears one
     #: (prompt tokens with and without a short tone) before the first scene with media.
     checks_hearing: bool = False
-    #: Where the rules come from.
+    #: The model's thinking switch, a system prompt line with ``{}`` for on/off (None: no switch here).
+    thinking_line: str | None = None
+    #: Where the rules come from, and the ids of the rules applied (:data:`.provider_rules.RULES`).
     source: str = ""
+    rules: tuple[str, ...] = ()
 
-    def refusal(self, video_mode: str, audio_in_video: str, stream: bool) -> str | None:
+    def refusal(self, video_mode: str, audio_in_video: str, stream: bool, extra_body: Mapping[str, Any]) -> str | None:
         """Why these backend settings cannot work on this provider (None: they can)."""
         if self.stream and not stream:
             return f"{self.provider} answers streamed requests only ({self.source}): leave stream unset"
@@ -155,26 +193,50 @@ class Profile:
                 f"{self.provider} takes one non-text modality per user message ({self.source}): audio-visual "
                 "clips go as video files with their own audio (video_mode=video, audio_in_video=native)"
             )
+        kwargs = extra_body.get("mm_processor_kwargs")
+        if self.native_switch and audio_in_video == "separate" and isinstance(kwargs, Mapping):
+            if kwargs.get("use_audio_in_video") is True:
+                return (
+                    f"{self.provider} takes no separate audio part beside use_audio_in_video=true (HTTP 400 "
+                    "'use_audio_in_video requires equal number of audio and video items', rule "
+                    "vllm.audio-in-video.counts): drop the flag or use audio_in_video=native"
+                )
         return None
 
-    def refuses_video(self, video_mode: str, modalities: Sequence[str]) -> str | None:
-        """Why audio-visual scenes cannot go as ``video_url`` parts here (None: they can)."""
-        if self.takes_video or video_mode != "video" or AUDIO_VISUAL not in modalities:
-            return None
-        return (
-            f"{self.provider} chat takes no video_url parts ({self.source}): use video_mode=frames "
-            "(images + the audio track as input_audio) or the text-only tasks (odu_av_text)"
-        )
+    def refuses_tasks(self, video_mode: str, audio_in_video: str, modalities: Sequence[str]) -> str | None:
+        """Why scenes of ``modalities`` cannot be sent in these settings (None: they can)."""
+        if not self.takes_video and video_mode == "video" and AUDIO_VISUAL in modalities:
+            return (
+                f"{self.provider} chat takes no video_url parts ({self.source}): use video_mode=frames "
+                "(images + the audio track as input_audio) or the text-only tasks (odu_av_text)"
+            )
+        audio_sent = AUDIO_ONLY in modalities or (AUDIO_VISUAL in modalities and audio_in_video != "none")
+        if not self.takes_audio and audio_sent:
+            return (
+                f"{self.provider} model family {self.family} takes no audio input (rule "
+                "openai.audio-models-only): run the text-only tasks (odu_av_text, odu_ao_text) with --asr, or an "
+                "audio model (gpt-audio, gpt-4o-audio-preview)"
+            )
+        return None
 
-    def notes(self, model: str, modalities: Sequence[str]) -> list[str]:
+    def describe(self) -> str:
+        """Family and version, as the console's first line says them."""
+        version = f", {self.provider} {self.version}" if self.version else ""
+        return f"family {self.family}{version}"
+
+    def notes(self, model: str, modalities: Sequence[str], audio_in_video: str) -> list[str]:
         """What this profile changes in the request, said on the console at start."""
         out = []
         if self.limit_field != "max_tokens":
             out.append(f"output-token limit sent as {self.limit_field}")
         if not self.sampling:
             out.append(f"temperature/top_p/stop not sent: {model} takes only the defaults ({self.source})")
+        elif not self.sends_stop:
+            out.append("stop sequences not sent: the model refuses them (rule ark.no-stop)")
         if self.stream:
             out.append("requests streamed (the server answers nothing else)")
+        if self.audio_part != "input_audio" and (AUDIO_ONLY in modalities or audio_in_video == "separate"):
+            out.append(f"audio sent as {self.audio_part} parts with data URLs")
         if self.media_url == "http":
             out.append(
                 "video sent by URL from the run's own loopback clip server (the server takes no data: video URLs)"
@@ -182,10 +244,10 @@ class Profile:
         if self.fps_in_request:
             out.append("frames sampled by the server at the backend's fps (chat_template_kwargs num_frames=null, fps)")
         if AUDIO_VISUAL in modalities:
-            if self.extra_body.get("mm_processor_kwargs", {}).get("use_audio_in_video"):
+            if self.native_switch and audio_in_video == "native":
                 out.append(f"video audio fed with mm_processor_kwargs.use_audio_in_video=true ({self.source})")
-            elif self.audio_in_video == "separate":
-                out.append(f"video audio sent as a separate input_audio part ({self.separate_reason})")
+            elif audio_in_video == "separate":
+                out.append(f"video audio sent as a separate {self._audio_type()} part ({self.separate_reason})")
         limits = [
             f"{what} {n}" for what, n in (("video file(s)", self.max_videos), ("audio part(s)", self.max_audios)) if n
         ]
@@ -193,55 +255,176 @@ class Profile:
             limits.append(f"{self.max_item_b64 / 2**20:g} MB Base64 per item")
         if limits:
             out.append(f"media limits per request: {', '.join(limits)} ({self.source})")
+        if self.rules:
+            out.append(f"rules: {', '.join(self.rules)} (docs/providers.md#rule-table)")
         return out
 
+    def _audio_type(self) -> str:
+        return "audio_url" if self.audio_part == "audio_url" else "input_audio"
 
-def profile(provider: str, model: str) -> Profile:
-    """The profile of ``provider`` (not ``auto``) for ``model``.
+
+def _openai(family: str) -> Profile:
+    reasoning = family in OPENAI_REASONING_FAMILIES
+    rules = ["openai.max-completion-tokens", "openai.no-video-url", "openai.audio-models-only"]
+    return Profile(
+        "openai",
+        family,
+        limit_field="max_completion_tokens",
+        sampling=not reasoning,
+        takes_video=False,
+        takes_audio=family == "gpt-audio",
+        source=OPENAI_DOC,
+        rules=tuple(rules + ["openai.default-sampling"] * reasoning),
+    )
+
+
+def _dashscope(family: str) -> Profile:
+    one_file = family in DASHSCOPE_ONE_FILE_FAMILIES
+    return Profile(
+        "dashscope",
+        family,
+        stream=True,
+        audio_data_url=True,
+        video_data_prefix="data:;base64,",
+        max_item_b64=DASHSCOPE_MAX_ITEM_B64,
+        max_videos=1 if one_file else None,
+        max_audios=1 if one_file else None,
+        one_modality_per_message=True,
+        source=DASHSCOPE_DOC,
+        rules=(
+            "dashscope.stream-only",
+            "dashscope.data-urls",
+            "dashscope.one-modality",
+            "dashscope.one-file" if one_file else "dashscope.qwen3.5-files",
+            "dashscope.item-10mb",
+        ),
+    )
+
+
+def _vllm(family: str, version: str | None) -> Profile:
+    if family in QWEN_OMNI_FAMILIES:
+        if older_than(version, VLLM_CHAT_AUDIO_IN_VIDEO):
+            return Profile(
+                "vllm",
+                family,
+                version,
+                audio_in_video="separate",
+                separate_reason=f"vLLM {version} predates vllm#33605 (use_audio_in_video in chat requests, "
+                f"{VLLM_CHAT_AUDIO_IN_VIDEO})",
+                source=VLLM_DOC,
+                rules=("vllm.version", "vllm.qwen-omni.audio-in-video", "vllm.limit-mm-per-prompt"),
+            )
+        soundless = family == "qwen3-omni" and older_than(version, VLLM_SOUNDLESS_VIDEO_FIX) is not False
+        return Profile(
+            "vllm",
+            family,
+            version,
+            native_switch=USE_AUDIO_IN_VIDEO,
+            soundless_video=(
+                f"Qwen3-Omni on vLLM {version or '(version not reported)'} fails a video without a sound track "
+                f"under use_audio_in_video (fixed by vllm#48420, vLLM {VLLM_SOUNDLESS_VIDEO_FIX})"
+                if soundless
+                else None
+            ),
+            source=VLLM_DOC,
+            rules=("vllm.version", "vllm.qwen-omni.audio-in-video", "vllm.audio-in-video.counts")
+            + ("vllm.qwen3-omni.soundless-video",) * soundless
+            + ("vllm.limit-mm-per-prompt",),
+        )
+    if family == "nemotron-omni":
+        return Profile(
+            "vllm",
+            family,
+            version,
+            native_switch=USE_AUDIO_IN_VIDEO,
+            source="vllm-project/vllm#35539",
+            rules=(
+                "vllm.version",
+                "vllm.nemotron.audio-in-video",
+                "vllm.audio-in-video.counts",
+                "vllm.limit-mm-per-prompt",
+            ),
+        )
+    rules = ("vllm.version", "vllm.separate-track", "vllm.limit-mm-per-prompt")
+    if family == "ming-flash-omni":
+        return Profile(
+            "vllm",
+            family,
+            version,
+            audio_in_video="separate",
+            separate_reason="vLLM-Omni documents no audio-in-video switch for Ming",
+            thinking_line=MING_THINKING,
+            source="vllm-omni recipes/inclusionAI/Ming-flash-omni-2.0.md",
+            rules=rules + ("vllm.ming.recipe",),
+        )
+    return Profile("vllm", family, version, audio_in_video="separate", source="vllm/multimodal/video.py", rules=rules)
+
+
+def _transformers(family: str) -> Profile:
+    return Profile(
+        "transformers",
+        family,
+        audio_in_video="separate",
+        separate_reason="the video served without its sound track: the server's own interleaving flattens "
+        "Qwen-Omni's TMRoPE positions",
+        media_url="http",
+        fps_in_request=True,
+        checks_hearing=True,
+        source=TRANSFORMERS_DOC,
+        rules=(
+            "transformers.video-by-url",
+            "transformers.frames",
+            "transformers.audio-from-video",
+            "transformers.hearing",
+            "transformers.extra-fields",
+        ),
+    )
+
+
+def profile(provider: str, model: str, version: str | None = None) -> Profile:
+    """The profile of ``provider`` (not ``auto``) for ``model`` on a server of ``version`` (None: not known).
 
     >>> profile("openai", "gpt-5.4").limit_field, profile("openai", "gpt-5.4").sampling
     ('max_completion_tokens', False)
-    >>> profile("vllm", "Qwen/Qwen3-Omni-30B-A3B-Instruct").extra_body
+    >>> profile("vllm", "Qwen/Qwen3-Omni-30B-A3B-Instruct").native_switch
     {'mm_processor_kwargs': {'use_audio_in_video': True}}
-    >>> profile("vllm", "openbmb/MiniCPM-o-4_5").audio_in_video
+    >>> profile("vllm", "Qwen/Qwen3-Omni-30B-A3B-Instruct", "0.15.1").audio_in_video
     'separate'
+    >>> profile("vllm", "openbmb/MiniCPM-o-4_5").audio_in_video, profile("sglang", "any").audio_part
+    ('separate', 'audio_url')
     """
+    family = model_family(model)
     if provider == "openai":
-        reasoning = bool(OPENAI_REASONING.match(model))
-        return Profile(
-            "openai", limit_field="max_completion_tokens", sampling=not reasoning, takes_video=False, source=OPENAI_DOC
-        )
+        return _openai(family)
     if provider == "dashscope":
-        return Profile(
-            "dashscope",
-            stream=True,
-            audio_data_url=True,
-            video_data_prefix="data:;base64,",
-            max_item_b64=DASHSCOPE_MAX_ITEM_B64,
-            max_videos=DASHSCOPE_MAX_VIDEOS,
-            max_audios=DASHSCOPE_MAX_AUDIOS,
-            one_modality_per_message=True,
-            source=DASHSCOPE_DOC,
-        )
+        return _dashscope(family)
     if provider == "vllm":
-        if QWEN_OMNI.search(model):
-            return Profile("vllm", extra_body=USE_AUDIO_IN_VIDEO, source=VLLM_DOC)
-        return Profile("vllm", audio_in_video="separate", source=VLLM_DOC)
+        return _vllm(family, version)
     if provider == "sglang":
-        return Profile("sglang", audio_in_video="separate", source=SGLANG_DOC)
-    if provider == "transformers":
         return Profile(
-            "transformers",
+            "sglang",
+            family,
+            version,
             audio_in_video="separate",
-            separate_reason="the video served without its sound track: the server's own interleaving flattens "
-            "Qwen-Omni's TMRoPE positions",
-            media_url="http",
-            fps_in_request=True,
-            checks_hearing=True,
-            source=TRANSFORMERS_DOC,
+            separate_reason="use_audio_in_video is declared by newer SGLang only and ignored by older ones",
+            audio_part="audio_url",
+            source=SGLANG_DOC,
+            rules=("sglang.version", "sglang.audio-url", "sglang.audio-in-video", "sglang.extra-fields"),
         )
-    if provider in ("ark", "generic"):
-        return Profile(provider)
+    if provider == "transformers":
+        return _transformers(family)
+    if provider == "ark":
+        return Profile(
+            "ark",
+            family,
+            audio_part="audio_url",
+            sends_stop=False,
+            max_item_b64=ARK_MAX_ITEM_B64,
+            source=ARK_DOC,
+            rules=("ark.audio-url", "ark.no-stop", "ark.item-50mb"),
+        )
+    if provider == "generic":
+        return Profile("generic", family)
     raise ValueError(f"provider must be one of {PROVIDERS}, got {provider!r}")
 
 
@@ -306,20 +489,40 @@ def detect(base_url: str | None, model: str, list_models: Callable[[], Sequence[
     return "generic", probe
 
 
+def detect_offline(base_url: str | None, model: str) -> tuple[str, str] | None:
+    """What :func:`detect` finds without asking the server (host, model name), for ``--dry-run``;
+    None when only the server's ``GET /models`` could tell."""
+    by_host = provider_of_host(base_url)
+    if by_host is not None:
+        return by_host, f"host of {'base_url' if base_url else 'the default server'}"
+    if OPENAI_MODEL.match(model):
+        return "openai", f"model name {model!r} (OpenAI's rules)"
+    return None
+
+
 __all__ = [
-    "DASHSCOPE_MAX_AUDIOS",
+    "ARK_MAX_ITEM_B64",
+    "AUDIO_PARTS",
     "DASHSCOPE_MAX_ITEM_B64",
-    "DASHSCOPE_MAX_VIDEOS",
+    "FAMILIES",
+    "MING_THINKING",
     "OPENAI_MODEL",
-    "OPENAI_REASONING",
     "PROBE_TIMEOUT_S",
     "PROVIDERS",
     "QWEN_OMNI",
+    "QWEN_OMNI_FAMILIES",
     "TRANSFORMERS_FRAMES_FIELD",
     "USE_AUDIO_IN_VIDEO",
+    "VERSION_PATHS",
+    "VLLM_CHAT_AUDIO_IN_VIDEO",
+    "VLLM_SOUNDLESS_VIDEO_FIX",
     "Profile",
     "detect",
+    "detect_offline",
+    "model_family",
+    "older_than",
     "profile",
     "provider_of_host",
     "provider_of_listing",
+    "version_tuple",
 ]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -163,6 +163,11 @@ class RemoteBackend(Backend):
     def generate_batch(self, batch: SceneBatch) -> list[Generation]:
         self.prepare(batch)
         return self.client.run(lambda: self._answer_all(batch))
+
+    def dry_check(self, requests: Sequence[SceneRequest]) -> list[str]:
+        """The batch checks of :meth:`prepare` (no request is sent by them)."""
+        self.prepare(SceneBatch(list(requests), None, {}, None))
+        return []
 
     def pitfalls(self) -> list[str]:
         """Answers cut at the output-token limit (subclasses add their own pitfalls)."""

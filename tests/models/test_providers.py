@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from support.backend_media import FAST_BACKOFF, GREEDY, loader, request
+from support.backend_media import FAST_BACKOFF, GREEDY, loader, request, text_request
 from support.cli import argv
 from support.omni_fakes import FakeOmni
 from support.openai_rules import API_KEY
@@ -100,15 +100,24 @@ def test_profiles_hold_the_documented_request_shapes() -> None:
     # "data:;base64,..."; "仅支持输入一个视频文件" / "仅支持输入一个音频文件"; 10 MB per Base64 item
     qwen = profile("dashscope", "qwen3.5-omni-plus")
     assert qwen.stream and qwen.audio_data_url and qwen.video_data_prefix == "data:;base64,"
-    assert (qwen.max_videos, qwen.max_audios, qwen.max_item_b64) == (1, 1, 10 * 2**20)
+    assert (qwen.max_videos, qwen.max_audios, qwen.max_item_b64) == (
+        None,
+        None,
+        10 * 2**20,
+    )  # rule dashscope.qwen3.5-files
+    flash = profile("dashscope", "qwen3-omni-flash")
+    assert (flash.max_videos, flash.max_audios) == (1, 1)  # rule dashscope.one-file: Qwen3-Omni-Flash / Turbo rows
     assert qwen.one_modality_per_message  # "content 数组可以包含文本和一种其他模态"
-    # vLLM drops a Qwen-Omni video's audio without use_audio_in_video (vllm#47788); other models' video
-    # loaders read frames only; SGLang's HTTP API does not forward the flag at all (sglang-omni#708)
-    assert profile("vllm", "Qwen/Qwen2.5-Omni-7B").extra_body == USE_AUDIO_IN_VIDEO
+    # vLLM drops a Qwen-Omni video's audio without use_audio_in_video (vllm#33605, vllm#47788): the switch
+    # goes with native audio only (rule vllm.audio-in-video.counts); other models' video loaders read frames only
+    qwen25 = profile("vllm", "Qwen/Qwen2.5-Omni-7B")
+    assert (qwen25.native_switch, qwen25.extra_body, qwen25.audio_in_video) == (USE_AUDIO_IN_VIDEO, {}, "native")
     assert profile("vllm", "openbmb/MiniCPM-o-4_5").audio_in_video == "separate"
+    # SGLang: audio_url parts, the track separate (rules sglang.audio-url, sglang.audio-in-video)
     for model in ("Qwen/Qwen3-Omni-30B-A3B-Instruct", "openbmb/MiniCPM-o-4_5"):
-        assert (profile("sglang", model).audio_in_video, profile("sglang", model).extra_body) == ("separate", {})
-    assert profile("generic", "x") == replace(profile("ark", "x"), provider="generic")
+        sglang = profile("sglang", model)
+        assert (sglang.audio_in_video, sglang.extra_body, sglang.audio_part) == ("separate", {}, "audio_url")
+    assert profile("generic", "x").audio_part == "input_audio" and profile("ark", "x").audio_part == "audio_url"
 
 
 # --- vLLM ---------------------------------------------------------------------------------------------
@@ -121,9 +130,9 @@ def test_qwen_omni_on_vllm_feeds_the_video_audio_and_says_so_at_start(media, cap
         assert generation.text == ANSWER and fake.refusals == []
         [body] = chat_bodies(fake)
         assert body["mm_processor_kwargs"] == {"use_audio_in_video": True} and body["max_tokens"] == 4096
-        assert [r.path for r in fake.requests] == ["/v1/models", "/v1/chat/completions"]
+        assert [r.path for r in fake.requests] == ["/v1/models", "/version", "/v1/chat/completions"]
     err = capsys.readouterr().err
-    assert f'model {QWEN3_OMNI}: provider vllm (GET /models owned_by "vllm")' in err
+    assert f'model {QWEN3_OMNI}: provider vllm (GET /models owned_by "vllm"; GET /version version 0.26.0)' in err
     assert "use_audio_in_video=true" in err and "pitfall" not in err
     assert model.info()["provider"]["name"] == "vllm" and model.pitfalls() == []
 
@@ -158,12 +167,12 @@ def test_qwen_omni_on_sglang_gets_the_track_as_separate_audio(media, capsys) -> 
     assert ok.text == ANSWER and "mm_processor_kwargs" not in chat_bodies(fake)[0]
     assert [p["type"] for p in chat_bodies(fake)[0]["messages"][1]["content"] if p["type"] != "text"] == [
         "video_url",
-        "input_audio",
+        "audio_url",
     ]
-    assert "dropped silently" in lost.error
+    assert "drop it silently" in lost.error
     err = capsys.readouterr().err
     assert (
-        'provider sglang (GET /models owned_by "sglang")' in err
+        'provider sglang (GET /models owned_by "sglang"; GET /server_info version 0.5.9)' in err
         and "pitfall: audio inside the video is left to sglang" in err
     )
 
@@ -172,11 +181,12 @@ def test_qwen_omni_on_sglang_gets_the_track_as_separate_audio(media, capsys) -> 
 
 
 def test_gpt5_gets_max_completion_tokens_and_no_temperature(media, capsys) -> None:
+    """Rules openai.max-completion-tokens and openai.default-sampling (openai/openai-python#2046)."""
     with OpenAIFake(lambda body: ANSWER, models=("gpt-5.4",)) as fake:
         model = omni(fake, "gpt-5.4")
-        [ok] = model.generate([request(media, ["a1"], "audio-only")], loader(media), GREEDY)
+        [ok] = model.generate([text_request(media, ["a1"])], loader(media), GREEDY)
         [refused] = omni(fake, "gpt-5.4", provider="generic").generate(
-            [request(media, ["a1"], "audio-only")], loader(media), GREEDY
+            [text_request(media, ["a1"])], loader(media), GREEDY
         )
     assert ok.text == ANSWER
     body = chat_bodies(fake)[0]
@@ -187,11 +197,11 @@ def test_gpt5_gets_max_completion_tokens_and_no_temperature(media, capsys) -> No
 
 
 def test_audio_visual_scenes_reach_openai_as_frames_only(media) -> None:
-    with OpenAIFake(lambda body: ANSWER, models=("gpt-4.1",)) as fake:
+    with OpenAIFake(lambda body: ANSWER, models=("gpt-4o-audio-preview",)) as fake:
         with pytest.raises(ValueError, match="takes no video_url parts"):
-            omni(fake, "gpt-4.1").generate([request(media, ["v1"])], loader(media), GREEDY)
+            omni(fake, "gpt-4o-audio-preview").generate([request(media, ["v1"])], loader(media), GREEDY)
         assert fake.count() == 0
-        frames = omni(fake, "gpt-4.1", video_mode="frames", max_frames=2)
+        frames = omni(fake, "gpt-4o-audio-preview", video_mode="frames", max_frames=2)
         [ok] = frames.generate([request(media, ["v1"])], loader(media), GREEDY)
     kinds = [p["type"] for p in chat_bodies(fake)[0]["messages"][1]["content"] if p["type"] != "text"]
     assert ok.text == ANSWER and kinds == ["image_url", "image_url", "input_audio"]
@@ -236,8 +246,8 @@ def test_the_openai_fake_refuses_what_openai_refuses() -> None:
 
 
 def test_dashscope_streams_data_urls_and_refuses_scenes_beyond_its_limits(media, capsys) -> None:
-    with DashScopeFake(lambda body: ANSWER, models=("qwen3.5-omni-plus",)) as fake:
-        model = omni(fake, "qwen3.5-omni-plus", provider="dashscope")
+    with DashScopeFake(lambda body: ANSWER, models=("qwen3-omni-flash",)) as fake:
+        model = omni(fake, "qwen3-omni-flash", provider="dashscope")
         one, two = model.generate(
             [request(media, ["a1"], "audio-only"), request(media, ["a1", "a2"], "audio-only")], loader(media), GREEDY
         )
@@ -253,7 +263,7 @@ def test_dashscope_streams_data_urls_and_refuses_scenes_beyond_its_limits(media,
         model.profile = replace(model.profile, max_item_b64=1000)  # the per-item rule, on a small limit
         [big] = model.generate([request(media, ["a1"], "audio-only")], loader(media), GREEDY)
         assert "clip a1" in big.error and "MB per item" in big.error and len(chat_bodies(fake)) == 2
-        anyway = omni(fake, "qwen3.5-omni-plus", provider="dashscope", media_limits=False)
+        anyway = omni(fake, "qwen3-omni-flash", provider="dashscope", media_limits=False)
         [refused] = anyway.generate([request(media, ["a1", "a2"], "audio-only")], loader(media), GREEDY)
         assert "HTTP 400" in refused.error and "one audio file" in refused.error  # the server's word, then
         assert any("media_limits=false" in p for p in anyway.pitfalls())
@@ -261,9 +271,9 @@ def test_dashscope_streams_data_urls_and_refuses_scenes_beyond_its_limits(media,
         "media limits per request: video file(s) 1, audio part(s) 1, 10 MB Base64 per item" in capsys.readouterr().err
     )
     with pytest.raises(ValueError, match="streamed requests only"):
-        OpenAIOmni("qwen3.5-omni-plus", provider="dashscope", stream=False)
+        OpenAIOmni("qwen3-omni-flash", provider="dashscope", stream=False)
     with pytest.raises(ValueError, match="one non-text modality per user message"):
-        OpenAIOmni("qwen3.5-omni-plus", provider="dashscope", audio_in_video="separate")
+        OpenAIOmni("qwen3-omni-flash", provider="dashscope", audio_in_video="separate")
 
 
 def test_the_dashscope_fake_refuses_what_dashscope_refuses() -> None:
@@ -273,13 +283,13 @@ def test_the_dashscope_fake_refuses_what_dashscope_refuses() -> None:
         return {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}
 
     video = {"type": "video_url", "video_url": {"url": "data:;base64,AAAA"}}
-    with DashScopeFake(lambda body: ANSWER, models=("qwen3.5-omni-plus",)) as fake:
+    with DashScopeFake(lambda body: ANSWER, models=("qwen3-omni-flash",)) as fake:
         client = openai.OpenAI(base_url=fake.base_url, api_key=API_KEY, max_retries=0)
 
         def send(content: list, stream: bool = True) -> str:
             messages = [{"role": "user", "content": content}]
             try:
-                reply = client.chat.completions.create(model="qwen3.5-omni-plus", messages=messages, stream=stream)
+                reply = client.chat.completions.create(model="qwen3-omni-flash", messages=messages, stream=stream)
                 return "".join(c.choices[0].delta.content or "" for c in reply if c.choices) if stream else "?"
             except openai.BadRequestError as exc:
                 return exc.message
@@ -290,20 +300,6 @@ def test_the_dashscope_fake_refuses_what_dashscope_refuses() -> None:
         assert "one non-text modality" in send([video, audio("data:;base64,UklGRg==")])
         assert "one video file" in send([video, video])
         assert "exceeds 10 MB" in send([audio("data:;base64," + "A" * (DASHSCOPE_MAX_ITEM_B64 + 4))])
-
-
-def test_ark_takes_input_audio_and_its_fake_refuses_audio_url(media) -> None:
-    with ArkFake(lambda body: ANSWER, models=("doubao-seed-2-0-lite",)) as fake:
-        [ok] = omni(fake, "doubao-seed-2-0-lite", provider="ark").generate(
-            [request(media, ["a1"], "audio-only")], loader(media), GREEDY
-        )
-        assert ok.text == ANSWER
-        import openai
-
-        client = openai.OpenAI(base_url=fake.base_url, api_key=API_KEY, max_retries=0)
-        part = {"type": "audio_url", "audio_url": {"url": "https://example.com/a.wav"}}
-        with pytest.raises(openai.BadRequestError, match="audio_url"):
-            client.chat.completions.create(model="doubao-seed-2-0-lite", messages=[{"role": "user", "content": [part]}])
 
 
 # --- the issue's acceptance runs -------------------------------------------------------------------

@@ -4,6 +4,7 @@ scene request over them, a clip loader by hash, the task's greedy generation set
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from synth import FAST_VIDEO, encode_mp4, write_audio_file
 
 from odu.data.media import LazyClip
 from odu.models.base import SceneRequest
-from odu.prompts import ClipRef, Turn
+from odu.prompts import AsrSentence, ClipRef, Turn
 
 #: The generation kwargs of the odu_* tasks (greedy).
 GREEDY = {"until": [], "max_gen_toks": 4096, "do_sample": False, "temperature": 0.0}
@@ -50,6 +51,13 @@ def request(
         for i, cid in enumerate(ids)
     )
     return SceneRequest(scene, modality, turns)
+
+
+def text_request(media: dict[str, LazyClip], ids: list[str], modality: str = "audio-only") -> SceneRequest:
+    """:func:`request` as the text-only tasks send it (App D.2): one ASR sentence per clip, no media."""
+    plain = request(media, ids, modality)
+    sentence = (AsrSentence(0, 900, "could you turn it down"),)
+    return replace(plain, turns=tuple(replace(t, asr=sentence) for t in plain.turns), text_only=True)
 
 
 def loader(media: dict[str, LazyClip]) -> Callable[[SceneRequest, ClipRef], LazyClip]:

@@ -32,7 +32,8 @@ Refusals (HTTP status, Google's error status):
   whose MIME type differs from the upload's;
 * ``thinkingLevel`` together with ``thinkingBudget`` (https://ai.google.dev/gemini-api/docs/gemini-3:
   "You cannot use both ... 400 error"), ``thinkingLevel`` on a Gemini 2.5 model or outside
-  minimal/low/medium/high, ``thinkingBudget: 0`` on 2.5 Pro (https://ai.google.dev/gemini-api/docs/thinking:
+  minimal/low/medium/high, ``MINIMAL`` on Gemini 3.1 Pro (rule ``gemini.thinking-levels``,
+  docs/providers.md: low / medium / high only), ``thinkingBudget: 0`` on 2.5 Pro (https://ai.google.dev/gemini-api/docs/thinking:
   "Cannot disable thinking");
 * Files API resumable upload (https://ai.google.dev/gemini-api/docs/files, REST tab): a start
   request without ``X-Goog-Upload-Protocol: resumable``, ``X-Goog-Upload-Command: start`` and the
@@ -271,6 +272,10 @@ class GeminiFake(SampleScenes):
                 raise _bad("Thinking level is not supported for this model.")
             if str(level).upper() not in THINKING_LEVELS:
                 raise _bad(f"Invalid value at 'generation_config.thinking_config.thinking_level' ({level})")
+            if str(level).upper() == "MINIMAL" and "gemini-3.1-pro" in self.model:
+                # rule gemini.thinking-levels: Gemini 3.1 Pro takes low / medium / high only (docs.rs adk-rust
+                # ThinkingLevel "Minimal ... Not supported on Gemini 3.1 Pro"); the message wording is ours
+                raise _bad("Thinking level MINIMAL is not supported for this model.")
         if budget == 0 and self.model.startswith("gemini-2.5-pro"):
             raise _bad("Budget 0 is invalid. This model only works in thinking mode.")
 

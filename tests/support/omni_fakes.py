@@ -35,9 +35,11 @@ def media_parts(body: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def part_bytes(part: Mapping[str, Any]) -> bytes:
-    """The bytes of a media part: bare Base64 or a data URL (``data:;base64,...`` on DashScope)."""
+    """The bytes of a media part: bare Base64 or a data URL (``data:;base64,...`` on DashScope; Ark's
+    ``input_audio {url}``)."""
     if part["type"] == "input_audio":
-        return base64.b64decode(part["input_audio"]["data"].rpartition(",")[2])
+        audio = part["input_audio"]
+        return base64.b64decode((audio.get("data") or audio["url"]).rpartition(",")[2])
     return base64.b64decode(part[part["type"]]["url"].split(",", 1)[1])
 
 

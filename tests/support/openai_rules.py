@@ -67,6 +67,16 @@ VLLM_EXTRA_FIELDS = frozenset(
         "mm_processor_kwargs", "add_generation_prompt", "continue_final_message", "priority",
     }
 )  # fmt: skip
+#: Extra fields SGLang's ``ChatCompletionRequest`` declares (python/sglang/srt/entrypoints/openai/protocol.py);
+#: ``use_audio_in_video`` only in newer releases. SGLang itself ignores other fields without a word.
+SGLANG_EXTRA_FIELDS = frozenset(
+    {
+        "top_k", "min_p", "min_tokens", "regex", "ebnf", "repetition_penalty", "stop_token_ids", "no_stop_trim",
+        "ignore_eos", "continue_final_message", "skip_special_tokens", "lora_path", "session_params",
+        "separate_reasoning", "stream_reasoning", "chat_template_kwargs", "max_dynamic_patch", "min_dynamic_patch",
+        "rid", "priority",
+    }
+)  # fmt: skip
 
 #: Message roles [OAI-REF]; the error names them as the API does [OAI-ERR].
 ROLES = ("system", "assistant", "user", "function", "tool", "developer")
@@ -343,6 +353,7 @@ __all__ = [
     "CHAT_FIELDS",
     "DEFAULT_MODEL",
     "OPENAI_PATHS",
+    "SGLANG_EXTRA_FIELDS",
     "VLLM_EXTRA_FIELDS",
     "Refusal",
     "check_auth",

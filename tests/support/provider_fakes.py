@@ -1,36 +1,38 @@
 """Strict fakes of the servers behind the OpenAI-compatible omni backend: each refuses what its real
-server refuses, with the status and error shape the real server uses, so that a regression of a
-request shape fails a test instead of passing a friendly loopback server.
+server refuses, rule by rule from the rule table (``odu/models/provider_rules.py``, docs/providers.md
+"Rule table"; each refusal names its rule), with the status and error shape the real server uses, so
+that a regression of a request shape fails a test instead of passing a friendly loopback server. A
+fake more permissive than its server is a defect; where the real server drops something without an
+error (a video's audio track), the fake refuses it, making the silent loss visible.
 
-* :class:`VllmFake` — vLLM serving a model (``GET /models`` ``owned_by: "vllm"``, vLLM's ``ModelCard``).
-  A video whose audio would not reach the model is refused (HTTP 400): for Qwen-Omni models a
-  ``video_url`` without ``mm_processor_kwargs.use_audio_in_video`` (vllm-project/vllm#47788: the
-  real server drops the track silently; the fake makes the drop visible), for other models a
-  ``video_url`` not followed by its ``input_audio`` (vLLM's video loader reads frames only).
-* :class:`SglangFake` — SGLang (``owned_by: "sglang"``), whose HTTP API never forwards
-  ``use_audio_in_video`` (sgl-project/sglang-omni#708: the track is dropped silently): a
-  ``video_url`` not followed by its ``input_audio`` is refused, making the drop visible.
-* :class:`OpenAIFake` — api.openai.com: reasoning models (gpt-5*, o-series) refuse ``max_tokens``
-  and any temperature but 1 with OpenAI's 400 bodies (openai/openai-python#2046,
-  autohandai/code-cli#77 for gpt-5.4); chat content parts are text / image_url / input_audio / file,
-  so ``video_url`` is refused (https://platform.openai.com/docs/api-reference/chat/create);
-  ``/audio/transcriptions`` gives segment timestamps (``verbose_json``) for ``whisper-1`` only
-  (https://platform.openai.com/docs/api-reference/audio/createTranscription).
-* :class:`DashScopeFake` — Model Studio's Qwen-Omni (https://help.aliyun.com/zh/model-studio/qwen-omni):
-  streaming only; ``input_audio.data`` a URL or a ``data:;base64,`` data URL, never bare Base64;
-  one non-text modality per user message; one video file and one audio file per request; 10 MB of
-  Base64 per item.
-* :class:`ArkFake` — Volcengine Ark: ``audio_url`` parts refused, ``input_audio`` taken
-  (JimLiu/doubao-multimodal-skill ``.env.example``).
+* :class:`VllmFake` — vLLM (``GET /models`` ``owned_by: "vllm"``; ``GET /version``), started like the
+  real server with its version and ``--limit-mm-per-prompt``: ``vllm.limit-mm-per-prompt``,
+  ``vllm.qwen-omni.audio-in-video`` / ``vllm.nemotron.audio-in-video`` (a video whose audio would be
+  dropped), ``vllm.audio-in-video.counts``, ``vllm.qwen3-omni.soundless-video`` (before 0.26.0),
+  ``vllm.separate-track``, ``vllm.ming.recipe``.
+* :class:`SglangFake` — SGLang (``owned_by: "sglang"``; ``GET /server_info``) with the chat schema of
+  before (``schema="old"``) or after (``"new"``) sgl-project/sglang#33606: ``sglang.audio-url``,
+  ``sglang.audio-in-video``, ``sglang.extra-fields``.
+* :class:`OpenAIFake` — api.openai.com: ``openai.max-completion-tokens``, ``openai.default-sampling``,
+  ``openai.no-video-url``, ``openai.audio-models-only``; ``/audio/transcriptions``:
+  ``openai.verbose-json-whisper-only``, ``openai.transcription-25mb``.
+* :class:`DashScopeFake` — Model Studio's Qwen-Omni: ``dashscope.stream-only``, ``dashscope.data-urls``,
+  ``dashscope.one-modality``, ``dashscope.one-file`` (Qwen3-Omni-Flash / Qwen-Omni-Turbo only),
+  ``dashscope.item-10mb``.
+* :class:`ArkFake` — Volcengine Ark: ``ark.audio-url`` (``audio_url``, or ``input_audio {url}`` on
+  endpoints that refuse ``audio_url``; OpenAI's ``input_audio {data, format}`` refused), ``ark.no-stop``,
+  ``ark.item-50mb``.
 
 Every fake is the strict loopback server (``openai_rules.py``: the key, the served models, the OpenAI
-API's body checks; DashScope has its own data URLs and keeps only the first two) with the provider's
-rules on top, and answers through a responder as :class:`openai_server.OpenAIServer` does; the
-provider refusals are kept in :attr:`StrictServer.refusals`.
+API's body checks; DashScope and Ark have their own part shapes and keep only the first two) with the
+provider's rules on top, and answers through a responder as :class:`openai_server.OpenAIServer` does;
+the provider refusals are kept in :attr:`StrictServer.refusals`. Where the real message is not known,
+the refusal's wording is ours and says so in the code.
 """
 
 from __future__ import annotations
 
+import base64
 import email.parser
 import hashlib
 import json
@@ -43,30 +45,75 @@ from typing import Any
 from odu.data.media import LazyClip
 from odu.models.clips import wav_bytes
 
-from .openai_rules import OPENAI_PATHS, VLLM_EXTRA_FIELDS, Refusal, check_auth, check_model
+from .openai_rules import (
+    OPENAI_PATHS,
+    SGLANG_EXTRA_FIELDS,
+    VLLM_EXTRA_FIELDS,
+    Refusal,
+    check_auth,
+    check_model,
+)
 from .openai_server import Fault, OpenAIServer, RecordedRequest, Reply, Responder, chat_completion
 
 MEDIA = ("video_url", "image_url", "input_audio", "audio_url", "video")
+AUDIO = ("input_audio", "audio_url")
 # The fakes' own readings of the providers' rules, independent of the code under test:
 #: OpenAI reasoning models (gpt-5 family, o-series): default temperature only, no max_tokens.
 REASONING = re.compile(r"^(gpt-5|o[1-9])")
-#: Qwen-Omni models, whose vLLM processor takes use_audio_in_video.
-QWEN_OMNI_MODEL = re.compile(r"Qwen[\d.]*-Omni")
-#: DashScope: 10 MB of Base64 per media item.
+#: OpenAI models that take input_audio (rule openai.audio-models-only).
+OPENAI_AUDIO_MODEL = re.compile(r"^gpt-.*audio")
+#: Qwen-Omni models and Nemotron Omni, whose vLLM processors take use_audio_in_video.
+AUDIO_IN_VIDEO_MODEL = re.compile(r"Qwen[\d.]*-Omni|Nemotron.*Omni", re.IGNORECASE)
+QWEN3_OMNI_MODEL = re.compile(r"Qwen3-Omni", re.IGNORECASE)
+MING_MODEL = re.compile(r"Ming-flash-omni", re.IGNORECASE)
+#: DashScope families with one video file and one audio file per request (rule dashscope.one-file).
+DASHSCOPE_ONE_FILE = re.compile(r"qwen3-omni|qwen-omni-turbo", re.IGNORECASE)
+#: DashScope: 10 MB of Base64 per media item; Ark: 50 MB files; OpenAI transcriptions: 25 MiB bodies.
 DASHSCOPE_ITEM_LIMIT = 10 * 1024 * 1024
+ARK_ITEM_BYTES = 50_000_000
+TRANSCRIPTION_BODY_LIMIT = 26_214_400
+#: vLLM's default --limit-mm-per-prompt for a modality not named (vllm/config/multimodal.py).
+VLLM_DEFAULT_MM_LIMIT = 999
 
 
 def openai_error(status: int, message: str, param: str | None = None, code: str | None = None) -> Reply:
-    """An OpenAI-style error body (``{"error": {...}}``), which every server here uses but vLLM."""
+    """An OpenAI-style error body (``{"error": {...}}``), which every server here uses but vLLM and SGLang."""
     return Reply(
         status=status,
         body={"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}},
     )
 
 
+def server_error(message: str) -> Reply:
+    """vLLM's and SGLang's error body (``ErrorResponse``: ``object``, ``message``, ``type``, ``code``)."""
+    return Reply(status=400, body={"object": "error", "message": message, "type": "BadRequestError", "code": 400})
+
+
 def parts_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     content = message.get("content")
     return [p for p in content if isinstance(p, dict)] if isinstance(content, list) else []
+
+
+def all_parts(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [p for m in body["messages"] for p in parts_of(m)]
+
+
+def data_url_bytes(url: str) -> bytes | None:
+    """The bytes of a ``data:`` URL (None for any other URL)."""
+    return base64.b64decode(url.split(",", 1)[1]) if url.startswith("data:") else None
+
+
+def silent_videos(body: Mapping[str, Any], audio_in_video: bool) -> list[int]:
+    """Indexes (among all parts) of ``video_url`` parts whose audio would not reach the model: not
+    followed by an audio part, unless ``audio_in_video`` feeds it from the video itself."""
+    parts = all_parts(body)
+    return [
+        i
+        for i, p in enumerate(parts)
+        if p.get("type") == "video_url"
+        and not audio_in_video
+        and not (i + 1 < len(parts) and parts[i + 1].get("type") in AUDIO)
+    ]
 
 
 class StrictServer(OpenAIServer):
@@ -105,49 +152,115 @@ class StrictServer(OpenAIServer):
         answer = self.responder(body)
         return answer if isinstance(answer, (Fault, Reply)) else self.answer(body, answer)
 
-
-class VllmFake(StrictServer):
-    """vLLM's OpenAI-compatible server; see the module docstring."""
-
-    owner = "vllm"
-
-    def __init__(self, responder: Responder | None = None, **kwargs: Any) -> None:
-        super().__init__(responder, **kwargs)
-        self.extra_fields |= VLLM_EXTRA_FIELDS  # vLLM's own request fields (mm_processor_kwargs, ...)
-
-    def refuse(self, body: dict[str, Any]) -> Reply | None:
-        fed = (body.get("mm_processor_kwargs") or {}).get("use_audio_in_video") is True
-        for message in body["messages"]:
-            parts = parts_of(message)
-            for i, part in enumerate(parts):
-                if part.get("type") != "video_url":
-                    continue
-                follows = i + 1 < len(parts) and parts[i + 1].get("type") == "input_audio"
-                if QWEN_OMNI_MODEL.search(body["model"]) and not fed:
-                    why = "use_audio_in_video is off: vLLM would drop this video's audio track silently (vllm#47788)"
-                elif not QWEN_OMNI_MODEL.search(body["model"]) and not follows:
-                    why = "vLLM's video loader reads frames only: this video's audio is not sent as input_audio"
-                else:
-                    continue
-                return Reply(
-                    status=400, body={"object": "error", "message": why, "type": "BadRequestError", "code": 400}
-                )
+    def _key_and_model(self, req: RecordedRequest) -> Refusal | None:
+        """The key and the served model only (servers whose part shapes are not the OpenAI API's)."""
+        if req.path not in OPENAI_PATHS:
+            return None
+        if refused := check_auth(req.headers.get("authorization"), self.api_key):
+            return refused
+        if req.path == "/v1/chat/completions" and isinstance(req.json, dict):
+            return check_model(req.json.get("model"), self.models)
         return None
 
 
+class VllmFake(StrictServer):
+    """vLLM's OpenAI-compatible server, of ``version``, started with ``--limit-mm-per-prompt``
+    ``limit_mm_per_prompt``; see the module docstring."""
+
+    owner = "vllm"
+
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        version: str = "0.26.0",
+        limit_mm_per_prompt: Mapping[str, int] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(responder, **kwargs)
+        self.version, self.limits = version, dict(limit_mm_per_prompt or {})
+        self.extra_fields |= VLLM_EXTRA_FIELDS  # vLLM's own request fields (mm_processor_kwargs, ...)
+        self.route("GET", "/version", lambda req: Reply(body={"version": self.version}))
+
+    def _older(self, version: str) -> bool:
+        def parts(v: str) -> tuple[int, ...]:
+            return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+        return parts(self.version) < parts(version)
+
+    def refuse(self, body: dict[str, Any]) -> Reply | None:
+        model, parts = body["model"], all_parts(body)
+        counts = {
+            "image": sum(p.get("type") == "image_url" for p in parts),
+            "video": sum(p.get("type") == "video_url" for p in parts),
+            "audio": sum(p.get("type") in AUDIO for p in parts),
+        }
+        for modality, count in counts.items():  # rule vllm.limit-mm-per-prompt (chat_utils.py's message)
+            limit = self.limits.get(modality, VLLM_DEFAULT_MM_LIMIT)
+            if count > limit:
+                return server_error(f"At most {limit} {modality}(s) may be provided in one prompt.")
+        flag = (body.get("mm_processor_kwargs") or {}).get("use_audio_in_video") is True
+        takes_flag = bool(AUDIO_IN_VIDEO_MODEL.search(model))
+        if flag and takes_flag and counts["video"]:
+            if self._older("0.16.0"):  # before vllm#33605; wording ours
+                return server_error("use_audio_in_video is not supported in chat requests before vllm#33605")
+            if counts["audio"]:  # rule vllm.audio-in-video.counts (test_online_audio_in_video_interleaved)
+                return server_error(
+                    "use_audio_in_video requires equal number of audio and video items, "
+                    f"got num_audios={counts['audio'] + counts['video']}, num_videos={counts['video']}"
+                )
+            if QWEN3_OMNI_MODEL.search(model) and self._older("0.26.0") and self._soundless(parts):
+                # rule vllm.qwen3-omni.soundless-video (vllm#48383's error, fixed by vllm#48420)
+                return server_error("Failed to apply Qwen3OmniMoeProcessor on data=...: StopIteration")
+        if silent_videos(body, flag and takes_flag):  # the silent drop made visible
+            why = (
+                "use_audio_in_video is off: vLLM would drop this video's audio track silently (vllm#47788)"
+                if takes_flag
+                else "vLLM's video loader reads frames only: this video's audio is not sent as an audio part"
+            )
+            return server_error(why)
+        system = next((m for m in body["messages"] if m.get("role") == "system"), None)
+        if MING_MODEL.search(model) and system is not None:  # rule vllm.ming.recipe: the system prompt's last line
+            if not re.search(r"detailed thinking (on|off)$", str(system.get("content", ""))):
+                return server_error(
+                    "Ming's system prompt must end with 'detailed thinking on|off' (the recipe's switch)"
+                )
+        return None
+
+    @staticmethod
+    def _soundless(parts: list[dict[str, Any]]) -> bool:
+        for part in parts:
+            data = data_url_bytes(part["video_url"]["url"]) if part.get("type") == "video_url" else None
+            if data is not None and not LazyClip(data).info.has_audio:
+                return True
+        return False
+
+
 class SglangFake(StrictServer):
-    """SGLang's OpenAI-compatible server (``owned_by: "sglang"``); see the module docstring."""
+    """SGLang's OpenAI-compatible server (``owned_by: "sglang"``) with the chat schema of before
+    (``schema="old"``: ``audio_url`` only) or after (``"new"``) sgl-project/sglang#33606."""
 
     owner = "sglang"
 
+    def __init__(self, responder: Responder | None = None, *, schema: str = "new", version: str = "0.5.9", **kw: Any):
+        super().__init__(responder, **kw)
+        if schema not in ("old", "new"):
+            raise ValueError(f"schema must be old or new, got {schema!r}")
+        self.schema, self.version = schema, version
+        self.extra_fields |= SGLANG_EXTRA_FIELDS | ({"use_audio_in_video"} if schema == "new" else set())
+        info = "/server_info" if schema == "new" else "/get_server_info"
+        self.route("GET", info, lambda req: Reply(body={"version": self.version, "model_path": self.models[0]}))
+
     def refuse(self, body: dict[str, Any]) -> Reply | None:
-        for message in body["messages"]:
-            parts = parts_of(message)
-            for i, part in enumerate(parts):
-                follows = i + 1 < len(parts) and parts[i + 1].get("type") == "input_audio"
-                if part.get("type") == "video_url" and not follows:
-                    why = "SGLang does not forward use_audio_in_video: this video's audio would be dropped silently"
-                    return openai_error(400, why + " (sglang-omni#708)")
+        if self.schema == "old" and any(p.get("type") == "input_audio" for p in all_parts(body)):
+            # rule sglang.audio-url: the union of content parts has no input_audio before sglang#33606 (a
+            # pydantic validation error, HTTP 400; wording abridged)
+            return server_error(
+                "1 validation error for ChatCompletionRequest: messages.content: Input tag 'input_audio' found "
+                "using 'type' does not match any of the expected tags"
+            )
+        if silent_videos(body, audio_in_video=False):  # rule sglang.audio-in-video: the silent drop made visible
+            return server_error("this video's audio is not sent as an audio part: SGLang would drop it silently")
         return None
 
 
@@ -162,9 +275,23 @@ class OpenAIFake(StrictServer):
         self.transcripts = dict(transcripts or {})
         self.route("POST", "/v1/audio/transcriptions", self._transcribe)
 
+    def _refusal(self, req: RecordedRequest) -> Refusal | None:
+        if req.path == "/v1/audio/transcriptions" and len(req.body) > TRANSCRIPTION_BODY_LIMIT:
+            # rule openai.transcription-25mb: the whole body is capped (HTTP 413, as users log it)
+            return 413, {
+                "error": {
+                    "message": f"Maximum content size limit ({TRANSCRIPTION_BODY_LIMIT}) exceeded "
+                    f"({len(req.body)} bytes read)",
+                    "type": "server_error",
+                    "param": None,
+                    "code": None,
+                }
+            }
+        return super()._refusal(req)
+
     def refuse(self, body: dict[str, Any]) -> Reply | None:
         if REASONING.match(body["model"]):
-            if "max_tokens" in body:
+            if "max_tokens" in body:  # rule openai.max-completion-tokens
                 return openai_error(
                     400,
                     "Unsupported parameter: 'max_tokens' is not supported with this model. "
@@ -172,7 +299,7 @@ class OpenAIFake(StrictServer):
                     "max_tokens",
                     "unsupported_parameter",
                 )
-            for name in ("temperature", "top_p"):
+            for name in ("temperature", "top_p"):  # rule openai.default-sampling
                 if name in body and body[name] != 1:
                     return openai_error(
                         400,
@@ -181,16 +308,23 @@ class OpenAIFake(StrictServer):
                         name,
                         "unsupported_value",
                     )
-        for message in body["messages"]:
-            for part in parts_of(message):
-                if part.get("type") not in ("text", "image_url", "input_audio", "file"):
-                    return openai_error(
-                        400,
-                        f"Invalid value: '{part.get('type')}'. Supported values are: 'text', 'image_url', "
-                        "'input_audio', 'refusal', 'audio', and 'file'.",
-                        "messages.content.type",
-                        "invalid_value",
-                    )
+        for part in all_parts(body):
+            if part.get("type") not in ("text", "image_url", "input_audio", "file"):  # rule openai.no-video-url
+                return openai_error(
+                    400,
+                    f"Invalid value: '{part.get('type')}'. Supported values are: 'text', 'image_url', "
+                    "'input_audio', 'refusal', 'audio', and 'file'.",
+                    "messages.content.type",
+                    "invalid_value",
+                )
+            if part.get("type") == "input_audio" and not OPENAI_AUDIO_MODEL.match(body["model"]):
+                # rule openai.audio-models-only (wording ours)
+                return openai_error(
+                    400,
+                    f"Invalid content type: input_audio is not supported by model {body['model']}.",
+                    "messages.content.type",
+                    "invalid_value",
+                )
         return None
 
     def _transcribe(self, req: RecordedRequest) -> Reply:
@@ -199,7 +333,7 @@ class OpenAIFake(StrictServer):
         fields = {p.get_param("name", header="content-disposition"): p.get_payload(decode=True) for p in form.walk()}
         model = (fields.get("model") or b"").decode()  # a served one: the strict server checked it
         fmt = (fields.get("response_format") or b"json").decode()
-        if fmt == "verbose_json" and model != "whisper-1":
+        if fmt == "verbose_json" and model != "whisper-1":  # rule openai.verbose-json-whisper-only
             return openai_error(
                 400, f"response_format 'verbose_json' is not compatible with model '{model}'.", "response_format"
             )
@@ -217,16 +351,10 @@ class DashScopeFake(StrictServer):
         """The key and the served model as everywhere; not the OpenAI API's body checks, whose data
         URLs (bare Base64 audio, a MIME type in every data URL) DashScope's are not: :meth:`refuse`
         holds DashScope's own."""
-        if req.path not in OPENAI_PATHS:
-            return None
-        if refused := check_auth(req.headers.get("authorization"), self.api_key):
-            return refused
-        if req.path == "/v1/chat/completions" and isinstance(req.json, dict):
-            return check_model(req.json.get("model"), self.models)
-        return None
+        return self._key_and_model(req)
 
     def refuse(self, body: dict[str, Any]) -> Reply | None:
-        if body.get("stream") is not True:
+        if body.get("stream") is not True:  # rule dashscope.stream-only
             return openai_error(
                 400,
                 "This model only support stream mode, please enable the stream parameter to access the model.",
@@ -235,13 +363,13 @@ class DashScopeFake(StrictServer):
         videos = audios = 0
         for message in body["messages"]:
             kinds = {p["type"] for p in parts_of(message) if p.get("type") in MEDIA}
-            if len(kinds) > 1:
+            if len(kinds) > 1:  # rule dashscope.one-modality
                 return openai_error(400, f"one non-text modality per user message, got {sorted(kinds)}")
             for part in parts_of(message):
                 if part.get("type") == "input_audio":
                     audios += 1
                     data = str(part["input_audio"].get("data", ""))
-                    if not data.startswith(("data:", "http://", "https://", "oss://")):
+                    if not data.startswith(("data:", "http://", "https://", "oss://")):  # rule dashscope.data-urls
                         return openai_error(400, "input_audio.data must be a URL or a data URL 'data:;base64,...'")
                     payload = data
                 elif part.get("type") == "video_url":
@@ -250,8 +378,8 @@ class DashScopeFake(StrictServer):
                 else:
                     continue
                 if payload.startswith("data:") and len(payload.split(",", 1)[-1]) > DASHSCOPE_ITEM_LIMIT:
-                    return openai_error(400, "a Base64 media item exceeds 10 MB")
-        if videos > 1 or audios > 1:
+                    return openai_error(400, "a Base64 media item exceeds 10 MB")  # rule dashscope.item-10mb
+        if DASHSCOPE_ONE_FILE.search(body["model"]) and (videos > 1 or audios > 1):  # rule dashscope.one-file
             return openai_error(400, f"only one video file and one audio file per request, got {videos} and {audios}")
         return None
 
@@ -260,13 +388,33 @@ class DashScopeFake(StrictServer):
 
 
 class ArkFake(StrictServer):
-    """Volcengine Ark's OpenAI-compatible chat API; see the module docstring."""
+    """Volcengine Ark's OpenAI-compatible chat API; ``audio_url=False``: an endpoint that refuses
+    ``audio_url`` parts (JimLiu/doubao-multimodal-skill ``.env.example``); see the module docstring."""
 
     owner = "volcengine"
 
+    def __init__(self, responder: Responder | None = None, *, audio_url: bool = True, **kw: Any) -> None:
+        super().__init__(responder, **kw)
+        self.takes_audio_url = audio_url
+
+    def _refusal(self, req: RecordedRequest) -> Refusal | None:
+        """The key and the served model; Ark's part shapes (``input_audio {url}``) are not the OpenAI API's."""
+        return self._key_and_model(req)
+
     def refuse(self, body: dict[str, Any]) -> Reply | None:
-        if any(p.get("type") == "audio_url" for m in body["messages"] for p in parts_of(m)):
-            return openai_error(400, "invalid value: audio_url", "messages.content.type")
+        if "stop" in body:  # rule ark.no-stop (deep-reasoning models; wording ours)
+            return openai_error(400, "stop is not supported by deep reasoning models", "stop")
+        for part in all_parts(body):
+            kind = part.get("type")
+            if kind == "audio_url" and not self.takes_audio_url:  # rule ark.audio-url (the skill's 400)
+                return openai_error(400, "invalid value: audio_url", "messages.content.type")
+            if kind == "input_audio" and not isinstance(part["input_audio"].get("url"), str):
+                # rule ark.audio-url: no source shows OpenAI's {data, format} taken (wording ours)
+                return openai_error(400, "invalid value: input_audio needs a url", "messages.content.input_audio")
+            spec = part.get(kind) if kind in ("audio_url", "video_url", "image_url", "input_audio") else None
+            data = data_url_bytes(str(spec.get("url", ""))) if isinstance(spec, dict) else None
+            if data is not None and len(data) > ARK_ITEM_BYTES:  # rule ark.item-50mb (wording ours)
+                return openai_error(400, "a media item above 50 MB: upload it with the Files API")
         return None
 
 
@@ -302,6 +450,7 @@ def sample_transcripts(dataset_dir: Path, configs: tuple[str, ...] = ("av", "ao"
 
 
 __all__ = [
+    "VLLM_DEFAULT_MM_LIMIT",
     "ArkFake",
     "DashScopeFake",
     "OpenAIFake",
