@@ -47,7 +47,7 @@ RULES: tuple[Rule, ...] = (
         "`max_tokens` is refused (\"Use 'max_completion_tokens' instead\"); every OpenAI chat model takes "
         "`max_completion_tokens`, which the profile sends",
         "platform.openai.com/docs/api-reference/chat/create; openai/openai-python#2046",
-        "test_openai_reasoning_models_refuse_max_tokens_and_temperature",
+        "tests/models/test_providers.py::test_gpt5_gets_max_completion_tokens_and_no_temperature",
     ),
     Rule(
         "openai.default-sampling",
@@ -56,7 +56,7 @@ RULES: tuple[Rule, ...] = (
         "all",
         "temperature / top_p other than the default 1 are refused; the profile sends neither",
         "openai/openai-python#2046; autohandai/code-cli#77 (gpt-5.4)",
-        "test_openai_reasoning_models_refuse_max_tokens_and_temperature",
+        "tests/models/test_providers.py::test_gpt5_gets_max_completion_tokens_and_no_temperature",
     ),
     Rule(
         "openai.no-video-url",
@@ -400,7 +400,7 @@ RULES: tuple[Rule, ...] = (
         "through the Files API (`inline_limit_mb=` raises it)",
         "blog.google/innovation-and-ai/technology/developers-tools/gemini-api-new-file-limits; "
         "ai.google.dev/gemini-api/docs/audio (20 MB)",
-        "tests/models/test_models_gemini.py (the fake refuses bodies above 20 MiB)",
+        "tests/models/test_models_gemini.py::test_a_body_above_the_limit_is_refused_by_the_fake",
     ),
     Rule(
         "gemini.thinking-exclusive",
@@ -409,7 +409,7 @@ RULES: tuple[Rule, ...] = (
         "all",
         "`thinking_level` with `thinking_budget` in one request is a 400",
         "ai.google.dev/gemini-api/docs/gemini-3",
-        "tests/models/test_models_gemini.py",
+        "tests/models/test_models_gemini.py::test_thinking_settings_reach_the_request_and_bad_pairs_are_refused",
     ),
     # --- transformers serve (the real lane) ---------------------------------------------------------------
     Rule(
@@ -461,7 +461,7 @@ RULES: tuple[Rule, ...] = (
         "transformers only (vLLM and SGLang ignore them): fields outside the request type are refused (422), "
         "so no `mm_processor_kwargs` is sent",
         "transformers cli/serving utils.py `_validate_request`",
-        "tests/real/test_transformers_serve.py::test_eval_sample_on_transformers_serve",
+        "tests/real/test_transformers_serve.py::test_eval_sample_on_transformers_serve (no such field sent)",
     ),
     Rule(
         "transformers.empty-stop",
@@ -471,7 +471,7 @@ RULES: tuple[Rule, ...] = (
         "transformers only (vLLM and SGLang take it): `stop: []` fails (500); lm-eval's "
         "`local-chat-completions` needs `--gen_kwargs until=<|im_end|>` there",
         "transformers chat_completion.py `_build_generation_config`",
-        "tests/real/test_text_routes.py",
+        "tests/real/test_text_routes.py::test_an_empty_stop_list_is_refused_by_the_real_server",
     ),
 )
 

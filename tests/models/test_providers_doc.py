@@ -1,8 +1,10 @@
 """The routes of ``docs/providers.md`` run as written: the route table names every Table 3 row once,
 with a route or the reason it stays impossible; each route's ``odu-bench eval`` command, with its
-placeholders filled and ``base_url`` pointed at the provider's strict fake (and the judge's at a
-loopback OpenAI-compatible server), runs the bundled sample to the documented outcome, and no key
-reaches any output file; rows that share a route get the same request profile."""
+placeholders filled and ``base_url`` pointed at the provider's strict fake (started as the route's
+``vllm serve`` command says; the judge's at a loopback OpenAI-compatible server), runs the bundled
+sample with no refusal and no inference error, and no key reaches any output file; rows that share a
+route get the same request profile. The rule table is ``odu/models/provider_rules.py`` as it renders,
+and every test it names exists and cites its rule."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from support.provider_fakes import ArkFake, DashScopeFake, OpenAIFake, VllmFake,
 
 from odu.cli import main as odu_main
 from odu.data.sample import sample_dataset_dir
-from odu.models.providers import profile
+from odu.models.providers import Profile, profile
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
 KEYS = {
@@ -32,8 +34,7 @@ KEYS = {
     "DASHSCOPE_API_KEY": "sk-doc-dashscope-3a4b5c6d",
     "ARK_API_KEY": "ark-doc-7e8f9a0b",
 }
-#: Scenes of the bundled sample with more than one clip: beyond DashScope's one file per request.
-SAMPLE_MULTI_CLIP = 4
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def documented_routes() -> dict[str, list[str]]:
@@ -74,7 +75,12 @@ def test_every_table3_row_has_a_route_or_says_why_not() -> None:
                 "ArkFake",
                 "OpenAIFake",
             )
-    assert set(routes) == {"gemini", "realtime", "vllm-qwen-omni", "vllm", "dashscope", "ark", "openai-text"}
+    assert set(routes) == set(ROUTES)
+
+
+def shape(p: Profile) -> tuple:
+    """What a profile puts in the request body (a family's own refusals aside)."""
+    return (p.limit_field, p.sampling, p.sends_stop, p.audio_part, p.audio_in_video, p.native_switch, p.thinking_line)
 
 
 def test_rows_sharing_a_route_share_its_request_profile() -> None:
@@ -90,8 +96,47 @@ def test_rows_sharing_a_route_share_its_request_profile() -> None:
         args = routes[key][routes[key].index("--model-args") + 1]
         documented = re.search(r"model=([^,]+)", args).group(1)  # type: ignore[union-attr]
         assert documented in models
-        assert all(profile("vllm", m) == profile("vllm", documented) for m in models), route
+        assert all(shape(profile("vllm", m)) == shape(profile("vllm", documented)) for m in models), route
     assert sum(len(m) for m in by_route.values()) == 6  # the three Qwen-Omni rows and the three others
+
+
+#: The documented routes.
+ROUTES = (
+    "gemini",
+    "realtime",
+    "vllm-qwen-omni",
+    "vllm-omni-ming",
+    "vllm-nemotron",
+    "vllm",
+    "dashscope",
+    "ark",
+    "openai-text",
+)
+
+
+def serve_limits() -> dict[str, int]:
+    """The ``--limit-mm-per-prompt`` of the page's ``vllm serve`` commands (one value for all)."""
+    [limits] = set(re.findall(r"--limit-mm-per-prompt '(\{[^']*\})'", DOC.read_text(encoding="utf-8")))
+    return json.loads(limits)
+
+
+def test_the_rule_table_is_the_codes_and_its_tests_exist() -> None:
+    """docs/providers.md "Rule table" is :func:`odu.models.provider_rules.rule_table`; each rule's test exists
+    (in ``tests/models/test_provider_rules.py`` its docstring names the rule)."""
+    from odu.models.provider_rules import RULE_TESTS, RULES, rule_table
+
+    text = DOC.read_text(encoding="utf-8")
+    assert rule_table() == text.split("<!-- rule-table -->\n", 1)[1].split("\n<!-- /rule-table -->", 1)[0]
+    assert len({r.id for r in RULES}) == len(RULES) and all(r.source and r.checked for r in RULES)
+    tests = (ROOT / RULE_TESTS).read_text(encoding="utf-8")
+    for r in RULES:
+        if r.test.startswith("test_"):
+            body = tests.split(f"def {r.test}(", 1)
+            assert len(body) == 2, f"{r.id}: no {r.test} in {RULE_TESTS}"
+            assert r.id in body[1].split('"""', 2)[1], f"{r.id}: the docstring of {r.test} does not cite it"
+        elif r.test.startswith("tests/"):
+            path, _, name = r.test.split(" ", 1)[0].partition("::")
+            assert f"def {name}(" in (ROOT / path).read_text(encoding="utf-8"), f"{r.id}: no {r.test}"
 
 
 @pytest.fixture(scope="module")
@@ -119,13 +164,15 @@ def fake_for(route: str, dataset: Path, model: str, key: str) -> Iterator[tuple[
     else:
         kind = {"dashscope": DashScopeFake, "ark": ArkFake, "openai-text": OpenAIFake}.get(route, VllmFake)
         extra: dict[str, Any] = {"models": (model,), "api_key": key}
+        if kind is VllmFake:
+            extra["limit_mm_per_prompt"] = serve_limits()  # as the route's vllm serve command starts it
         if route == "openai-text":
             extra = {**extra, "transcripts": sample_transcripts(dataset), "models": (model, "whisper-1")}
         with kind(answer, **extra) as fake:
             yield fake.base_url, fake
 
 
-@pytest.mark.parametrize("route", ["gemini", "realtime", "vllm-qwen-omni", "vllm", "dashscope", "ark", "openai-text"])
+@pytest.mark.parametrize("route", ROUTES)
 def test_documented_route_runs_against_its_fake(
     route: str,
     tmp_path: Path,
@@ -140,7 +187,7 @@ def test_documented_route_runs_against_its_fake(
     for name, value in KEYS.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
-    placeholders = {"GEMINI_MODEL_ID": "gemini-doc-test", "ARK_MODEL_ID": "doubao-seed-2-0-lite-260428"}
+    placeholders = {"GEMINI_MODEL_ID": "gemini-3.1-pro-preview", "ARK_MODEL_ID": "doubao-seed-2-0-lite-260428"}
     args = documented_routes()[route][1:]  # without the program name
     at = args.index("--model-args") + 1
     for name, value in placeholders.items():
@@ -166,12 +213,8 @@ def test_documented_route_runs_against_its_fake(
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
     assert summary["judge_errors"] == 0 and refusals == []
     assert summary["judge"]["model"] == "judge-test" and summary["judge"]["requests"] > 0
-    if route == "dashscope":  # Alibaba documents one video / audio file per request
-        assert code == 1 and summary["inference_errors"] == SAMPLE_MULTI_CLIP
-        assert "limit of 1 per request" in out.err
-    else:
-        assert code == 0, out.err[-3000:]
-        assert summary["inference_errors"] == 0
+    assert code == 0, out.err[-3000:]
+    assert summary["inference_errors"] == 0  # none left out by the toolkit's own limits either
     for path in folder.iterdir():
         text = path.read_text(encoding="utf-8")
         assert not any(key in text for key in KEYS.values()), path.name
