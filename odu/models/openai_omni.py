@@ -15,12 +15,16 @@ App D.1 turn layout; App D.2 ASR text for the text-only baseline) by :func:`.mes
   (at most ``max_frames`` per clip), with the audio as a separate part;
 * greedy decoding (temperature 0, no stop sequence unless the task sets one), the output-token
   limit from the task's ``max_gen_toks``; ``extra_body`` passes server-specific fields;
-* the request shape of the server behind ``base_url`` (:mod:`.providers`, ``provider=auto`` by
-  default): the token-limit field (``max_completion_tokens`` for OpenAI), sampling parameters left
-  out where only the defaults are taken (OpenAI reasoning models), streaming (DashScope), data-URL
-  forms, media limits (a scene beyond them is an inference error naming the limit), and a video's
-  audio (Qwen-Omni on vLLM / SGLang: ``mm_processor_kwargs.use_audio_in_video``). The profile and
-  its pitfalls are printed on the console before the first scene;
+* the request shape of the server behind ``base_url`` for the model's family and the server's
+  version (:mod:`.providers`, ``provider=auto`` by default; the rules and their sources:
+  :mod:`.provider_rules`): the token-limit field (``max_completion_tokens`` for OpenAI), sampling
+  parameters and stop sequences left out where refused (OpenAI reasoning models, Ark), streaming
+  (DashScope), data-URL forms and the audio part's type (``audio_url`` on SGLang and Ark), media
+  limits (a scene beyond them is an inference error naming the limit, checked before any media is
+  read), a video's audio (Qwen-Omni and Nemotron on vLLM: ``mm_processor_kwargs.use_audio_in_video``
+  with the track inside the video; elsewhere the track as a separate part) and a thinking switch in
+  the prompt (Ming). The profile and its pitfalls are printed on the console before the first scene;
+  ``--dry-run`` runs the same checks without a request (:meth:`OpenAIOmni.dry_check`);
 * servers that may drop audio without an error or answer past ``max_tokens`` (``transformers serve``)
   are checked first (:mod:`.hearing`): one that does not hear audio stops the run before the first
   scene, one that ignores the limit is a console pitfall.

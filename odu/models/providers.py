@@ -205,17 +205,17 @@ class Profile:
 
     def refuses_tasks(self, video_mode: str, audio_in_video: str, modalities: Sequence[str]) -> str | None:
         """Why scenes of ``modalities`` cannot be sent in these settings (None: they can)."""
-        if not self.takes_video and video_mode == "video" and AUDIO_VISUAL in modalities:
-            return (
-                f"{self.provider} chat takes no video_url parts ({self.source}): use video_mode=frames "
-                "(images + the audio track as input_audio) or the text-only tasks (odu_av_text)"
-            )
         audio_sent = AUDIO_ONLY in modalities or (AUDIO_VISUAL in modalities and audio_in_video != "none")
         if not self.takes_audio and audio_sent:
             return (
                 f"{self.provider} model family {self.family} takes no audio input (rule "
                 "openai.audio-models-only): run the text-only tasks (odu_av_text, odu_ao_text) with --asr, or an "
                 "audio model (gpt-audio, gpt-4o-audio-preview)"
+            )
+        if not self.takes_video and video_mode == "video" and AUDIO_VISUAL in modalities:
+            return (
+                f"{self.provider} chat takes no video_url parts ({self.source}): use video_mode=frames "
+                "(images + the audio track as input_audio) or the text-only tasks (odu_av_text)"
             )
         return None
 

@@ -432,7 +432,7 @@ def test_acceptance_sample_on_sglang_old_and_new(prepared_sample: Path, tmp_path
 
 def test_dry_run_refuses_what_the_real_run_refuses(prepared_sample: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
     """``--dry-run`` runs the real run's checks without sending anything: a setup the run refuses exits 2
-    with the real run's message (GPT-5.4 with audio-visual scenes: rule openai.no-video-url), and scenes
+    with the real run's message (GPT-5.4 with the native tasks: rule openai.audio-models-only), and scenes
     beyond a media limit print the real run's inference errors (Qwen3-Omni-Flash on DashScope: rule
     dashscope.one-file), exit 2."""
     with OpenAIFake(FakeOmni(prepared_sample), models=("gpt-5.4",)) as fake:

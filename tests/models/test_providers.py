@@ -14,7 +14,7 @@ from support.backend_media import FAST_BACKOFF, GREEDY, loader, request, text_re
 from support.cli import argv
 from support.omni_fakes import FakeOmni
 from support.openai_rules import API_KEY
-from support.provider_fakes import ArkFake, DashScopeFake, OpenAIFake, SglangFake, VllmFake, sample_transcripts
+from support.provider_fakes import DashScopeFake, OpenAIFake, SglangFake, VllmFake, sample_transcripts
 from support.sample_runs import prepared_sample  # noqa: F401  (fixture)
 
 from odu.cli import main
