@@ -106,7 +106,6 @@ def _finish(sums: np.ndarray) -> np.ndarray:
     return np.column_stack(list(metrics_from_sums(_WIDTHS, sums).values()))
 
 
-
 def _clusters(rows: Sequence[Row], cluster_by: str | None) -> tuple[np.ndarray | None, list[str]]:
     if cluster_by is None:
         return None, []
@@ -124,7 +123,9 @@ def _warnings(
             f"{a.name} lacks; compared on the {counts['m1']} common scene(s) only, where each system's "
             "numbers differ from its summary.json"
         )
-    small = [f"{m.upper() if m != 'avg' else 'Avg'} ({counts[m]})" for m in TABLE3_COLUMNS if counts[m] < PAIRED_MIN_SCENES]
+    small = [
+        f"{m.upper() if m != 'avg' else 'Avg'} ({counts[m]})" for m in TABLE3_COLUMNS if counts[m] < PAIRED_MIN_SCENES
+    ]
     if small:
         out.append(
             f"small sample: fewer than {PAIRED_MIN_SCENES} scenes behind {', '.join(small)}: the interval and "
@@ -139,7 +140,11 @@ def _warnings(
 
 
 def _group(
-    systems: Sequence[System], modality: str, ids: Sequence[str], pairs: Sequence[tuple[int, int]], settings: Mapping[str, Any]
+    systems: Sequence[System],
+    modality: str,
+    ids: Sequence[str],
+    pairs: Sequence[tuple[int, int]],
+    settings: Mapping[str, Any],
 ) -> dict[tuple[int, int], dict[str, Any]]:
     """The comparisons of ``pairs`` (indices into ``systems``) that share the common scenes ``ids``:
     every system's columns read by one pass over the bootstrap draws, every pair's by one pass
@@ -155,7 +160,9 @@ def _group(
     boot = SceneBootstrap(len(ids), settings["resamples"], settings["seed"], f"headline/{modality}{suffix}", clusters)
     sums = boot.weighted_sums(np.hstack([columns[i] for i in order]))
     resampled = {i: _finish(sums[:, n * k : (n + 1) * k]) for n, i in enumerate(order)}
-    swaps = SceneSwaps(len(ids), settings["resamples"], settings["seed"], f"paired-permutation/{modality}{suffix}", clusters)
+    swaps = SceneSwaps(
+        len(ids), settings["resamples"], settings["seed"], f"paired-permutation/{modality}{suffix}", clusters
+    )
     swapped = swaps.weighted_sums(np.hstack([columns[b] - columns[a] for a, b in pairs]))
     out = {}
     for n, (a, b) in enumerate(pairs):
@@ -222,7 +229,9 @@ def paired_comparisons(
             entry: dict[str, Any] = {"a": systems[a].name, "b": systems[b].name, "modality": modality}
             if result is None:
                 entry |= {"n_scenes": 0, "only_a": only[0], "only_b": only[1], "clusters": None, "metrics": {}}
-                entry["warnings"] = [f"no common scenes: {systems[a].name} and {systems[b].name} scored different scenes"]
+                entry["warnings"] = [
+                    f"no common scenes: {systems[a].name} and {systems[b].name} scored different scenes"
+                ]
             else:
                 n_clusters = result["clusters"]["n"] if result["clusters"] else None
                 entry |= {"n_scenes": result["n_scenes"], "only_a": only[0], "only_b": only[1]}

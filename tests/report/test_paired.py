@@ -5,6 +5,7 @@ answer is known (one scene apart: no evidence; every scene better: strong eviden
 from __future__ import annotations
 
 import copy
+import json
 import random
 from typing import Any
 
@@ -99,7 +100,11 @@ def test_paired_results_equal_a_naive_per_resample_loop_on_the_same_draws(cluste
             row_b |= {"s2": 0.5, "s3": 0.5, "s4": 0.5, "s5": 0.5}
     report = paired_comparisons([system("A", a), system("B", b)], resamples=300, seed=5, cluster_by=cluster_by)
     [entry] = report["comparisons"]
-    clusters = None if cluster_by is None else cluster_codes([r["axes"]["axis1"] for r in sorted(a, key=lambda r: r["scene_id"])])[0]
+    clusters = (
+        None
+        if cluster_by is None
+        else cluster_codes([r["axes"]["axis1"] for r in sorted(a, key=lambda r: r["scene_id"])])[0]
+    )
     suffix = "" if cluster_by is None else f"/clusters:{cluster_by}"
     observed, interval, p = naive(a, b, 300, 5, AV, clusters, suffix)
     got_d, got_ci, got_p = as_arrays(entry)
@@ -113,7 +118,11 @@ def test_two_runs_one_scene_apart_show_no_evidence_of_a_difference():
     a = scene_rows(200, 3)
     b = copy.deepcopy(a)
     changed = next(r for r in b if r["has_demand"] and r["s2"] is not None)
-    changed |= {"s2": 1 - changed["s2"], "s3": 1 - changed["s3"], "predicted_has_demand": not changed["predicted_has_demand"]}
+    changed |= {
+        "s2": 1 - changed["s2"],
+        "s3": 1 - changed["s3"],
+        "predicted_has_demand": not changed["predicted_has_demand"],
+    }
     [entry] = paired_comparisons([system("A", a), system("B", b)], resamples=2000, seed=7)["comparisons"]
     for metric in ("avg", "m1", "m2", "m3"):
         cell = entry["metrics"][metric]
@@ -210,7 +219,14 @@ def test_an_incomplete_run_gets_no_avg_difference():
     a = scene_rows(40, 16)
     incomplete = System("B", {"judge": {}, "judge_errors": 2}, improved(a))
     [entry] = paired_comparisons([system("A", a), incomplete], 100, 1)["comparisons"]
-    assert entry["metrics"]["avg"] == {"a": None, "b": None, "difference": None, "ci": [None, None], "p_value": None, "n": 40}
+    assert entry["metrics"]["avg"] == {
+        "a": None,
+        "b": None,
+        "difference": None,
+        "ci": [None, None],
+        "p_value": None,
+        "n": 40,
+    }
     assert entry["metrics"]["m2"]["difference"] is not None
 
 
@@ -218,3 +234,58 @@ def test_permutation_p_values_count_ties_and_skip_undefined_relabellings():
     relabelled = np.array([[0.3, np.nan], [-0.3 + 1e-12, np.nan], [0.1, np.nan]])
     assert permutation_p_values(np.array([0.3, np.nan]), relabelled).tolist()[0] == 0.75
     assert np.isnan(permutation_p_values(np.array([0.3, np.nan]), relabelled)[1])
+
+
+def sample_run(tmp_path, name: str, rows: list[dict[str, Any]] | None = None):
+    """A run of the bundled sample's scenes scored from damaged reference outputs (``rows``: the
+    scene rows of another run to write instead, their summary recomputed)."""
+    from support.predictions import damaged_outputs
+
+    from odu.data.sample import sample_dir
+    from odu.judge import make_judge
+    from odu.run import ScoredRun, summarize_run, write_run
+    from odu.schema import load_scenes
+    from odu.scoring import score_scenes
+
+    records = [json.loads(line) for line in (sample_dir() / "scenes.jsonl").read_text(encoding="utf-8").splitlines()]
+    run = score_scenes(load_scenes(records), damaged_outputs(records, 0.3, 0.5, seed=4), make_judge("lexical"))
+    if rows is not None:
+        run = ScoredRun(summarize_run(rows, run.summary["judge"], run.summary["annotation_language"]), rows)
+    return write_run(run, tmp_path / name)
+
+
+def test_report_compares_the_sample_runs_pairwise(tmp_path, capsys):
+    from odu.cli import main
+    from odu.run import read_run
+
+    scored = read_run(sample_run(tmp_path, "scored")).scenes
+    rows = copy.deepcopy(scored)
+    for r in rows:  # room to improve every scene: every decision wrong, every scene score halved
+        r["predicted_has_demand"] = not r["has_demand"]
+        for k in ("s2", "s3", "s4", "s5"):
+            r[k] = None if r[k] is None else r[k] / 2
+    base = sample_run(tmp_path, "base", rows)
+    one_apart = copy.deepcopy(rows)
+    flipped = next(r for r in one_apart if r["modality"] == AV and r["has_demand"])
+    flipped["predicted_has_demand"] = not flipped["predicted_has_demand"]
+    better = copy.deepcopy(rows)
+    for r in better:  # every scene improved: every decision right, every defined scene score up
+        r["predicted_has_demand"] = r["has_demand"]
+        for k in ("s2", "s3", "s4", "s5"):
+            r[k] = None if r[k] is None else r[k] + 0.5
+    runs = [base, sample_run(tmp_path, "one-apart", one_apart), sample_run(tmp_path, "better", better)]
+    out = tmp_path / "report"
+    assert main(["report", *map(str, runs), "--out", str(out), "--no-plots", "--resamples", "4000"]) == 0
+    printed = capsys.readouterr().out
+    assert "base − one-apart (audio-visual, 12 common scenes): Avg" in printed
+    assert "warning: small sample: fewer than 30 scenes behind Avg (12)" in printed
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    by_pair = {(c["a"], c["b"], c["modality"]): c for c in report["paired"]["comparisons"]}
+    assert len(by_pair) == 6  # three pairs, two modalities
+    apart = by_pair[("base", "one-apart", AV)]["metrics"]["m1"]
+    assert apart["difference"] != 0 and apart["ci"][0] <= 0 <= apart["ci"][1] and apart["p_value"] == 1.0
+    assert by_pair[("base", "one-apart", AO)]["metrics"]["avg"]["difference"] == 0
+    improved_av = by_pair[("base", "better", AV)]["metrics"]["avg"]
+    assert improved_av["ci"][1] < 0 and improved_av["p_value"] < 0.01  # 2/2^12 is the exact p here
+    assert (out / "paired.csv").read_text(encoding="utf-8").startswith("a,b,modality,metric,a_value,b_value,difference")
+    assert "## Paired comparisons (same scenes)" in (out / "report.md").read_text(encoding="utf-8")
