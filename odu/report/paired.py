@@ -217,7 +217,7 @@ def paired_comparisons(
         for a, b in combinations(range(len(systems)), 2):
             if scene_sets[a] and scene_sets[b]:
                 groups.setdefault(tuple(sorted(scene_sets[a] & scene_sets[b])), []).append((a, b))
-        done = {}
+        done: dict[tuple[int, int], dict[str, Any]] = {}
         for ids, pairs in groups.items():
             if ids:
                 done |= _group(systems, modality, ids, pairs, settings)
