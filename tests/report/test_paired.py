@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.sample_runs import scored_sample_run
 
 from odu.report.bootstrap import SceneBootstrap, SceneSwaps, cluster_codes, percentile_interval
 from odu.report.paired import PAIRED_MIN_SCENES, paired_comparisons, permutation_p_values
@@ -236,35 +237,17 @@ def test_permutation_p_values_count_ties_and_skip_undefined_relabellings():
     assert np.isnan(permutation_p_values(np.array([0.3, np.nan]), relabelled)[1])
 
 
-def sample_run(tmp_path, name: str, rows: list[dict[str, Any]] | None = None):
-    """A run of the bundled sample's scenes scored from damaged reference outputs (``rows``: the
-    scene rows of another run to write instead, their summary recomputed)."""
-    from support.predictions import damaged_outputs
-
-    from odu.data.sample import sample_dir
-    from odu.judge import make_judge
-    from odu.run import ScoredRun, summarize_run, write_run
-    from odu.schema import load_scenes
-    from odu.scoring import score_scenes
-
-    records = [json.loads(line) for line in (sample_dir() / "scenes.jsonl").read_text(encoding="utf-8").splitlines()]
-    run = score_scenes(load_scenes(records), damaged_outputs(records, 0.3, 0.5, seed=4), make_judge("lexical"))
-    if rows is not None:
-        run = ScoredRun(summarize_run(rows, run.summary["judge"], run.summary["annotation_language"]), rows)
-    return write_run(run, tmp_path / name)
-
-
 def test_report_compares_the_sample_runs_pairwise(tmp_path, capsys):
     from odu.cli import main
     from odu.run import read_run
 
-    scored = read_run(sample_run(tmp_path, "scored")).scenes
+    scored = read_run(scored_sample_run(tmp_path / "scored")).scenes
     rows = copy.deepcopy(scored)
     for r in rows:  # room to improve every scene: every decision wrong, every scene score halved
         r["predicted_has_demand"] = not r["has_demand"]
         for k in ("s2", "s3", "s4", "s5"):
             r[k] = None if r[k] is None else r[k] / 2
-    base = sample_run(tmp_path, "base", rows)
+    base = scored_sample_run(tmp_path / "base", rows)
     one_apart = copy.deepcopy(rows)
     flipped = next(r for r in one_apart if r["modality"] == AV and r["has_demand"])
     flipped["predicted_has_demand"] = not flipped["predicted_has_demand"]
@@ -273,7 +256,7 @@ def test_report_compares_the_sample_runs_pairwise(tmp_path, capsys):
         r["predicted_has_demand"] = r["has_demand"]
         for k in ("s2", "s3", "s4", "s5"):
             r[k] = None if r[k] is None else r[k] + 0.5
-    runs = [base, sample_run(tmp_path, "one-apart", one_apart), sample_run(tmp_path, "better", better)]
+    runs = [base, scored_sample_run(tmp_path / "one-apart", one_apart), scored_sample_run(tmp_path / "better", better)]
     out = tmp_path / "report"
     assert main(["report", *map(str, runs), "--out", str(out), "--no-plots", "--resamples", "4000"]) == 0
     printed = capsys.readouterr().out
