@@ -196,7 +196,9 @@ def main() -> None:
     print(f"\n{'task':<48} {'seconds':>9}")
     for k, v in timings.items():
         print(f"{k:<48} {v:>8.2f}s")
-    print(f"{'naive vs vectorised, 1 pair AV, ' + str(args.naive_resamples) + ' draws':<48} {naive:>8.1f}s vs {vec:.3f}s = {naive / vec:.0f}x")
+    print(
+        f"{'naive vs vectorised, 1 pair AV, ' + str(args.naive_resamples) + ' draws':<48} {naive:>8.1f}s vs {vec:.3f}s = {naive / vec:.0f}x"
+    )
 
 
 if __name__ == "__main__":
