@@ -25,18 +25,23 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from _timing import best_of
 
-from odu.report import build_report
-from odu.report.bootstrap import BOOTSTRAP_RESAMPLES, SceneBootstrap, SceneSwaps, percentile_interval
-from odu.report.paired import paired_comparisons, permutation_p_values
-from odu.report.runs import System
-from odu.run import summarize
-from odu.tables import TABLE3_COLUMNS
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.report_rows import key_point, report_row  # noqa: E402
+
+from odu.report import build_report  # noqa: E402
+from odu.report.bootstrap import BOOTSTRAP_RESAMPLES, SceneBootstrap, SceneSwaps, percentile_interval  # noqa: E402
+from odu.report.paired import paired_comparisons, permutation_p_values  # noqa: E402
+from odu.report.runs import System  # noqa: E402
+from odu.run import summarize  # noqa: E402
+from odu.tables import TABLE3_COLUMNS  # noqa: E402
 
 #: Table 5: scenes per modality and demand scenes overall (1,631 of 2,078).
 SCENES = {"audio-visual": 1347, "audio-only": 731}
@@ -69,39 +74,22 @@ def system_rows(shared: list[dict[str, Any]], skill: float, seed: int) -> list[d
         positive = s["positive"]
         score = (lambda: min(1.0, max(0.0, rng.gauss(skill, 0.25)))) if positive else (lambda: None)
         points = [
-            {
-                "segment": 0,
-                "qid": f"kp{k:02d}",
-                "point": "p",
-                "source": rng.choice(SOURCES),
-                "tiers": ["T1"],
-                "matched": True,
-                "hit": rng.random() < skill,
-                "judge_error": None,
-            }
+            key_point(f"kp{k:02d}", rng.choice(SOURCES), rng.random() < skill, True)
             for k in range(rng.randint(2, 5) if positive else 0)
         ]
+        axis1 = rng.choice(["1.1", "1.2", "1.3"])
         rows.append(
-            {
-                "scene_id": s["scene_id"],
-                "modality": s["modality"],
-                "language": s["language"],
-                "source": s["source"],
-                "label": "positive" if positive else "negative",
-                "axes": {"axis1": rng.choice(["1.1", "1.2", "1.3"])},
-                "negative_reason": "",
-                "negative_signal": "",
-                "has_demand": positive,
-                "predicted_has_demand": rng.random() < (skill if positive else 1 - skill),
-                "s2": score(),
-                "s2_errors_as_misses": None,
-                "s3": score(),
-                "s4": score(),
-                "s5": score(),
-                "key_points": points,
-                "parse_error": False,
-                "no_output": False,
-            }
+            report_row(
+                s["scene_id"],
+                positive,
+                rng.random() < (skill if positive else 1 - skill),
+                (score(), score(), score(), score()),
+                modality=s["modality"],
+                language=s["language"],
+                source=s["source"],
+                axes={"axis1": axis1},
+                key_points=points,
+            )
         )
     return rows
 

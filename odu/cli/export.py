@@ -5,23 +5,22 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import add_bootstrap_options, check_resamples
+from .common import add_bootstrap_options, add_run_dirs, check_resamples
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from ..export import EVALUATOR_RELATIONSHIPS, FORMATS
+
     p = sub.add_parser(
         "export",
         help="scored runs as Hugging Face eval results (hub) or Every Eval Ever records (eee)",
         description="Write scored runs in a format others read: the Hub's .eval_results YAML and eval.yaml "
         "(--format hub) or Every Eval Ever 0.2.0 aggregate JSON + instance JSONL (--format eee).",
     )
-    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="`odu-bench score` / `eval` output directory")
-    p.add_argument("--format", required=True, choices=("hub", "eee"), dest="fmt", help="export format")
+    add_run_dirs(p, "`odu-bench score` / `eval` output directory")
+    p.add_argument("--format", required=True, choices=FORMATS, dest="fmt", help="export format")
     p.add_argument(
         "--out", required=True, help="output directory (files of an earlier export of the same runs are replaced)"
-    )
-    p.add_argument(
-        "--names", nargs="+", metavar="NAME", help="run names, one per RUN_DIR (default as odu-bench report)"
     )
     p.add_argument(
         "--dataset-id",
@@ -39,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--relationship",
         default="third_party",
-        choices=("first_party", "third_party", "collaborative", "other"),
+        choices=EVALUATOR_RELATIONSHIPS,
         help="eee: the evaluator's relationship to the model (default third_party)",
     )
     p.add_argument(
@@ -53,21 +52,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..export import build_export, load_export_runs, write_export
+    from ..export import EeeSettings, build_export, load_export_runs, write_export
 
     try:
         check_resamples(args)
         runs = load_export_runs(args.run_dirs, args.names, args.allow_failed_steps)
-        files = build_export(
-            runs,
-            args.fmt,
-            dataset_id=args.dataset_id,
-            source_url=args.source_url,
-            resamples=args.resamples,
-            seed=args.seed,
-            organization=args.organization,
-            relationship=args.relationship,
-        )
+        settings = EeeSettings(args.resamples, args.seed, args.dataset_id, args.organization, args.relationship)
+        files = build_export(runs, args.fmt, settings, args.source_url)
     except ValueError as exc:
         print(f"odu-bench export: error: {exc}", file=sys.stderr)
         return 2

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..constants import MODALITIES
-from .common import add_bootstrap_options, check_resamples
+from .common import add_bootstrap_options, add_run_dirs, check_resamples
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -17,9 +17,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="channels, taxonomy, generated vs recorded, bootstrap CIs and tables over scored runs",
         description="Analyses of App E.1/E.3, §5.4/5.5 over `odu-bench score` output directories (one per system).",
     )
-    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="`odu-bench score` output directory")
+    add_run_dirs(p)
     p.add_argument("--out", default="odu-report", help="output directory (default: ./odu-report)")
-    p.add_argument("--names", nargs="+", metavar="NAME", help="system names, one per RUN_DIR")
     p.add_argument(
         "--allow-incomplete",
         action="store_true",

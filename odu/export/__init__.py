@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ..jsonio import dump_line, encode, write_json
-from ..report.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from ..scrub import scrub_value
-from .eee import eee_files, retrieved_now
+from .eee import EVALUATOR_RELATIONSHIPS, EeeSettings, eee_files
 from .hub import hub_files
 from .source import ExportRefused, ExportRun, load_export_runs
 
@@ -39,30 +38,15 @@ def load_schema(name: str) -> dict[str, Any]:
 
 
 def build_export(
-    runs: Sequence[ExportRun],
-    fmt: str,
-    *,
-    dataset_id: str | None = None,
-    source_url: str | None = None,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-    seed: int = BOOTSTRAP_SEED,
-    organization: str = "",
-    relationship: str = "third_party",
-    retrieved: float | None = None,
+    runs: Sequence[ExportRun], fmt: str, settings: EeeSettings | None = None, source_url: str | None = None
 ) -> dict[str, Any]:
-    """Relative path -> content of every file of the export of ``runs`` in ``fmt`` (scrubbed)."""
+    """Relative path -> content of every file of the export of ``runs`` in ``fmt`` (scrubbed);
+    ``settings`` (its ``dataset_id`` serves both formats), ``source_url`` (hub)."""
+    settings = settings or EeeSettings()
     if fmt == "hub":
-        files: Mapping[str, Any] = hub_files(runs, dataset_id, source_url)
+        files: Mapping[str, Any] = hub_files(runs, settings.dataset_id, source_url)
     elif fmt == "eee":
-        files = eee_files(
-            runs,
-            resamples=resamples,
-            seed=seed,
-            dataset_id=dataset_id,
-            organization=organization,
-            relationship=relationship,
-            retrieved=retrieved_now() if retrieved is None else retrieved,
-        )
+        files = eee_files(runs, settings)
     else:
         raise ValueError(f"--format {fmt}: choose one of {', '.join(FORMATS)}")
     return {path: scrub_value(content) for path, content in files.items()}
@@ -89,4 +73,14 @@ def write_export(files: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
     return written
 
 
-__all__ = ["FORMATS", "ExportRefused", "ExportRun", "build_export", "load_export_runs", "load_schema", "write_export"]
+__all__ = [
+    "EVALUATOR_RELATIONSHIPS",
+    "FORMATS",
+    "EeeSettings",
+    "ExportRefused",
+    "ExportRun",
+    "build_export",
+    "load_export_runs",
+    "load_schema",
+    "write_export",
+]

@@ -25,13 +25,14 @@ import json
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..data.dataset import MODALITY_CODES
 from ..jsonio import dump_line
 from ..judge.prompt import JUDGE_INSTRUCTION, USER_TEMPLATE
 from ..prompts import PROMPT_VERSION, instruction, prompt_fingerprint
-from ..report.bootstrap import BOOTSTRAP_PERCENTILES
+from ..report.bootstrap import BOOTSTRAP_PERCENTILES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from ..report.headline import headline
 from ..scrub import scrub_value
 from .hub import judge_text, safe_name
@@ -132,19 +133,27 @@ def _llm_scoring(run: ExportRun) -> dict[str, Any] | None:
     }
 
 
-def aggregate(
-    run: ExportRun,
-    *,
-    resamples: int,
-    seed: int,
-    dataset_id: str | None,
-    organization: str,
-    relationship: str,
-    retrieved: float,
-    instances: tuple[str, str, int],
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class EeeSettings:
+    """What an EEE export needs beyond the runs: the bootstrap of its intervals (App E.1), the Hub
+    dataset (else the run card's), who ran the evaluation, and when the records were made."""
+
+    resamples: int = BOOTSTRAP_RESAMPLES
+    seed: int = BOOTSTRAP_SEED
+    dataset_id: str | None = None
+    organization: str = ""
+    relationship: str = "third_party"
+    retrieved: float = field(default_factory=time.time)
+
+    def __post_init__(self) -> None:
+        if self.relationship not in EVALUATOR_RELATIONSHIPS:
+            raise ValueError(f"--relationship {self.relationship}: choose one of {', '.join(EVALUATOR_RELATIONSHIPS)}")
+
+
+def aggregate(run: ExportRun, settings: EeeSettings, instances: tuple[str, str, int]) -> dict[str, Any]:
     """The aggregate record of ``run`` (module docstring); ``instances`` is the instance file's
     (name, sha256, rows)."""
+    resamples, seed, retrieved = settings.resamples, settings.seed, settings.retrieved
     intervals = {m: {e["system"]: e for e in entries} for m, entries in headline([run.system], resamples, seed).items()}
     judge = {k: v for k, v in run.judge.items() if k != "cache"}  # the cache is a local path
     results = []
@@ -185,7 +194,7 @@ def aggregate(
         }
         result: dict[str, Any] = {
             "evaluation_name": task.id,
-            "source_data": _source_data(run, dataset_id, task, entry["n_scenes"]),
+            "source_data": _source_data(run, settings.dataset_id, task, entry["n_scenes"]),
             "evaluation_timestamp": run.date,
             "metric_config": metric_config,
             "score_details": {"score": cell["value"], "uncertainty": uncertainty, "details": details},
@@ -212,8 +221,8 @@ def aggregate(
         "source_metadata": {
             "source_name": "odu-bench toolkit",
             "source_type": "evaluation_run",
-            "source_organization_name": organization,
-            "evaluator_relationship": relationship,
+            "source_organization_name": settings.organization,
+            "evaluator_relationship": settings.relationship,
         },
         "model_info": model_info,
         "evaluation_results": results,
@@ -273,42 +282,24 @@ def instance(run: ExportRun, row: Mapping[str, Any], eval_id: str) -> dict[str, 
     }
 
 
-def retrieved_now() -> float:
-    """The retrieved timestamp of a new export: Unix time (the schema's "Unix Epoch time format")."""
-    return time.time()
-
-
-def eee_files(
-    runs: Sequence[ExportRun],
-    *,
-    resamples: int,
-    seed: int,
-    dataset_id: str | None,
-    organization: str,
-    relationship: str,
-    retrieved: float,
-) -> dict[str, Any]:
+def eee_files(runs: Sequence[ExportRun], settings: EeeSettings) -> dict[str, Any]:
     """Relative path -> content of every file of an EEE export: per run, the aggregate record
     (a dict) and the instances (a list of dicts, one JSONL line each)."""
-    if relationship not in EVALUATOR_RELATIONSHIPS:
-        raise ValueError(f"--relationship {relationship}: choose one of {', '.join(EVALUATOR_RELATIONSHIPS)}")
     files: dict[str, Any] = {}
     for run in runs:
-        stem, eval_id = f"{folder(run)}/{file_uuid(run)}", evaluation_id(run, retrieved)
+        stem, eval_id = f"{folder(run)}/{file_uuid(run)}", evaluation_id(run, settings.retrieved)
         rows = scrub_value([instance(run, row, eval_id) for row in run.system.rows])
         digest = hashlib.sha256(b"".join(dump_line(r) for r in rows)).hexdigest()
-        files[f"{stem}.json"] = aggregate(
-            run,
-            resamples=resamples,
-            seed=seed,
-            dataset_id=dataset_id,
-            organization=organization,
-            relationship=relationship,
-            retrieved=retrieved,
-            instances=(f"{file_uuid(run)}.jsonl", digest, len(rows)),
-        )
+        files[f"{stem}.json"] = aggregate(run, settings, (f"{file_uuid(run)}.jsonl", digest, len(rows)))
         files[f"{stem}.jsonl"] = rows
     return files
 
 
-__all__ = ["EEE_BENCHMARK_DIR", "EVALUATOR_RELATIONSHIPS", "INSTANCE_SCHEMA_VERSION", "SCHEMA_VERSION", "eee_files"]
+__all__ = [
+    "EEE_BENCHMARK_DIR",
+    "EVALUATOR_RELATIONSHIPS",
+    "EeeSettings",
+    "INSTANCE_SCHEMA_VERSION",
+    "SCHEMA_VERSION",
+    "eee_files",
+]

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.report_rows import report_row
 from support.sample_runs import scored_sample_run
 
 from odu.report.bootstrap import SceneBootstrap, SceneSwaps, cluster_codes, percentile_interval
@@ -29,25 +30,19 @@ def scene_rows(n: int, seed: int, modality: str = AV, prefix: str = "s") -> list
     for i in range(n):
         positive = rng.random() < 0.7
         score = (lambda: round(rng.random(), 3)) if positive else (lambda: None)
+        language, source = rng.choice(["en", "zh"]), rng.choice(["generated", "human-recorded"])
+        axis1 = rng.choice(["1.1", "1.2", "1.3"])
         rows.append(
-            {
-                "scene_id": f"{prefix}{i:04d}",
-                "modality": modality,
-                "language": rng.choice(["en", "zh"]),
-                "source": rng.choice(["generated", "human-recorded"]),
-                "label": "positive" if positive else "negative",
-                "axes": {"axis1": rng.choice(["1.1", "1.2", "1.3"])},
-                "has_demand": positive,
-                "predicted_has_demand": rng.random() < (0.8 if positive else 0.4),
-                "s2": score(),
-                "s2_errors_as_misses": None,
-                "s3": score(),
-                "s4": score(),
-                "s5": score(),
-                "key_points": [],
-                "parse_error": False,
-                "no_output": False,
-            }
+            report_row(
+                f"{prefix}{i:04d}",
+                positive,
+                rng.random() < (0.8 if positive else 0.4),
+                (score(), score(), score(), score()),
+                modality=modality,
+                language=language,
+                source=source,
+                axes={"axis1": axis1},
+            )
         )
     return rows
 

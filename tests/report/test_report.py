@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from support.predictions import damaged_outputs
+from support.report_rows import report_row
 
 from odu.cli import main
 from odu.judge import make_judge
@@ -54,30 +55,19 @@ def row(
     signal: str = "",
 ) -> dict:
     positive = label == "positive"
-    s2, s3, s4, s5 = s
-    return {
-        "scene_id": sid,
-        "modality": modality,
-        "language": language,
-        "source": source,
-        "label": label,
-        "axes": axes or {},
-        "negative_reason": reason,
-        "negative_signal": signal,
-        "has_demand": positive,
-        "predicted_has_demand": positive if pred is None else pred,
-        "parse_error": False,
-        "no_output": False,
-        "issues": [],
-        "s2": s2,
-        "s2_errors_as_misses": s2,
-        "s3": s3,
-        "s4": s4,
-        "s5": s5,
-        "matches": [],
-        "key_points": list(key_points),
-        "candidates": [],
-    }
+    base = report_row(
+        sid,
+        positive,
+        positive if pred is None else pred,
+        s,
+        modality=modality,
+        language=language,
+        source=source,
+        axes=axes,
+        key_points=key_points,
+    )
+    extra = {"s2_errors_as_misses": s[0], "issues": [], "matches": [], "candidates": []}
+    return base | {"negative_reason": reason, "negative_signal": signal} | extra
 
 
 def system(name: str, rows: list[dict], approximate: bool = False) -> System:
