@@ -63,10 +63,11 @@ def folder(run: ExportRun) -> str:
 
 
 def _source_data(run: ExportRun, dataset_id: str | None, task: Task, n_scenes: int) -> dict[str, Any]:
-    repo, revision = run.hub_dataset()
-    repo = dataset_id or repo
+    card_repo, revision = run.hub_dataset()
+    repo = dataset_id or card_repo
     details = {"config": task.config, "split": SPLIT, "run_dataset": run.dataset().get(task.config)}
-    details |= {"revision": revision} if revision and repo == run.hub_dataset()[0] else {}
+    if revision and repo == card_repo:
+        details["revision"] = revision
     if repo:
         return {
             "dataset_name": BENCHMARK,

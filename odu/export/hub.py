@@ -54,11 +54,10 @@ def eval_results(run: ExportRun, dataset_id: str, revision: str | None, source_u
     shows without one (:attr:`odu.report.runs.System.incomplete`)."""
     out = []
     for task in TASKS:
-        block = run.summary.get(task.modality)
-        value = block.get(task.metric) if isinstance(block, Mapping) else None
+        block = run.summary.get(task.modality) or {}
+        value = block.get(task.metric)
         if value is None or (task.metric == "avg" and run.system.incomplete):
             continue
-        assert isinstance(block, Mapping)
         dataset = {"id": dataset_id, "task_id": task.id} | ({"revision": revision} if revision else {})
         entry: dict[str, Any] = {"dataset": dataset, "value": 100 * value, "date": run.date}
         if source_url:
