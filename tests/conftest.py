@@ -2,7 +2,8 @@
 
 Tests are grouped by the part of the toolkit they pin: ``scoring/``, ``judge/``, ``models/``,
 ``data/``, ``harness/``, ``report/``, ``cli/``, ``doors/`` (the ``evaluate`` metric), ``project/``
-(layout, citation, docs, lint and types); test data in ``fixtures/``.
+(layout, citation, docs, lint and types), ``real/`` (the real lane, docs/real-lane.md); test data in
+``fixtures/``.
 """
 
 from __future__ import annotations

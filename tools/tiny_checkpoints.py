@@ -376,14 +376,26 @@ def build(kind: str, out: Path, seed: int = 0, processor: str = "tiny") -> Path:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if processor not in PROCESSORS:
         raise ValueError(f"processor must be one of {PROCESSORS}, got {processor!r}")
-    import torch
     import transformers
 
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()  # the Omni configs warn about their default sub-configs' token ids
+    try:
+        _write(kind, out, seed, processor == "published")
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+    return out
+
+
+def _write(kind: str, out: Path, seed: int, published: bool) -> None:
+    """The checkpoint of :func:`build` into the empty folder ``out``."""
+    import torch
+    import transformers
+
     torch.manual_seed(seed)
-    published = processor == "published"
     if kind == "text":
         tokenizer = build_tokenizer(named=False)
         tokenizer.chat_template = TEXT_CHAT_TEMPLATE
@@ -415,7 +427,6 @@ def build(kind: str, out: Path, seed: int = 0, processor: str = "tiny") -> Path:
     model.eval().save_pretrained(out)
     for part in parts:
         part.save_pretrained(out)
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
