@@ -113,6 +113,7 @@ def test_separate_audio_track_and_frames_mode(openai_server, media) -> None:
         "media_url": "data",
         "video_mode": "frames",
         "audio_in_video": "separate",
+        "audio_part": "input_audio",
         "fps": 2.0,
         "max_frames": 3,
         "audio_sample_rate": 16_000,
@@ -205,7 +206,7 @@ def test_unreadable_media_is_an_inference_error_and_sends_nothing(openai_server,
 def test_generation_settings_and_their_pitfalls(openai_server, media) -> None:
     openai_server.responder = lambda body: ANSWER
     model = backend(openai_server)
-    assert any("audio inside the video is left to the server" in p for p in model.pitfalls())
+    assert model.pitfalls() == []  # no video sent yet: no pitfall about its audio
     model.generate(
         [request(media, ["v1"])],
         loader(media),
@@ -215,12 +216,15 @@ def test_generation_settings_and_their_pitfalls(openai_server, media) -> None:
     assert body["temperature"] == 0.7 and body["stop"] == ["\n\n"] and body["max_tokens"] == 256
     joined = " ".join(model.pitfalls())
     assert "sampling on" in joined and "may cut the JSON" in joined
+    assert "audio inside the video is left to the server" in joined
     openai_server.extra_fields = {"mm_processor_kwargs"}  # a vLLM extra
     quiet = backend(openai_server, extra_body={"mm_processor_kwargs": {"use_audio_in_video": True}})
     quiet.generate([request(media, ["v1"])], loader(media), GREEDY)
     assert openai_server.requests[-1].json["mm_processor_kwargs"] == {"use_audio_in_video": True}
     assert quiet.pitfalls() == []
-    assert any("audio_in_video=none" in p for p in backend(openai_server, audio_in_video="none").pitfalls())
+    deaf = backend(openai_server, audio_in_video="none")
+    deaf.generate([request(media, ["v1"])], loader(media), GREEDY)
+    assert any("audio_in_video=none" in p for p in deaf.pitfalls())
 
 
 def test_answers_cut_at_the_token_limit_are_counted_and_flagged(openai_server, media) -> None:
