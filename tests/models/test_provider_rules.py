@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from support.backend_media import FAST_BACKOFF, GREEDY, loader, request, tone
+from support.backend_media import GREEDY, loader, request, tone
 from support.cli import argv
 from support.omni_fakes import FakeOmni
 from support.openai_rules import API_KEY
@@ -28,6 +28,19 @@ from support.provider_fakes import (
     SglangFake,
     VllmFake,
 )
+from support.provider_runs import (
+    ANSWER,
+    QWEN3_OMNI,
+    chat_bodies,
+    client_of,
+    eval_sample,
+    first_part,
+    media_types,
+    omni,
+    strict_fake_key,  # noqa: F401  (autouse fixture)
+    summary_of,
+    user,
+)
 from support.sample_runs import prepared_sample  # noqa: F401  (fixture)
 from synth import FAST_VIDEO, encode_mp4
 
@@ -35,49 +48,8 @@ from odu.cli import main
 from odu.data.media import LazyClip
 from odu.models.openai_omni import OpenAIOmni
 
-QWEN3_OMNI = "Qwen/Qwen3-Omni-30B-A3B-Instruct"
 NEMOTRON = "nvidia/Nemotron-3-Nano-Omni-30B-A3B-Reasoning-BF16"
 MING = "Jonathan1909/Ming-flash-omni-2.0"
-ANSWER = '{"has_demand": false, "segments": []}'
-
-
-@pytest.fixture(autouse=True)
-def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)  # the key the strict fakes want
-
-
-def omni(server, model: str, **options: object) -> OpenAIOmni:
-    return OpenAIOmni(model, base_url=server.base_url, progress=False, backoff=FAST_BACKOFF, retries=0, **options)
-
-
-def chat_bodies(server) -> list[dict]:
-    return [r.json for r in server.requests if r.path == "/v1/chat/completions"]
-
-
-def media_types(body: dict) -> list[str]:
-    return [
-        p["type"]
-        for m in body["messages"]
-        if isinstance(m["content"], list)
-        for p in m["content"]
-        if p["type"] != "text"
-    ]
-
-
-def first_part(body: dict, kind: str) -> dict:
-    return next(
-        p for m in body["messages"] if isinstance(m["content"], list) for p in m["content"] if p["type"] == kind
-    )
-
-
-def client_of(fake):
-    import openai
-
-    return openai.OpenAI(base_url=fake.base_url, api_key=API_KEY, max_retries=0)
-
-
-def user(*parts: dict) -> list[dict]:
-    return [{"role": "user", "content": [{"type": "text", "text": "hi"}, *parts]}]
 
 
 # --- 1. SGLang: audio_url on both schemas -------------------------------------------------------------------
@@ -400,11 +372,6 @@ def test_auto_reads_the_server_version_and_picks_its_rules(media, capsys) -> Non
 # --- the acceptance runs: the bundled sample through each strict fake ------------------------------------------------
 
 
-def summary_of(out: Path, name: str = "summary.json") -> dict:
-    [folder] = out.iterdir()
-    return json.loads((folder / name).read_text(encoding="utf-8"))
-
-
 @pytest.mark.parametrize("schema", ["old", "new"])
 def test_acceptance_sample_on_sglang_old_and_new(prepared_sample: Path, tmp_path: Path, capsys, schema: str) -> None:  # noqa: F811
     """The bundled sample (21 scenes, audio-visual and audio-only) through SGLang of either chat schema
@@ -412,15 +379,7 @@ def test_acceptance_sample_on_sglang_old_and_new(prepared_sample: Path, tmp_path
     (the vLLM, DashScope, Ark, OpenAI and Gemini routes run in tests/models/test_providers_doc.py)."""
     model = QWEN3_OMNI
     with SglangFake(FakeOmni(prepared_sample), models=(model,), schema=schema) as server:
-        code = main(
-            argv(
-                "eval",
-                sample=True,
-                model="openai",
-                model_args=f"model={model},base_url={server.base_url}",
-                out=tmp_path / "out",
-            )
-        )
+        code = eval_sample(f"model={model},base_url={server.base_url}", tmp_path / "out")
         assert server.refusals == [] and server.count() > 0
     err = capsys.readouterr().err
     assert code == 0, err[-2000:]

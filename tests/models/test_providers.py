@@ -5,16 +5,24 @@ acceptance runs (Qwen3-Omni on vLLM, GPT-5.4 text-only with Whisper ASR) end wit
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from support.backend_media import FAST_BACKOFF, GREEDY, loader, request, text_request
+from support.backend_media import GREEDY, loader, request, text_request
 from support.cli import argv
 from support.omni_fakes import FakeOmni
 from support.openai_rules import API_KEY
 from support.provider_fakes import DashScopeFake, OpenAIFake, SglangFake, VllmFake, sample_transcripts
+from support.provider_runs import (
+    ANSWER,
+    QWEN3_OMNI,
+    chat_bodies,
+    eval_sample,
+    omni,
+    strict_fake_key,  # noqa: F401  (autouse fixture)
+    summary_of,
+)
 from support.sample_runs import prepared_sample  # noqa: F401  (fixture)
 
 from odu.cli import main
@@ -26,23 +34,6 @@ from odu.models.providers import (
     profile,
     provider_of_host,
 )
-
-QWEN3_OMNI = "Qwen/Qwen3-Omni-30B-A3B-Instruct"
-ANSWER = '{"has_demand": false, "segments": []}'
-
-
-@pytest.fixture(autouse=True)
-def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)  # the key the strict fakes want
-
-
-def omni(server, model: str, **options: object) -> OpenAIOmni:
-    return OpenAIOmni(model, base_url=server.base_url, progress=False, backoff=FAST_BACKOFF, retries=0, **options)
-
-
-def chat_bodies(server) -> list[dict]:
-    return [r.json for r in server.requests if r.path == "/v1/chat/completions"]
-
 
 # --- auto: host, GET /models, model name ------------------------------------------------------------
 
@@ -305,23 +296,9 @@ def test_the_dashscope_fake_refuses_what_dashscope_refuses() -> None:
 # --- the acceptance runs -------------------------------------------------------------------
 
 
-def summary_of(out: Path, name: str = "summary.json") -> dict:
-    [folder] = out.iterdir()
-    return json.loads((folder / name).read_text(encoding="utf-8"))
-
-
 def test_acceptance_qwen3_omni_on_a_strict_vllm_fake(prepared_sample: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
     with VllmFake(FakeOmni(prepared_sample), models=(QWEN3_OMNI,)) as fake:
-        code = main(
-            argv(
-                "eval",
-                sample=True,
-                model="openai",
-                tasks="odu_av",
-                model_args=f"model={QWEN3_OMNI},base_url={fake.base_url}",
-                out=tmp_path / "out",
-            )
-        )
+        code = eval_sample(f"model={QWEN3_OMNI},base_url={fake.base_url}", tmp_path / "out", tasks="odu_av")
         assert fake.refusals == [] and fake.count() > 0
     err = capsys.readouterr().err
     assert code == 0, err[-2000:]
