@@ -248,6 +248,8 @@ class Profile:
                 out.append(f"video audio fed with mm_processor_kwargs.use_audio_in_video=true ({self.source})")
             elif audio_in_video == "separate":
                 out.append(f"video audio sent as a separate {self._audio_type()} part ({self.separate_reason})")
+            if self.soundless_video and audio_in_video == "native":
+                out.append(f"a video without a sound track is refused before sending: {self.soundless_video}")
         limits = [
             f"{what} {n}" for what, n in (("video file(s)", self.max_videos), ("audio part(s)", self.max_audios)) if n
         ]

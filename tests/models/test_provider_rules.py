@@ -366,7 +366,12 @@ def test_auto_reads_the_server_version_and_picks_its_rules(media, capsys) -> Non
     with VllmFake(lambda body: ANSWER, models=("openbmb/MiniCPM-o-4_5",)) as vllm:
         vllm.route("GET", "/version", lambda req: Reply(status=404, body={"detail": "Not Found"}))
         omni(vllm, "openbmb/MiniCPM-o-4_5").generate([request(media, ["a1"], "audio-only")], loader(media), GREEDY)
-    assert "server version not reported (GET /version failed" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "server version not reported (GET /version failed" in err and "newest vllm rules apply" in err
+    stated = OpenAIOmni(QWEN3_OMNI, provider="vllm", server_version="0.15.1").resolve_offline()
+    assert stated is not None and (stated.version, stated.audio_in_video) == ("0.15.1", "separate")
+    newest = OpenAIOmni(QWEN3_OMNI, provider="vllm").resolve_offline()
+    assert newest is not None and "version not reported" in str(newest.soundless_video)  # unknown counts as old
 
 
 # --- the acceptance runs: the bundled sample through each strict fake ------------------------------------------------
