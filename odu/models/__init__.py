@@ -35,6 +35,8 @@ BACKENDS: dict[str, str] = {
 }
 #: Display labels of the baselines, which take no model arguments (``odu-bench eval`` rows).
 BASELINES: dict[str, str] = {"never": "floor: never-trigger", "always": "floor: always-trigger"}
+#: The prefix of every backend's lm-eval model name (:func:`lm_eval_name`).
+LM_EVAL_PREFIX = "odu-"
 
 
 def lm_eval_name(backend: str) -> str:
@@ -43,7 +45,25 @@ def lm_eval_name(backend: str) -> str:
     >>> lm_eval_name("qwen-omni")
     'odu-qwen-omni'
     """
-    return f"odu-{backend}"
+    return f"{LM_EVAL_PREFIX}{backend}"
+
+
+def backend_name(name: str) -> str:
+    """The backend called ``name`` in either spelling: its own (``openai``, what ``odu-bench eval
+    --model`` lists) or its lm-eval model name (``odu-openai``). :class:`ValueError` names both
+    spellings of every backend otherwise.
+
+    >>> backend_name("odu-openai"), backend_name("never")
+    ('openai', 'never')
+    """
+    if name in BACKENDS:
+        return name
+    if name.startswith(LM_EVAL_PREFIX) and name[len(LM_EVAL_PREFIX) :] in BACKENDS:
+        return name[len(LM_EVAL_PREFIX) :]
+    raise ValueError(
+        f"unknown model {name!r}; choose a backend: {', '.join(BACKENDS)} "
+        f"(lm-eval's names for the same: {', '.join(map(lm_eval_name, BACKENDS))})"
+    )
 
 
 def make_backend(name: str, **options: Any) -> Backend:
@@ -71,11 +91,13 @@ def make_backend(name: str, **options: Any) -> Backend:
 __all__ = [
     "BACKENDS",
     "BASELINES",
+    "LM_EVAL_PREFIX",
     "AlwaysTrigger",
     "Backend",
     "Generation",
     "NeverTrigger",
     "Replay",
+    "backend_name",
     "SceneRequest",
     "decode_output",
     "encode_output",

@@ -99,7 +99,9 @@ def write_report(report: dict[str, Any], out_dir: str | Path, plots: bool = True
     written = [out / REPORT_JSON, out / REPORT_MD, *write_csvs(report, out)]
     note = None
     if plots and not matplotlib_available():
-        note = 'matplotlib is not installed: heatmap PNGs skipped (pip install "odu-bench[report]")'
+        from ..extras import install_hint
+
+        note = f"matplotlib is not installed: heatmap PNGs skipped ({install_hint('report')})"
     elif plots:
         written += write_plots(report, out)
     return written, note
