@@ -105,7 +105,7 @@ def run_caveats(
             _caveat(
                 TRUNCATED,
                 f"{truncated} answer(s) cut at the output-token limit (finish_reason: length), read as parse "
-                "errors: raise max_tokens (lm-eval: --gen_kwargs max_gen_toks=...) and run again",
+                "errors: raise the limit (lm_eval: --gen_kwargs max_gen_toks=N) and run again",
             )
         )
     out += [caveat for what, n in counts.items() if (caveat := small_sample(n, what))]

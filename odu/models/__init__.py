@@ -17,6 +17,7 @@ from these names in :mod:`odu.harness.models`, imported only when lm-eval runs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .base import Backend, Generation, SceneRequest, decode_output, encode_output
@@ -66,6 +67,19 @@ def backend_name(name: str) -> str:
     )
 
 
+def system_label(backend: str, model_args: Mapping[str, Any] | None = None) -> str:
+    """The one name of a system in tables, run cards and reports: a baseline's label
+    (:data:`BASELINES`), else the served model (``model`` / ``pretrained`` argument), else the backend.
+
+    >>> system_label("always"), system_label("openai", {"model": "qwen3-omni"})
+    ('floor: always-trigger', 'qwen3-omni')
+    """
+    if backend in BASELINES:
+        return BASELINES[backend]
+    args = model_args or {}
+    return str(args.get("model") or args.get("pretrained") or backend)
+
+
 def make_backend(name: str, **options: Any) -> Backend:
     """The backend called ``name``, built with ``options`` (its constructor's keyword arguments).
 
@@ -103,4 +117,5 @@ __all__ = [
     "encode_output",
     "lm_eval_name",
     "make_backend",
+    "system_label",
 ]

@@ -30,7 +30,7 @@ INFERENCE_ERROR_MARK = "<<odu-bench:inference-error>> "
 #: lm-eval's string responses and its ``--use_cache`` database, so a rerun from the cache knows it.
 TRUNCATED_MARK = "<<odu-bench:truncated>> "
 #: The parse issue of such an answer: what happened and what to change.
-TRUNCATED_ISSUE = "answer cut at the output-token limit (finish_reason: length): raise max_tokens / max_gen_toks"
+TRUNCATED_ISSUE = "answer cut at the output-token limit (finish_reason: length): raise it (max_gen_toks) and rerun"
 
 #: Output-token room per scene (task ``max_gen_toks``): the demand JSON of a few segments takes well
 #: under 1,000 tokens; the rest is headroom so that no answer is cut mid-JSON (thinking models:

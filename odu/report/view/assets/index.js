@@ -180,7 +180,7 @@ ODU.page(function (data, systems) {
     const set = (v) => { if (v) state.filters[col.key] = v; else delete state.filters[col.key]; apply(); };
     if (col.filter === "text" || col.filter === "score") {
       return el("input", { type: "search", value, placeholder: col.filter === "score" ? "<50" : "filter", title: col.filter === "score" ? "percent: <50, >=80, =0, none (undefined)" : null,
-        "aria-label": `filter ${col.label}`, size: col.filter === "score" ? 3 : 10,
+        "aria-label": `filter ${col.label}`, size: col.filter === "score" ? 3 : 10, className: col.filter === "score" ? "score-filter" : null,
         oninput: (e) => set(e.target.value.trim()) });
     }
     const values = col.filter === "flags" ? ["any", "none", ...ODU.FLAGS] : options(data.scenes.map(col.value));
