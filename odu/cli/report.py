@@ -1,4 +1,4 @@
-"""``odu-bench report``: the paper's analyses over scored runs (README "Reports")."""
+"""``odu-bench report``: the paper's analyses over scored runs (docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..caveats import caveat_lines
     from ..report import build_report, load_systems, write_report
     from ..report.render import marked_names
     from ..tables import table3
@@ -57,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
             {marked[s.name]: _without_avg(s.summary) if s.incomplete else s.summary for s in systems}, "\n".join(notes)
         )
     )
+    if lines := caveat_lines({s.name: s.caveats for s in systems}):
+        print("Caveats of these numbers:", *lines, sep="\n")
     print("\n".join(report["table3_caveat"]))
     if note:
         print(note, file=sys.stderr)

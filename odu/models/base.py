@@ -10,7 +10,7 @@ expands it with :func:`odu.prompts.build_chat` and loads media only when it actu
 A backend answers each request with a :class:`Generation`: the raw text, or an inference error
 after its retries. An error is never an empty answer: through lm-eval it travels as a marked
 string (:func:`encode_output`) that the scorer counts as an inference error and scores as "no
-output" (README "lm-evaluation-harness").
+output" (docs/harness.md).
 """
 
 from __future__ import annotations

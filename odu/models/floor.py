@@ -1,4 +1,4 @@
-"""Floor baselines: reference rows any model should beat (README "lm-evaluation-harness").
+"""Floor baselines: reference rows any model should beat (docs/harness.md).
 
 * ``never`` — never triggers: ``{"has_demand": false, "segments": []}`` for every scene. M1 is the
   macro-F1 of the all-negative predictor, FTR is 0, and M2-M5 are 0 on every positive scene.

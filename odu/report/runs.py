@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..caveats import APPROXIMATE_JUDGE, run_caveats, summary_counts
 from ..run import RUN_CARD_NAME, SCENES_FILE, SUMMARY_FILE, incomplete, read_run, summarize_run
 
 #: scenes.jsonl fields the report reads.
@@ -55,6 +56,18 @@ class System:
     def approximate(self) -> bool:
         """True when M2 came from an approximate judge (e.g. the offline lexical judge)."""
         return bool(self.summary.get("judge", {}).get("approximate"))
+
+    @property
+    def caveats(self) -> list[dict[str, str]]:
+        """What qualifies this run's numbers (:mod:`odu.caveats`): those ``odu-bench eval`` stored in
+        ``summary.json``, else the small-sample ones of its scene counts; the approximate judge is
+        left to the † mark."""
+        stored = self.summary.get("caveats")
+        if isinstance(stored, list):
+            caveats = [c for c in stored if isinstance(c, Mapping) and "kind" in c and "text" in c]
+        else:
+            caveats = run_caveats({}, summary_counts(self.summary))
+        return [dict(c) for c in caveats if c["kind"] != APPROXIMATE_JUDGE]
 
     @property
     def incomplete(self) -> list[str]:
