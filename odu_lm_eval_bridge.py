@@ -73,7 +73,6 @@ def _register_models(module: "ModuleType") -> None:
 
     from lm_eval.api import registry
 
-    _point_to_our_names(registry)
     if hasattr(registry, "load_plugins"):  # lm-eval reads lm_eval.models entry points itself (PR #4013)
         return
     for ep in distribution(DIST).entry_points:
@@ -82,7 +81,8 @@ def _register_models(module: "ModuleType") -> None:
 
 
 def _point_to_our_names(registry: "Any") -> None:
-    """``--model openai`` (``odu-bench eval``'s spelling) fails naming ``odu-openai``, lm-eval's."""
+    """``--model openai`` (``odu-bench eval``'s spelling) fails naming ``odu-openai``, lm-eval's
+    (``registry``: ``lm_eval.api.registry``, whose ``get_model`` lm-eval looks up at each call)."""
     import functools
 
     original = registry.get_model
@@ -274,6 +274,7 @@ def _refuse_a_missing_dataset_folder(module: "Any") -> None:
 
 _HOOKS: "dict[str, Callable[[ModuleType], None]]" = {
     "lm_eval.models": _register_models,
+    "lm_eval.api.registry": _point_to_our_names,
     "lm_eval.tasks": _add_task_dir,
     "lm_eval.config.evaluate_config": _index_only_ours,
     "lm_eval.loggers.utils": _quiet_git,

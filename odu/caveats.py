@@ -97,7 +97,7 @@ def run_caveats(
             _caveat(
                 APPROXIMATE_JUDGE,
                 f"M2 and Avg from the approximate {judge.get('name')} judge: not comparable with Table 3 "
-                "(--judge openai:MODEL for an LLM judge, docs/judges.md)",
+                "(an LLM judge: --judge openai:MODEL, or $ODU_JUDGE for lm_eval; docs/judges.md)",
             )
         )
     if truncated:

@@ -61,8 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     first = argv[0] if argv else ""
     module = _MODULE_OF.get(first, first)
     chosen = [module] if module in COMMANDS or module.replace("_", "-") in COMMANDS else COMMANDS
-    if first == "--version":
-        chosen = ()  # no subcommand module to import
+    if first == "--version":  # printed whole (argparse's version action wraps it at the terminal's width)
+        print(f"odu-bench {version()}")
+        return 0
     args = build_parser(chosen).parse_args(argv)
     return int(args.run(args) or 0)
 

@@ -25,6 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..models import lm_eval_system_label
 from ..prompts import PROMPT_VERSION, prompt_fingerprint
 from ..run import RUN_CARD_NAME
 from ..scrub import scrub_value
@@ -101,18 +102,6 @@ def _judge_pitfalls(judges: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return out
 
 
-def _system(model: Any, model_args: Any) -> str | None:
-    """The system's one name (:func:`odu.models.system_label`) for lm-eval's model and its arguments."""
-    from ..models import BACKENDS, LM_EVAL_PREFIX, system_label
-
-    if not isinstance(model, str):
-        return None
-    backend = model.removeprefix(LM_EVAL_PREFIX)
-    return system_label(
-        backend if backend in BACKENDS else model, model_args if isinstance(model_args, Mapping) else {}
-    )
-
-
 def build_run_card(
     results: Mapping[str, Any], recorder: RunRecorder = RECORDER, extra: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -139,7 +128,7 @@ def build_run_card(
         date = datetime.fromtimestamp(date, tz=timezone.utc).isoformat(timespec="seconds")
     return {
         "format": "odu-bench-run-card/1",
-        "system": _system(config.get("model"), model_args),
+        "system": lm_eval_system_label(config.get("model"), model_args),
         "date": date,
         "prompt": {"version": PROMPT_VERSION, "sha256": prompt_fingerprint()},
         "dataset": dict(recorder.datasets),

@@ -80,6 +80,23 @@ def system_label(backend: str, model_args: Mapping[str, Any] | None = None) -> s
     return str(args.get("model") or args.get("pretrained") or backend)
 
 
+def lm_eval_system_label(model: Any, model_args: Any = None) -> str | None:
+    """:func:`system_label` of an lm-eval model name (``odu-never`` -> ``floor: never-trigger``; a
+    model of lm-eval's own: its ``model`` argument, else its name) and its arguments.
+
+    >>> lm_eval_system_label("odu-never"), lm_eval_system_label("local-chat-completions", "model=gpt,x=1")
+    ('floor: never-trigger', 'gpt')
+    """
+    if not isinstance(model, str):
+        return None
+    if isinstance(model_args, str):  # lm-eval's command line form, key=value,key=value
+        model_args = dict(pair.split("=", 1) for pair in model_args.split(",") if "=" in pair)
+    backend = model.removeprefix(LM_EVAL_PREFIX)
+    return system_label(
+        backend if backend in BACKENDS else model, model_args if isinstance(model_args, Mapping) else {}
+    )
+
+
 def make_backend(name: str, **options: Any) -> Backend:
     """The backend called ``name``, built with ``options`` (its constructor's keyword arguments).
 
@@ -116,6 +133,7 @@ __all__ = [
     "decode_output",
     "encode_output",
     "lm_eval_name",
+    "lm_eval_system_label",
     "make_backend",
     "system_label",
 ]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..caveats import APPROXIMATE_JUDGE, run_caveats, summary_counts
+from ..models import lm_eval_system_label
 from ..run import RUN_CARD_NAME, SCENES_FILE, SUMMARY_FILE, incomplete, read_run, summarize_run
 
 #: scenes.jsonl fields the report reads.
@@ -81,7 +82,7 @@ class System:
 def _card_name(run_dir: Path, summary: Mapping[str, Any]) -> str | None:
     """``system`` of the run card, else its model (``model_args.model`` / ``pretrained``, else the
     backend name; ``odu.harness.runcard`` layout), else ``system`` of summary.json."""
-    if name := card_system_name(read_card(run_dir / RUN_CARD_NAME)):
+    if name := card_system_name(read_object(run_dir / RUN_CARD_NAME)):
         return name
     name = summary.get("system")
     return name if isinstance(name, str) and name else None
@@ -156,7 +157,10 @@ def read_harness_run(run_dir: Path) -> HarnessRun:
                 outputs.setdefault(sid, scored.get("raw_output"))
                 judges += [scored["judge"]] if scored.get("judge") else []
                 language = scored.get("annotation_language") or language
-    card = read_card(run_dir / f"run_card_{stamp}.json")
+    card = read_object(run_dir / f"run_card_{stamp}.json")
+    if not card.get("system"):  # plain lm_eval writes no run card: the system named from its results
+        config = read_object(run_dir / f"results_{stamp}.json").get("config") or {}
+        card = {**card, "system": lm_eval_system_label(config.get("model"), config.get("model_args"))}
     return HarnessRun(list(rows.values()), outputs, judges, language, stamp, card)
 
 
@@ -169,8 +173,9 @@ def harness_system(run_dir: Path, harness: HarnessRun, name: str | None = None) 
     return System(name or card_system_name(harness.card) or run_dir.resolve().name, summary, harness.rows)
 
 
-def read_card(path: Path) -> dict[str, Any]:
-    """A run card (``{}`` when there is none); ``ValueError`` when it is not JSON."""
+def read_object(path: Path) -> dict[str, Any]:
+    """A JSON object file: a run card, lm-eval's results (``{}`` when there is none); ``ValueError``
+    when it is not JSON."""
     if not path.is_file():
         return {}
     try:

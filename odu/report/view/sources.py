@@ -35,8 +35,8 @@ from ..runs import (
     harness_folder,
     harness_system,
     load_system,
-    read_card,
     read_harness_run,
+    read_object,
 )
 
 #: Names the rest of the viewer takes from here (its one import site of the scoring core and data wing).
@@ -89,7 +89,7 @@ def _scored_run(run_dir: Path, name: str | None, predictions: str | Path | None)
     system = load_system(run_dir, name, allow_incomplete=True)
     path = Path(predictions) if predictions else run_dir / PREDICTIONS_FILE
     outputs = read_predictions(path) if predictions or path.is_file() else None
-    return Run(system, outputs, _pitfalls(read_card(run_dir / RUN_CARD_NAME)), str(run_dir))
+    return Run(system, outputs, _pitfalls(read_object(run_dir / RUN_CARD_NAME)), str(run_dir))
 
 
 def _harness_run(run_dir: Path, name: str | None) -> Run:
