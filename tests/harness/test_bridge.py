@@ -177,7 +177,7 @@ def test_a_run_of_our_tasks_only_indexes_no_builtin_task(monkeypatch: pytest.Mon
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "t.yaml").write_text("task: my_task\n", encoding="utf-8")
-    assert bridge._ours_only("odu_av", [str(mine)])
+    assert bridge._ours_only("odu_av", [str(mine)]) and bridge._ours_only("odu_av", bridge.task_dir())
     (mine / "odu_av.yaml").write_text("task: odu_av\n", encoding="utf-8")  # the user's odu_av overrides ours
     assert not bridge._ours_only("odu_av", [str(mine)])
 
