@@ -183,6 +183,7 @@ def summary_of(
     annotation_language: str,
     limit: int | None = None,
     shard: str | None = None,
+    system: str | None = None,
 ) -> RunSummary:
     """``summary.json`` in the ``odu-bench score`` layout (:func:`odu.run.summarize_run`: inference
     errors counted), plus the system's name, the answers cut at the output-token limit, the per-task
@@ -193,6 +194,8 @@ def summary_of(
         task: {k.split(",")[0]: v for k, v in metrics.items() if "," in k and "_stderr" not in k}
         for task, metrics in results["results"].items()
     }
+    if system:
+        summary["system"] = system
     summary["truncated"] = sum(bool(r.get("truncated")) for r in rows)
     summary["dataset"] = dict((results.get("odu") or {}).get("datasets") or {})
     total = sum((n or {}).get("original") or 0 for n in (results.get("n-samples") or {}).values())
@@ -329,8 +332,7 @@ def _run(args: argparse.Namespace) -> int:
             with RunWriter(folder) as writer:
                 rows = write_model_outputs(results, writer)
                 judge = merge_judge_infos(list(RECORDER.judges.values()))
-                summary = summary_of(rows, results, judge, args.annotation_language, args.limit, args.shard)
-                summary["system"] = label
+                summary = summary_of(rows, results, judge, args.annotation_language, args.limit, args.shard, label)
                 with writer.jsonl(SCENES_FILE) as scenes:
                     for row in rows:
                         scenes.write(row)

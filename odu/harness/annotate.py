@@ -59,20 +59,27 @@ def annotate(results: dict[str, Any], limit: Any = None, recorder: RunRecorder =
             block["datasets"][task] = dataset
         if judge is not None:
             block["judges"][task] = judge
-        counts = samples_of.get(task) or {}
-        n = int(counts.get("effective") or 0)
-        block["caveats"][task] = run_caveats(
-            judge or {},
-            {"": n},
-            limit=limit,
-            shard=(dataset or {}).get("shard"),
-            truncated=int(metrics.get(f"truncated,{FILTER}") or 0),
-            n_total=counts.get("original"),
+        block["caveats"][task] = task_caveats(
+            judge or {}, metrics, samples_of.get(task) or {}, limit, (dataset or {}).get("shard")
         )
     if block["datasets"] or block["caveats"]:
         results[RESULTS_KEY] = block
         return block
     return {}
+
+
+def task_caveats(
+    judge: Mapping[str, Any], metrics: Mapping[str, Any], counts: Mapping[str, Any], limit: Any, shard: str | None
+) -> list[dict[str, str]]:
+    """The caveats of one task from its judge block, lm-eval's metrics and ``n-samples`` counts."""
+    return run_caveats(
+        judge,
+        {"": int(counts.get("effective") or 0)},
+        limit=limit,
+        shard=shard,
+        truncated=int(metrics.get(f"truncated,{FILTER}") or 0),
+        n_total=counts.get("original"),
+    )
 
 
 def table_note(results: Mapping[str, Any]) -> str:
@@ -97,4 +104,4 @@ def install_table_note() -> None:
     note_tables(lm_eval.utils)
 
 
-__all__ = ["FILTER", "RESULTS_KEY", "annotate", "install_table_note", "table_note"]
+__all__ = ["FILTER", "RESULTS_KEY", "annotate", "install_table_note", "table_note", "task_caveats"]
