@@ -164,7 +164,9 @@ def _ours_only(tasks: "Any", include_path: "Any") -> bool:
     if not set(requested) <= task_names(os.path.join(ours, "odu")):
         return False
     given = [] if include_path is None else include_path if isinstance(include_path, (list, tuple)) else [include_path]
-    theirs = [str(p) for p in given if os.path.realpath(str(p)) != os.path.realpath(ours)]  # odu-bench lm-eval names ours
+    theirs = [
+        str(p) for p in given if os.path.realpath(str(p)) != os.path.realpath(ours)
+    ]  # odu-bench lm-eval names ours
     return not any(set(requested) & task_names(p) for p in theirs)
 
 

@@ -64,11 +64,12 @@ class System:
         ``summary.json``, else the small-sample ones of its scene counts; the approximate judge is
         left to the † mark."""
         stored = self.summary.get("caveats")
-        if isinstance(stored, list):
-            caveats = [c for c in stored if isinstance(c, Mapping) and "kind" in c and "text" in c]
-        else:
-            caveats = run_caveats({}, summary_counts(self.summary))
-        return [dict(c) for c in caveats if c["kind"] != APPROXIMATE_JUDGE]
+        caveats: Sequence[Mapping[str, Any]] = (
+            [c for c in stored if isinstance(c, Mapping) and "kind" in c and "text" in c]
+            if isinstance(stored, list)
+            else run_caveats({}, summary_counts(self.summary))
+        )
+        return [{"kind": str(c["kind"]), "text": str(c["text"])} for c in caveats if c["kind"] != APPROXIMATE_JUDGE]
 
     @property
     def incomplete(self) -> list[str]:
