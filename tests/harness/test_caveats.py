@@ -16,21 +16,11 @@ from support.openai_server import OpenAIServer, Reply, chat_completion
 
 from odu.caveats import SMALL_SAMPLE_SCENES, run_caveats
 from odu.cli import main
-from odu.data.sample import sample_dataset_dir
 from odu.models.base import TRUNCATED_ISSUE
 
 
-@pytest.fixture(scope="module")
-def sample_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return sample_dataset_dir(tmp_path_factory.mktemp("sample-cache"))
-
-
 @pytest.fixture(autouse=True)
-def _env(hf_cache: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import datasets
-
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
-    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+def _no_user_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("ODU_JUDGE", "ODU_ASR", "ODU_DATASET"):
         monkeypatch.delenv(name, raising=False)
 
@@ -43,7 +33,7 @@ def kinds(caveats: list[dict]) -> list[str]:
     return [c["kind"] for c in caveats]
 
 
-def test_a_limit_is_printed_beside_the_row_and_stored_with_it(tmp_path: Path, capsys) -> None:
+def test_a_limit_is_printed_beside_the_row_and_stored_with_it(prepared_sample: Path, tmp_path: Path, capsys) -> None:
     """Item 2: ``eval --sample --model always --limit 2`` once showed AV M1 100.0 and no word of the limit."""
     assert main(argv("eval", sample=True, model="always", limit=2, out=tmp_path / "out")) == 0
     out = capsys.readouterr().out
@@ -58,20 +48,22 @@ def test_a_limit_is_printed_beside_the_row_and_stored_with_it(tmp_path: Path, ca
     stored = summary(tmp_path / "out" / "always")
     assert kinds(stored["caveats"]) == ["limit", "approximate_judge", "small_sample", "small_sample"]
     assert stored["system"] == "floor: always-trigger" and stored["truncated"] == 0
-    assert stored["dataset"]["odu_av"]["source"] == str(sample_dataset_dir())  # which dataset, in the file
+    assert stored["dataset"]["odu_av"]["source"] == str(prepared_sample)  # which dataset, in the file
     results = json.loads((tmp_path / "out" / "always" / "results.json").read_text(encoding="utf-8"))
-    assert results["configs"]["odu_av"]["dataset_path"] == str(sample_dataset_dir())
+    assert results["configs"]["odu_av"]["dataset_path"] == str(prepared_sample)
     assert kinds(results["odu"]["caveats"]["odu_ao"])[0] == "limit"
-    assert f"dataset: {sample_dataset_dir()} (--sample)" in out
+    assert f"dataset: {prepared_sample} (--sample)" in out
 
 
-def test_a_shard_is_a_caveat_too(tmp_path: Path, capsys) -> None:
+def test_a_shard_is_a_caveat_too(prepared_sample: Path, tmp_path: Path, capsys) -> None:
     assert main(argv("eval", sample=True, model="never", shard="1/2", tasks="odu_ao", out=tmp_path / "s")) == 0
     assert "* floor: never-trigger: --shard 1/2: one part of the dataset" in capsys.readouterr().out
     assert kinds(summary(tmp_path / "s" / "never")["caveats"])[0] == "shard"
 
 
-def test_the_full_sample_still_says_it_is_small_and_the_floor_answers_cleanly(tmp_path: Path, capsys) -> None:
+def test_the_full_sample_still_says_it_is_small_and_the_floor_answers_cleanly(
+    prepared_sample: Path, tmp_path: Path, capsys
+) -> None:
     """Item 12: the always-trigger floor's answers parse without an issue; item 5 on eval's console."""
     assert main(argv("eval", sample=True, model="always", out=tmp_path / "out")) == 0
     out = capsys.readouterr().out
@@ -80,7 +72,9 @@ def test_the_full_sample_still_says_it_is_small_and_the_floor_answers_cleanly(tm
     assert rows and all(r["issues"] == [] for r in rows)
 
 
-def test_both_spellings_of_a_model_are_taken_and_an_unknown_one_names_both(tmp_path: Path, capsys) -> None:
+def test_both_spellings_of_a_model_are_taken_and_an_unknown_one_names_both(
+    prepared_sample: Path, tmp_path: Path, capsys
+) -> None:
     """Item 8: ``eval --model odu-never`` (lm-eval's spelling) runs the ``never`` backend."""
     assert main(argv("eval", sample=True, model="odu-never", tasks="odu_ao", out=tmp_path / "o")) == 0
     assert (tmp_path / "o" / "never").is_dir()
@@ -91,9 +85,11 @@ def test_both_spellings_of_a_model_are_taken_and_an_unknown_one_names_both(tmp_p
 
 
 def test_answers_cut_at_the_token_limit_are_named_counted_and_fail_the_run(
-    sample_dataset: Path, tmp_path: Path, capsys
+    prepared_sample: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Item 3: an answer the server stopped at max_tokens is no "no JSON object found" mystery."""
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    sample_dataset = prepared_sample
     fake = FakeOmni(sample_dataset)
 
     def cut(req) -> Reply:
