@@ -164,9 +164,8 @@ def _ours_only(tasks: "Any", include_path: "Any") -> bool:
     if not set(requested) <= task_names(os.path.join(ours, "odu")):
         return False
     given = [] if include_path is None else include_path if isinstance(include_path, (list, tuple)) else [include_path]
-    theirs = [
-        str(p) for p in given if os.path.realpath(str(p)) != os.path.realpath(ours)
-    ]  # odu-bench lm-eval names ours
+    # odu-bench lm-eval passes our own folder as --include_path: only other folders can redefine a task
+    theirs = [str(p) for p in given if os.path.realpath(str(p)) != os.path.realpath(ours)]
     return not any(set(requested) & task_names(p) for p in theirs)
 
 
