@@ -184,7 +184,7 @@ FAULTS: tuple[Fault, ...] = (
       "chars = is_cjk_dominant(ref_norm)", "chars = is_cjk_dominant(hyp_norm)"),
     F("edit-length-of-hypothesis", "text", "odu/text.py",
       "return Levenshtein.distance(ref_units, hyp_units), len(ref_units)", "return Levenshtein.distance(ref_units, hyp_units), len(hyp_units)"),
-    # --- parsing model output (App A.1; README "Parsing rules")
+    # --- parsing model output (App A.1; docs/scoring.md, "Parsing rules")
     F("think-content-kept", "parse", "odu/parse.py",
       "pos = closed.end()", "pos = opened.end()"),
     F("unclosed-think-answer-kept", "parse", "odu/parse.py",
@@ -258,7 +258,7 @@ FAULTS: tuple[Fault, ...] = (
       "if sid in outputs:", "if False:"),
     F("unknown-modality-accepted", "schema", "odu/schema.py",
       "if modality not in MODALITIES:", "if False:"),
-    # --- named choices (odu/constants.py; README "Scoring choices")
+    # --- named choices (odu/constants.py; docs/scoring.md, "Scoring choices")
     F("avg-weight-m2", "constants", "odu/constants.py",
       '"m2": 0.60', '"m2": 0.50'),
     F("transcript-match-min", "constants", "odu/constants.py",

@@ -1,4 +1,4 @@
-"""``odu-bench report``: the paper's analyses over scored runs (README "Reports")."""
+"""``odu-bench report``: the paper's analyses over scored runs (docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..caveats import caveat_lines
     from ..report import build_report, load_systems, write_report
     from ..report.render import marked_names, paired_line
     from ..tables import table3
@@ -62,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
             {marked[s.name]: _without_avg(s.summary) if s.incomplete else s.summary for s in systems}, "\n".join(notes)
         )
     )
+    if lines := caveat_lines({s.name: s.caveats for s in systems}):
+        print("Caveats of these numbers:", *lines, sep="\n")
     print("\n".join(report["table3_caveat"]))
     for entry in report["paired"]["comparisons"]:
         print(paired_line(entry) + "".join(f"\n  warning: {w}" for w in entry["warnings"]))

@@ -99,8 +99,8 @@ def hub_files(
                 f"run {run.system.name}: its run card names no Hub dataset; pass --dataset-id ORG/NAME, the Hub "
                 "dataset (a Benchmark) the results belong to"
             )
-        url = source_url.format(name=run.system.name, run_id=run.run_id) if source_url else None
-        folder = safe_name(run.system.name)
+        folder = safe_name(run.system.name)  # also the URL's {name}: a system's name may hold ": " (a floor's)
+        url = source_url.format(name=folder, run_id=run.run_id) if source_url else None
         files[f"{folder}/{EVAL_RESULTS_DIR}/{EVAL_RESULTS_FILE}"] = eval_results(
             run, target, revision if target == repo else None, url
         )

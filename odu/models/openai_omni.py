@@ -677,7 +677,7 @@ class OpenAIOmni(RemoteBackend):
     def _count_finish(self, choice: Any) -> None:
         """An answer the server cut at ``max_tokens`` (``finish_reason: "length"``) is counted."""
         if getattr(choice, "finish_reason", None) == "length":
-            self._stats.truncated += 1
+            self.count_truncated()
 
 
 __all__ = [

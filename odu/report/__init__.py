@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..caveats import SMALL_SAMPLE_SCENES
 from ..constants import MODALITIES
 from ..jsonio import encode, write_json
 from ..tables import table3_caveat
@@ -43,7 +44,12 @@ def build_report(
         raise ValueError("a report needs at least one scored run")
     present = [m for m in MODALITIES if any(s.rows_of(m) for s in systems)]
     return {
-        "settings": {"resamples": resamples, "seed": seed, "percentiles": list(BOOTSTRAP_PERCENTILES)},
+        "settings": {
+            "resamples": resamples,
+            "seed": seed,
+            "percentiles": list(BOOTSTRAP_PERCENTILES),
+            "small_sample_scenes": SMALL_SAMPLE_SCENES,
+        },
         "systems": [
             {
                 "name": s.name,
@@ -52,6 +58,7 @@ def build_report(
                 "n_scenes": len(s.rows),
                 "annotation_language": s.summary.get("annotation_language"),
                 "incomplete": s.incomplete,
+                "caveats": s.caveats,
             }
             for s in systems
         ],
@@ -92,7 +99,7 @@ def comparability_notes(systems: Sequence[System]) -> list[str]:
         counts = [f"{s.name}: {s.summary[key]}" for s in systems if s.summary.get(key)]
         if counts:
             notes.append(f"{what}: {', '.join(counts)}")
-    return notes
+    return notes + [f"{s.name}: {c['text']}" for s in systems for c in s.caveats]
 
 
 def write_report(report: dict[str, Any], out_dir: str | Path, plots: bool = True) -> tuple[list[Path], str | None]:
@@ -107,7 +114,9 @@ def write_report(report: dict[str, Any], out_dir: str | Path, plots: bool = True
     written = [out / REPORT_JSON, out / REPORT_MD, *write_csvs(report, out)]
     note = None
     if plots and not matplotlib_available():
-        note = 'matplotlib is not installed: heatmap PNGs skipped (pip install "odu-bench[report]")'
+        from ..extras import install_hint
+
+        note = f"matplotlib is not installed: heatmap PNGs skipped ({install_hint('report')})"
     elif plots:
         written += write_plots(report, out)
     return written, note

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..caveats import CAVEAT_MARK
 from ..constants import MODALITIES
 from ..jsonio import SURROGATE_ERRORS
 from ..tables import TABLE3_COLUMNS, percent, render
@@ -50,6 +51,8 @@ def _with_interval(metric: Mapping[str, Any]) -> str:
 #: Marks after a system's name: its M2 (and Avg) from an approximate judge; an incomplete run
 #: (``--allow-incomplete``), shown without Avg.
 APPROXIMATE_MARK, INCOMPLETE_MARK = "†", "‡"
+#: Mark after the scene count of an interval resting on a small sample (:data:`odu.caveats.SMALL_SAMPLE_SCENES`).
+SMALL_MARK = CAVEAT_MARK
 
 
 def _mark(name: str, approximate: bool, incomplete: bool = False) -> str:
@@ -87,12 +90,15 @@ def _headline_md(report: Mapping[str, Any]) -> list[str]:
                 cells[e["system"]][f"{_SHORT[m]} {_NAMES[c]}"] = percent(e["metrics"][c]["value"])
     marked = marked_names(report)
     table = render(header, [[marked[n]] + [cells[n].get(h, "-") for h in header[1:]] for n in names])
+    small = report["settings"]["small_sample_scenes"]
     ci_header = ["System", "Modality", "n"] + [_NAMES[c] for c in TABLE3_COLUMNS]
     ci_rows = [
-        [marked[e["system"]], _SHORT[m], str(e["n_scenes"])] + [_with_interval(e["metrics"][c]) for c in TABLE3_COLUMNS]
+        [marked[e["system"]], _SHORT[m], f"{e['n_scenes']}{SMALL_MARK if e['n_scenes'] < small else ''}"]
+        + [_with_interval(e["metrics"][c]) for c in TABLE3_COLUMNS]
         for m in present
         for e in report["headline"][m]
     ]
+    few = any(e["n_scenes"] < small for m in present for e in report["headline"][m])
     return [
         "## Main results (Table 3 layout)",
         "",
@@ -103,6 +109,15 @@ def _headline_md(report: Mapping[str, Any]) -> list[str]:
         "",
         render(ci_header, ci_rows),
         "",
+        *(
+            [
+                f"{SMALL_MARK} fewer than {small} scenes: a small sample, whose intervals say little (one scene "
+                "gives [100.0, 100.0]); read them as a smoke test, not a measurement.",
+                "",
+            ]
+            if few
+            else []
+        ),
     ]
 
 

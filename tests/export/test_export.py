@@ -17,6 +17,7 @@ from support.sample_runs import scored_sample_run
 
 from odu.cli import main
 from odu.export import load_schema
+from odu.export.hub import safe_name
 from odu.export.tasks import TASKS
 from odu.report import build_report, load_systems
 from odu.run import RUN_CARD_NAME, read_run, summarize, write_run
@@ -68,14 +69,14 @@ def test_exports_of_the_sample_runs_validate_against_the_schemas(sample_runs, tm
     assert export(runs, "eee", tmp_path / "eee", resamples=200) == 0
     results = validator("hub_eval_results.schema.json")
     files = sorted((tmp_path / "hub").glob("*/.eval_results/odu-bench.yaml"))
-    assert [p.parts[-3] for p in files] == ["odu-always", "odu-never", "scored"]
+    assert [p.parts[-3] for p in files] == ["floor__always-trigger", "floor__never-trigger", "scored"]
     task_ids = set()
     for path in files:
         entries = yaml.safe_load(path.read_text(encoding="utf-8"))
         results.validate(entries)
         task_ids |= {e["dataset"]["task_id"] for e in entries}
     records = eee_records(tmp_path / "eee")
-    assert sorted(records) == ["odu-always", "odu-never", "scored"]
+    assert sorted(records) == ["floor: always-trigger", "floor: never-trigger", "scored"]  # eval's names
     for aggregate, instances in records.values():
         validator("eee_eval_0.2.0.schema.json").validate(aggregate)
         for line in instances:
@@ -103,7 +104,7 @@ def test_a_round_trip_reads_the_numbers_back_equal_to_summary_json(sample_runs, 
         summary = read_run(run).summary
         expected = {t.id: summary[t.modality][t.metric] for t in TASKS if summary[t.modality][t.metric] is not None}
         hub = yaml.safe_load(
-            next((tmp_path / "hub").glob(f"{system.name}/.eval_results/odu-bench.yaml")).read_text(encoding="utf-8")
+            (tmp_path / "hub" / safe_name(system.name) / ".eval_results/odu-bench.yaml").read_text(encoding="utf-8")
         )
         assert {e["dataset"]["task_id"]: e["value"] for e in hub} == {k: 100 * v for k, v in expected.items()}
         assert {e["dataset"]["id"] for e in hub} == {DATASET}
@@ -193,11 +194,13 @@ def test_hub_export_needs_the_dataset_and_fills_in_the_source_link(sample_runs, 
     assert "its run card names no Hub dataset; pass --dataset-id ORG/NAME" in capsys.readouterr().err
     url = "https://huggingface.co/datasets/me/odu-runs/tree/main/{name}"
     assert export([run], "hub", tmp_path / "hub", dataset_id=DATASET, source_url=url) == 0
-    [entry, *_] = yaml.safe_load((tmp_path / "hub/odu-never/.eval_results/odu-bench.yaml").read_text(encoding="utf-8"))
+    [entry, *_] = yaml.safe_load(
+        (tmp_path / "hub/floor__never-trigger/.eval_results/odu-bench.yaml").read_text(encoding="utf-8")
+    )
     run_id = read_run(run).summary["run_id"]
     assert entry["source"] == {
-        "url": "https://huggingface.co/datasets/me/odu-runs/tree/main/odu-never",
-        "name": f"ODU-Bench run {run_id} (odu-never)",
+        "url": "https://huggingface.co/datasets/me/odu-runs/tree/main/floor__never-trigger",
+        "name": f"ODU-Bench run {run_id} (floor: never-trigger)",
     }
     assert entry["date"] == json.loads((run / RUN_CARD_NAME).read_text(encoding="utf-8"))["date"]
     # the judge and every caveat travel with the number
