@@ -93,7 +93,17 @@ class QwenOmniLocal(Backend):
         self.dtype, self.fps, self.use_audio_in_video = dtype, fps, use_audio_in_video
         self.max_tokens, self.history, self.progress = max_tokens, history, progress
         self._generation: dict[str, Any] = {}
-        self.stats = {"scenes": 0, "errors": 0, "prompt_tokens": 0, "audio_tokens": 0, "video_tokens": 0}
+        self.stats = {
+            "scenes": 0,
+            "errors": 0,
+            "truncated": 0,
+            "prompt_tokens": 0,
+            "audio_tokens": 0,
+            "video_tokens": 0,
+        }
+        eos = self.model.generation_config.eos_token_id
+        #: Tokens that end an answer; one that reaches max_new_tokens on another was cut.
+        self._end_tokens = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
         tokenizer = self.processor.tokenizer
         self._token_ids = {
             kind: tokenizer.convert_tokens_to_ids(getattr(self.processor, f"{kind}_token"))
@@ -133,7 +143,9 @@ class QwenOmniLocal(Backend):
                 )
             new = ids[:, inputs["input_ids"].shape[1] :]
             text = self.processor.batch_decode(new, skip_special_tokens=True, clean_up_tokenization_spaces=False)[0]
-            return Generation(text)
+            truncated = new.shape[1] >= max_new and int(new[0, -1]) not in self._end_tokens
+            self.stats["truncated"] += truncated
+            return Generation(text, truncated=truncated)
         except MediaError as exc:
             self.stats["errors"] += 1
             return Generation.failed(f"media: {exc}")
@@ -183,6 +195,11 @@ class QwenOmniLocal(Backend):
 
     def pitfalls(self) -> list[str]:
         out = []
+        if self.stats["truncated"]:
+            out.append(
+                f"{self.stats['truncated']} answer(s) stopped at max_new_tokens="
+                f"{self._generation.get('max_new_tokens')}: raise it (--model-args max_tokens=N)"
+            )
         if not self.use_audio_in_video:
             out.append("use_audio_in_video=False: the audio track of audio-visual clips is dropped")
         if self._generation.get("max_new_tokens", self.max_tokens or MODEL_MAX_TOKENS) < MODEL_MIN_SAFE_MAX_TOKENS:

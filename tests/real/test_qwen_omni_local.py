@@ -14,10 +14,16 @@ from support.sample_runs import read_json
 from odu.cli import main
 
 
-def run_local(out: Path, checkpoint: Path, tasks: str, *, limit: int | None = None, **model_args: Any) -> Path:
-    """``odu-bench eval --sample --model qwen-omni`` (exit 0 asserted): the model's run folder."""
+def local_eval(out: Path, checkpoint: Path, tasks: str, limit: int | None, **model_args: Any) -> list[str]:
+    """The ``odu-bench eval --sample --model qwen-omni`` command line, answers held to 8 tokens."""
     args = json.dumps({"pretrained": str(checkpoint), "max_tokens": 8, **model_args})
-    assert main(argv("eval", sample=True, model="qwen-omni", tasks=tasks, limit=limit, model_args=args, out=out)) == 0
+    return argv("eval", sample=True, model="qwen-omni", tasks=tasks, limit=limit, model_args=args, out=out)
+
+
+def run_local(out: Path, checkpoint: Path, tasks: str, *, limit: int | None = None, **model_args: Any) -> Path:
+    """:func:`local_eval` with ``--allow-truncated`` (random weights run to any limit; exit 0 asserted):
+    the model's run folder."""
+    assert main([*local_eval(out, checkpoint, tasks, limit, **model_args), "--allow-truncated"]) == 0
     [folder] = out.iterdir()
     return folder
 
@@ -37,6 +43,7 @@ def test_every_sample_scene_answered_in_process(checkpoints: dict[str, Path], tm
     assert summary["audio-visual"]["n_scenes"] + summary["audio-only"]["n_scenes"] == 21
     counted = stats(folder)
     assert counted["scenes"] == 21 and counted["errors"] == 0 and counted["audio_tokens"] > 0
+    assert counted["truncated"] == 21 and summary["truncated"] == 21
     card = read_json(folder / "run_card.json")["model"]["backend"]
     assert card["generation"] == {"do_sample": False, "max_new_tokens": 8}
 
@@ -49,6 +56,15 @@ def test_the_audio_of_a_video_reaches_the_local_model(checkpoints: dict[str, Pat
     deaf = stats(run_local(tmp_path / "deaf", checkpoints["qwen2_5_omni"], "odu_av", limit=2, use_audio_in_video=False))
     assert deaf["audio_tokens"] == 0 and heard["audio_tokens"] >= 2 * 25
     assert heard["video_tokens"] == deaf["video_tokens"] > 0
+
+
+@pytest.mark.usefixtures("prepared_sample")
+def test_answers_cut_at_max_tokens_fail_the_run(checkpoints: dict[str, Path], tmp_path: Path) -> None:
+    """An answer that reaches max_new_tokens without the end-of-turn token was cut: counted, marked on
+    its scene, and the run exits 1 unless --allow-truncated."""
+    assert main(local_eval(tmp_path / "run", checkpoints["qwen2_5_omni_thinker"], "odu_ao", 2)) == 1
+    [folder] = (tmp_path / "run").iterdir()
+    assert stats(folder)["truncated"] == 2 and read_json(folder / "summary.json")["truncated"] == 2
 
 
 @pytest.mark.usefixtures("prepared_sample")
