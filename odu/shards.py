@@ -275,20 +275,12 @@ def merged_card(shards: Sequence[Shard], command: Sequence[str]) -> dict[str, An
     return card
 
 
-def check_merge_target(out: Path, shards: Sequence[Shard]) -> None:
-    """Refuse an output folder that is one of the shards."""
-    for s in shards:
-        if out.resolve() == s.path.resolve():
-            raise RunError(f"--out {out}: is shard {s.index}/{s.count} itself; choose a new folder")
-
-
 __all__ = [
     "LOGGED_TASKS_KEY",
     "SAME_RUN_FIELDS",
     "SHARD_KEY",
     "Shard",
     "ShardError",
-    "check_merge_target",
     "in_shard",
     "merged_card",
     "merged_judge",

@@ -22,16 +22,8 @@ from typing import Any, cast
 
 from ..judge.openai_judge import merge_judge_infos
 from ..models import BACKENDS, BASELINES, lm_eval_name
-from ..run import (
-    RUN_CARD_NAME,
-    SCENES_FILE,
-    EvalSceneRow,
-    RunSummary,
-    RunWriter,
-    check_out_dir,
-    clear_out_dir,
-    summarize_run,
-)
+from ..outdir import check_target, clear
+from ..run import RUN_CARD_NAME, RUNS, SCENES_FILE, EvalSceneRow, RunSummary, RunWriter, summarize_run
 from ..scrub import install_log_filter, scrub_text, scrub_value, scrubbed_console
 from .common import add_annotation_language, add_overwrite, judge_accounting_line, judge_errors_exit_code, judge_note
 
@@ -234,7 +226,7 @@ def _run(args: argparse.Namespace) -> int:
     from ..harness.runcard import RECORDER, build_run_card
     from ..harness.tasks import dataset_source, load_tasks, task_dir, use_judge
     from ..judge import JudgeUnavailableError
-    from ..judge.spec import judge_from_args
+    from ..judge.spec import judge_from_args, judge_inputs
     from ..models.remote import ModelUnavailableError
     from ..schema import SchemaError
     from ..server_check import PreflightError
@@ -281,7 +273,8 @@ def _run(args: argparse.Namespace) -> int:
         check_dataset(source)
         if args.dry_run:
             return dry_run(args, models, load_tasks(manager, tasks))
-        cleared = not check_out_dir(out, args.overwrite)  # refused before any inference
+        inputs = [source, args.asr, args.use_cache, *judge_inputs(args)]
+        cleared = not check_target(out, RUNS, inputs=inputs, overwrite=args.overwrite)  # before any inference
         judge_from_args(args).close()  # the judge's options and its verdict cache checked before any inference
         RECORDER.clear()
         loaded = load_tasks(manager, tasks)  # each task's data loaded and prepared once, for every model
@@ -308,7 +301,7 @@ def _run(args: argparse.Namespace) -> int:
                     bootstrap_iters=0,
                 )
             if not cleared:  # --overwrite: the old run goes once the first new one is ready to be written
-                clear_out_dir(out)
+                clear(out, RUNS)
                 cleared = True
             with RunWriter(folder) as writer:
                 rows = write_model_outputs(results, writer)

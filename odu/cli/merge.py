@@ -46,7 +46,7 @@ def merged_results(results: dict[str, Any], samples: dict[str, list[dict[str, An
 def run(args: argparse.Namespace) -> int:
     from ..run import RUN_CARD_NAME, SCENES_FILE, RunError, RunWriter
     from ..scrub import scrub_text, scrub_value
-    from ..shards import ShardError, check_merge_target, merged_card, merged_judge, merged_samples, read_shards
+    from ..shards import ShardError, merged_card, merged_judge, merged_samples, read_shards
     from ..tables import table3, table3_caveat
     from .common import judge_note
     from .eval import summary_of, write_model_outputs
@@ -54,10 +54,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     try:
         shards = read_shards(args.runs)
-        check_merge_target(out, shards)
         results = merged_results(shards[0].results, merged_samples(shards), shards)
         judge = merged_judge(shards)
-        with RunWriter(out, args.overwrite) as writer:
+        with RunWriter(out, args.overwrite, inputs=args.runs) as writer:
             rows = write_model_outputs(results, writer)
             summary = summary_of(rows, results, judge, shards[0].summary.get("annotation_language", "scene"))
             with writer.jsonl(SCENES_FILE) as scenes:

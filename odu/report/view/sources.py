@@ -23,7 +23,7 @@ from typing import Any
 
 from ...data.dataset import DEFAULT_CONFIG, SPLIT, USER, row_to_record, rows_without_media
 from ...data.media import MediaError, probe
-from ...data.prepare import CARD_NAME, DATA_DIR, check_dataset, swap_in_dir
+from ...data.prepare import CARD_NAME, DATA_DIR, check_dataset
 from ...data.release import MediaPathError, find_records, media_path
 from ...data.sample import sample_dataset_dir
 from ...judge.openai_judge import merge_judge_infos
@@ -52,7 +52,6 @@ __all__ = [
     "Scene",
     "SchemaError",
     "scene_from_dict",
-    "swap_in_dir",
     "units",
 ]
 
