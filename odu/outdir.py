@@ -149,13 +149,13 @@ def check_target(
     foreign = kind.foreign(target)
     if foreign:
         raise OutDirError(
-            f"{option} {target}: holds files that are not {kind.what}'s ({shown(foreign)}); replacing it "
+            f"{option} {target}: holds files that are not part of {kind.what} ({shown(foreign)}); replacing it "
             "would delete them, so it is never replaced: choose a new folder"
         )
     if not overwrite:
         held = [e.name for e in sorted(target.iterdir())]
         raise OutDirError(
-            f"{option} {target}: holds {kind.what}'s files ({shown(held)}); pass --overwrite to replace them, "
+            f"{option} {target}: holds {kind.what} ({shown(held)}); pass --overwrite to replace it, "
             "or choose a new folder"
         )
     return True

@@ -372,7 +372,7 @@ class RunKind:
 class RunsKind:
     """The output folder of ``odu-bench eval``: one run directory per model, nothing else."""
 
-    what = "odu-bench eval's runs"
+    what = "the runs of odu-bench eval"
 
     def foreign(self, folder: Path) -> list[str]:
         found = []

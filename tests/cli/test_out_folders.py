@@ -69,7 +69,7 @@ def test_eval_overwrite_on_the_parent_of_earlier_runs_deletes_nothing(tmp_path: 
     before = _tree(runs)
     assert _eval(runs, "--overwrite") == 2
     err = capsys.readouterr().err
-    assert "not odu-bench eval's runs'" in err and "20260101-000000/always" in err
+    assert "not part of the runs of odu-bench eval" in err and "20260101-000000/always" in err
     assert _tree(runs) == before
 
 

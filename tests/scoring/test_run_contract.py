@@ -124,7 +124,7 @@ def test_a_failed_write_leaves_the_old_run_untouched(tmp_path: Path) -> None:
 
 def test_overwrite_replaces_the_whole_folder(tmp_path: Path) -> None:
     out = write_run(_demo_run(), tmp_path / "run", json_files={"run_card.json": {"system": "old"}})
-    with pytest.raises(RunError, match="holds a run's files .*pass --overwrite"):
+    with pytest.raises(RunError, match=r"holds a run \(.*\); pass --overwrite"):
         write_run(_demo_run(), out)
     write_run(_demo_run(), out, overwrite=True)
     assert sorted(p.name for p in out.iterdir()) == [SCENES_FILE, SUMMARY_FILE]  # the old run card is gone
@@ -135,7 +135,7 @@ def test_overwrite_never_clears_files_that_are_not_a_runs(tmp_path: Path) -> Non
     out = write_run(_demo_run(), tmp_path / "run")
     (out / "notes.txt").write_text("mine")
     for overwrite in (False, True):
-        with pytest.raises(RunError, match=r"not a run's \(notes\.txt\)"):
+        with pytest.raises(RunError, match=r"not part of a run \(notes\.txt\)"):
             write_run(_demo_run(), out, overwrite=overwrite)
     assert (out / "notes.txt").read_text() == "mine"
     (tmp_path / "file").write_text("x")
