@@ -6,8 +6,9 @@
   are skipped; a UTF-8 byte-order mark at the start is ignored.
 * **Text.** Files are UTF-8, and every Unicode string written is read back unchanged. A lone
   surrogate (half of a UTF-16 pair, e.g. ``"\\ud83d"`` from a JSON escape cut in half) is not a
-  character and has no UTF-8 form: :data:`SURROGATE_RULE` says what is written instead. Nothing
-  else is altered.
+  character and has no UTF-8 form: :data:`SURROGATE_RULE` says what is written instead. A secret
+  the process knows (an API key, a URL password: :mod:`odu.scrub`) is written as ``***``.
+  Nothing else is altered.
 * **Numbers.** NaN and ±Infinity are not JSON: :data:`NON_FINITE_RULE`.
 * **Nesting.** A value nested deeper than :data:`MAX_RECORD_DEPTH` arrays / objects is refused
   (:class:`JsonFileError`), found by a scan that keeps no stack (:func:`too_deep`): before
@@ -28,6 +29,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
+
+from .scrub import scrub_secrets
 
 #: What a writer does with a lone surrogate (documented in docs/scoring.md, "Files of a run").
 SURROGATE_RULE = (
@@ -70,8 +73,9 @@ codecs.register_error(SURROGATE_ERRORS, _replace_surrogates)
 
 
 def encode(text: str) -> bytes:
-    """``text`` as UTF-8, lone surrogates replaced by :data:`SURROGATE_RULE` (never raises)."""
-    return text.encode("utf-8", SURROGATE_ERRORS)
+    """``text`` as UTF-8, lone surrogates replaced by :data:`SURROGATE_RULE`, registered secrets
+    (API keys, URL credentials: :func:`odu.scrub.scrub_secrets`) by ``***``; never raises."""
+    return scrub_secrets(text).encode("utf-8", SURROGATE_ERRORS)
 
 
 def clean_text(text: str) -> str:

@@ -103,7 +103,9 @@ def _real(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(path))
 
 
-def check_apart(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str] | None], option: str = "--out") -> None:
+def check_apart(
+    out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str] | None], option: str = "--out"
+) -> None:
     """:class:`OutDirError` when ``out`` is, contains or lies inside one of ``inputs`` (those that
     exist; links resolved)."""
     target = _real(out)

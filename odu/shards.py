@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .jsonio import JsonFileError, iter_lines, read_json
-from .run import FILES, RUN_CARD_NAME, RUN_ID, RunError, read_run
+from .run import FILES, RUN_CARD_NAME, RUN_ID, read_run
 
 #: The run card key of a shard's position: ``{"index": K, "count": N}``.
 SHARD_KEY = "shard"

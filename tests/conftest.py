@@ -22,6 +22,8 @@ from support.openai_server import OpenAIServer
 from support.sample_runs import prepared_sample  # noqa: F401  (the bundled sample where eval --sample puts it)
 from support.view_support import runs, site  # noqa: F401  (session fixtures of the viewer tests)
 
+from odu.scrub import forget_secrets
+
 
 @pytest.fixture
 def openai_key(monkeypatch: pytest.MonkeyPatch) -> str:
@@ -38,6 +40,13 @@ def openai_server() -> Iterator[OpenAIServer]:
     outside the API unless in ``.extra_fields``. Set ``.responder``."""
     with OpenAIServer() as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def _no_secrets_between_tests() -> Iterator[None]:
+    """Secrets registered by one test's clients (:mod:`odu.scrub`) are not scrubbed from the next's."""
+    yield
+    forget_secrets()
 
 
 @pytest.fixture(autouse=True)

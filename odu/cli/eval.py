@@ -24,7 +24,7 @@ from ..judge.openai_judge import merge_judge_infos
 from ..models import BACKENDS, BASELINES, lm_eval_name
 from ..outdir import check_target, clear
 from ..run import RUN_CARD_NAME, RUNS, SCENES_FILE, EvalSceneRow, RunSummary, RunWriter, summarize_run
-from ..scrub import install_log_filter, scrub_text, scrub_value, scrubbed_console
+from ..scrub import install_log_filter, scrub_text, scrub_value
 from .common import add_annotation_language, add_overwrite, judge_accounting_line, judge_errors_exit_code, judge_note
 
 DEFAULT_MODELS = ("always", "never")
@@ -32,19 +32,28 @@ DEFAULT_TASKS = ("odu_av", "odu_ao")
 
 
 def _model_args(text: str | None) -> dict[str, Any]:
-    """``--model-args`` as a JSON object or lm-eval's ``key=value,key=value``."""
+    """``--model-args`` as a JSON object or lm-eval's ``key=value,key=value``; one naming a
+    credential is refused before anything logs it (:func:`odu.scrub.refuse_credentials`)."""
+    from ..scrub import refuse_credentials
+
     if not text:
         return {}
     if text.lstrip().startswith("{"):
         from ..judge.spec import json_object_arg
 
         try:
-            return json_object_arg(text)
+            args = json_object_arg(text)
         except argparse.ArgumentTypeError as exc:
             raise argparse.ArgumentTypeError(f"--model-args: {exc}") from None
-    from lm_eval.utils import simple_parse_args_string
+    else:
+        from lm_eval.utils import simple_parse_args_string
 
-    return simple_parse_args_string(text)
+        args = simple_parse_args_string(text)
+    try:
+        refuse_credentials(args, "--model-args")
+    except ValueError as exc:  # argparse names the option itself
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--model-args: ")) from None
+    return args
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -139,15 +148,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def write_model_outputs(results: Mapping[str, Any], writer: RunWriter) -> list[EvalSceneRow]:
     """results.json, samples_<task>.jsonl and predictions.jsonl of one model's run, into its run
-    directory, credentials removed from every URL (:mod:`odu.scrub`); returns the scene rows with
-    their inference errors (one per scene, however many tasks held it)."""
+    directory: every URL of lm-eval's results shown by the one rule, known secrets out of every
+    file (:mod:`odu.scrub`); returns the scene rows with their inference errors (one per scene,
+    however many tasks held it)."""
     writer.json("results.json", scrub_value({k: v for k, v in results.items() if k != "samples"}), default=str)
     rows: dict[str, EvalSceneRow] = {}
     outputs: dict[str, str | None] = {}
     for task, task_samples in results.get("samples", {}).items():
         with writer.jsonl(f"samples_{task}.jsonl") as samples:
             for sample in task_samples:
-                samples.write(scrub_value(sample), default=str)
+                samples.write(sample, default=str)  # known secrets scrubbed as written (odu.jsonio)
                 scored = sample["filtered_resps"][0]
                 sid = scored["scene"]["scene_id"]
                 outputs.setdefault(sid, scored["raw_output"])
@@ -207,12 +217,7 @@ def dry_run(args: argparse.Namespace, models: Sequence[str], loaded: Sequence[An
 
 
 def run(args: argparse.Namespace) -> int:
-    """The command, its console and log records scrubbed of URL credentials (:mod:`odu.scrub`)."""
-    with scrubbed_console():
-        return _run(args)
-
-
-def _run(args: argparse.Namespace) -> int:
+    """The command (its console and log records scrubbed by :func:`odu.cli.main`)."""
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
     from lm_eval.utils import setup_logging

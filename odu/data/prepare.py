@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from ..citation import BIBTEX
-from .dataset import CONFIGS, DEFAULT_CONFIG, LEAF_CONFIGS, SPLIT, features, get_config, record_to_row
 from ..outdir import PatternKind, check_target, writing
+from .dataset import CONFIGS, DEFAULT_CONFIG, LEAF_CONFIGS, SPLIT, features, get_config, record_to_row
 from .release import ReleaseProblem, ReleaseScene, find_records, read_release
 
 MANIFEST_NAME = "media_manifest.json"

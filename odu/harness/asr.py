@@ -38,6 +38,7 @@ from ..models.remote import MODEL_CONCURRENCY, MODEL_TIMEOUT_S
 from ..openai_client import API_KEY_ENV, RETRIES, CallFailedError, CallStats, OpenAIClient, ServerUnavailableError
 from ..prompts import AsrSentence, ClipRef
 from ..schema import read_json_records
+from ..scrub import scrub_secrets
 from .runcard import RECORDER
 
 #: (scene_id, clip id) -> sentences of that clip.
@@ -212,7 +213,7 @@ class TranscriptionEndpoint:
             {
                 "start_ms": round(float(_get(s, "start")) * 1000),
                 "end_ms": round(float(_get(s, "end")) * 1000),
-                "text": str(_get(s, "text")).strip(),
+                "text": scrub_secrets(str(_get(s, "text")).strip()),  # a server echoing the key
             }
             for s in segments
             if str(_get(s, "text")).strip()

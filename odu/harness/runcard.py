@@ -81,11 +81,7 @@ def package_versions() -> dict[str, str | None]:
 
 def _public_args(model_args: Any) -> Any:
     """Model arguments with credentials dropped from any URL (lm-eval's own results keep them)."""
-    from ..openai_client import public_url
-
-    if not isinstance(model_args, Mapping):
-        return model_args
-    return {k: public_url(v) if isinstance(v, str) and "://" in v else v for k, v in model_args.items()}
+    return scrub_value(model_args) if isinstance(model_args, Mapping) else model_args
 
 
 def _judge_pitfalls(judges: Mapping[str, Mapping[str, Any]]) -> list[str]:

@@ -36,6 +36,7 @@ from ..openai_client import (
     OpenAIClient,
     ServerUnavailableError,
 )
+from ..scrub import scrub_secrets
 from .base import Backend, ClipLoader, Generation, SceneBatch, SceneRequest
 
 #: Model calls in flight at once (``concurrency=`` model argument).
@@ -226,6 +227,8 @@ class RemoteBackend(Backend):
                 generation = await self.send(sdk, encoded)
             except CallFailedError as exc:
                 generation = Generation.failed(self.client.scrub(f"model call failed: {exc}"))
+        if generation.text:  # a server echoing the key or a URL's password: never written anywhere
+            generation = Generation(scrub_secrets(generation.text), generation.error)
         if generation.error is not None:
             self._stats.errors += 1
         return generation

@@ -29,11 +29,11 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from ...outdir import PatternKind, writing
 from ...tables import table3_caveat
 from .. import comparability_notes
 from ..headline import headline
 from .payload import index_entry, scene_page, search_text
-from ...outdir import PatternKind, writing
 from .sources import ClipSource, DatasetScenes, MediaError, Run, probe
 
 #: Scenes per scene-data file: small enough to load at once, few enough files for 2,078 scenes.
