@@ -156,7 +156,9 @@ def _eval_into(out: Path, tmp: Path) -> int:
 
 
 def _merge_into(out: Path, tmp: Path, shards: Path) -> int:
-    return main(["merge", str(shards / "s1" / "always"), str(shards / "s2" / "always"), "--out", str(out), "--overwrite"])
+    return main(
+        ["merge", str(shards / "s1" / "always"), str(shards / "s2" / "always"), "--out", str(out), "--overwrite"]
+    )
 
 
 def _view_into(out: Path, tmp: Path, runs: dict[str, Path]) -> int:

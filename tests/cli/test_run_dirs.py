@@ -146,7 +146,9 @@ def test_scoring_into_an_eval_folder_is_refused_then_replaced_whole(
     assert "| never †" in printed and "odu-never" not in printed
 
     assert main(argv("eval", sample=True, model="never", tasks="odu_ao", out=tmp_path / "E")) == 2
-    assert f"--out {tmp_path / 'E'}: holds the runs of odu-bench eval (never); pass --overwrite" in capsys.readouterr().err
+    assert (
+        f"--out {tmp_path / 'E'}: holds the runs of odu-bench eval (never); pass --overwrite" in capsys.readouterr().err
+    )
 
 
 # --- item 3: a failed judge -----------------------------------------------------------------------------

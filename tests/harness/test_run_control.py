@@ -67,10 +67,15 @@ def test_scrub_url_removes_user_info_and_every_query_value_but_the_harmless() ->
     assert scrub_url(f"http://user:{SECRET}@127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
     assert scrub_url(f"https://{SECRET}@h/v1") == "https://h/v1"
     signed = f"https://b.s3.amazonaws.com/x.mp4?X-Amz-Credential=AK&X-Amz-Signature={SECRET}&partNumber=2"
-    assert scrub_url(signed) == "https://b.s3.amazonaws.com/x.mp4?X-Amz-Credential=***&X-Amz-Signature=***&partNumber=***"
+    assert (
+        scrub_url(signed) == "https://b.s3.amazonaws.com/x.mp4?X-Amz-Credential=***&X-Amz-Signature=***&partNumber=***"
+    )
     gemini = f"https://generativelanguage.googleapis.com/v1beta/models/m:generateContent?key={SECRET}&alt=sse"
     assert scrub_url(gemini).endswith(":generateContent?key=***&alt=***")
-    assert scrub_url(f"http://h/v1?api-key={SECRET}&api-version=2024-06-01") == "http://h/v1?api-key=***&api-version=2024-06-01"
+    assert (
+        scrub_url(f"http://h/v1?api-key={SECRET}&api-version=2024-06-01")
+        == "http://h/v1?api-key=***&api-version=2024-06-01"
+    )
     assert scrub_url(f"https://api.openai.com/v1?limit=3#{SECRET}") == "https://api.openai.com/v1?limit=***#***"
     assert scrub_url("http://localhost:8000/v1") == "http://localhost:8000/v1"
 

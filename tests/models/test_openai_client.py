@@ -47,7 +47,9 @@ def test_judge_model_and_asr_share_the_client(monkeypatch: pytest.MonkeyPatch, t
     ]
     for user in users:
         assert isinstance(user.client, OpenAIClient)
-        assert user.client.scrub(f"{URL} sk-shared-0123456789") == "https://llm.example.com:8443/v1?api-key=***&v=*** ***"
+        assert (
+            user.client.scrub(f"{URL} sk-shared-0123456789") == "https://llm.example.com:8443/v1?api-key=***&v=*** ***"
+        )
     assert [u.client.unavailable for u in users][:2] == [JudgeUnavailableError, ModelUnavailableError]
     assert issubclass(users[2].client.unavailable, AsrError)
     assert all(issubclass(u.client.unavailable, ServerUnavailableError) for u in users)
