@@ -121,6 +121,15 @@ class TransientError(Exception):
         self.response = response
 
 
+class ModelListError(LookupError):
+    """``GET /models`` gave no model list; ``status`` is the HTTP status the server answered (None:
+    no answer at all), the message says why (scrubbed)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class ResponseTooLargeError(TransientError):
     """The server's reply exceeded :data:`MAX_RESPONSE_BYTES` (or announced it would)."""
 
@@ -538,25 +547,32 @@ class OpenAIClient(ApiClient):
             request.url = httpx2.URL(chosen + url[len(first) :])
             request.headers["Host"] = request.url.netloc.decode("ascii")
 
-    def list_models(self, timeout: float) -> list[dict[str, Any]]:
-        """``GET /models`` once (no retries, at most ``timeout`` seconds in all): the listed models as
-        dicts. Raises :class:`LookupError` with a scrubbed reason when the server does not answer with
-        a list in time."""
-
-        async def listed() -> list[dict[str, Any]]:
-            sdk = self.async_sdk()
-            try:
-                data = (await asyncio.wait_for(sdk.models.list(), timeout)).data
-            finally:
-                await sdk.close()
-            if not isinstance(data, list):
-                raise ValueError("GET /models answered no model list")
-            return [m.model_dump() if hasattr(m, "model_dump") else dict(m) for m in data]
-
+    async def fetch_models(self, timeout: float) -> list[dict[str, Any]]:
+        """``GET /models`` once (no retries, at most ``timeout`` seconds in all), from inside an
+        event loop: the listed models as dicts. The one reader of a server's model list (the
+        preflight's, :mod:`odu.server_check`, and ``provider=auto``'s, :meth:`list_models`).
+        Raises :class:`ModelListError` (scrubbed; the SDK's exception as its cause) when the server
+        does not answer with a list in time."""
+        sdk = self.async_sdk()
         try:
-            return self.run(listed)
+            data = (await asyncio.wait_for(sdk.models.list(), timeout)).data
+        except Exception as exc:
+            status = getattr(exc, "status_code", None)
+            raise ModelListError(self.scrub(f"{type(exc).__name__}: {exc}"), status) from exc
+        finally:
+            await sdk.close()
+        if not isinstance(data, list):
+            raise ModelListError("GET /models answered no model list")
+        return [m.model_dump() if hasattr(m, "model_dump") else dict(m) for m in data]
+
+    def list_models(self, timeout: float) -> list[dict[str, Any]]:
+        """:meth:`fetch_models` from plain code; any failure is a :class:`ModelListError`."""
+        try:
+            return self.run(lambda: self.fetch_models(timeout))
+        except ModelListError:
+            raise
         except Exception as exc:  # a best-effort probe: whatever it meets is its answer, said by the caller
-            raise LookupError(self.scrub(f"{type(exc).__name__}: {exc}")) from None
+            raise ModelListError(self.scrub(f"{type(exc).__name__}: {exc}")) from None
 
     def realtime(self) -> RealtimeSocket:
         """A Realtime WebSocket session with :attr:`model` (``async with``; one per scene)."""
@@ -707,6 +723,7 @@ __all__ = [
     "OpenAIClient",
     "RealtimeSocket",
     "ReplicaPool",
+    "ModelListError",
     "ResponseTooLargeError",
     "ServerRefusedError",
     "ServerUnavailableError",

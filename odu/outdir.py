@@ -51,7 +51,8 @@ class FolderKind(Protocol):
     """What a command writes: ``what`` names it in messages; :meth:`foreign` lists the entries of
     an existing folder (relative POSIX paths) that are not an earlier output's own."""
 
-    what: str
+    @property
+    def what(self) -> str: ...
 
     def foreign(self, folder: Path) -> list[str]: ...
 

@@ -12,13 +12,16 @@ file into a hidden temporary folder beside the target and renames it into place 
 a killed run leaves the target as it was; every file carries the run's id (``run_id``: each JSONL
 row, each JSON file) and ``summary.json`` lists every other file with its SHA-256. A folder that
 holds another run's files is refused unless the caller overwrites it. :func:`read_run` checks all
-of this and names what disagrees; :func:`incomplete` names what a run's numbers lack (judge
+of this and names what disagrees; it refuses scene rows :func:`summarize` cannot count
+(:func:`row_problem`: a NaN score, a flag that is not a boolean) and a summary whose numbers its
+scene rows do not give (:func:`summary_disagreements`: ``summary.json`` edited, its hashes or not); :func:`incomplete` names what a run's numbers lack (judge
 errors, M2 missing).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import secrets
 import shutil
 import time
@@ -30,7 +33,7 @@ from types import TracebackType
 from typing import IO, Any, TypedDict, cast
 
 from .constants import MODALITIES
-from .jsonio import JsonFileError, dumps, encode, iter_lines, read_json, write_json
+from .jsonio import JsonFileError, bounded_lines, dumps, encode, iter_lines, open_input, read_json, write_json
 from .metrics import avg, false_trigger_rate_counts, macro_f1_counts
 from .outdir import FolderKind, OutDirError, check_target, shown, swap_in, work_dir
 
@@ -573,6 +576,84 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+#: Scene-row scores: each a fraction in [0, 1] or None (App A.3; NaN is refused when read).
+SCORE_FIELDS: tuple[str, ...] = ("s2", "s2_errors_as_misses", "s3", "s4", "s5")
+#: Scene-row flags: each a JSON boolean.
+FLAG_FIELDS: tuple[str, ...] = ("has_demand", "predicted_has_demand", "parse_error", "no_output")
+
+
+def row_problem(row: Any) -> str | None:
+    """What makes ``row`` no scene row :func:`summarize` can count (None: it is one): the field
+    named, with what it holds. Scores must be fractions in [0, 1] or null, flags booleans, the
+    modality one of :data:`odu.constants.MODALITIES`, each key point's ``judge_error`` text or null.
+
+    >>> row_problem({"modality": "audio-only", "s2": float("nan")})
+    "'has_demand' must be true or false, got nothing"
+    """
+    if not isinstance(row, Mapping):
+        return f"not a JSON object but {type(row).__name__}"
+    if not isinstance(row.get("scene_id", ""), str):
+        return f"'scene_id' must be text, got {row.get('scene_id')!r}"
+    if row.get("modality") not in MODALITIES:
+        return f"'modality' must be one of {', '.join(MODALITIES)}, got {row.get('modality')!r}"
+    for name in FLAG_FIELDS:
+        if not isinstance(row.get(name), bool):
+            return f"{name!r} must be true or false, got {_held(row, name)}"
+    for name in SCORE_FIELDS:
+        value = row.get(name)
+        if name not in row and name == "s2_errors_as_misses":
+            continue
+        fine = value is None or (type(value) in (int, float) and 0 <= value <= 1)  # NaN fails the range
+        if not fine:
+            return f"{name!r} must be a score in [0, 1] or null, got {_held(row, name)}"
+    points = row.get("key_points")
+    if not isinstance(points, list) or not all(
+        isinstance(k, Mapping) and isinstance(k.get("judge_error"), (str, type(None))) for k in points
+    ):
+        return "'key_points' must be a list of objects, each with 'judge_error' text or null"
+    if not isinstance(row.get("inference_error"), (str, type(None))):
+        return f"'inference_error' must be text or null, got {_held(row, 'inference_error')}"
+    return None
+
+
+def _held(row: Mapping[str, Any], name: str) -> str:
+    return repr(row[name]) if name in row else "nothing"
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return (
+            isinstance(a, (int, float))
+            and isinstance(b, (int, float))
+            and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+        )
+    return type(a) is type(b) and a == b
+
+
+def summary_disagreements(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Where ``summary`` disagrees with what :func:`summarize_run` computes from ``rows`` (each
+    modality's scores and counts, the run-wide counts): a summary edited by hand, or another run's."""
+    computed: dict[str, Any] = dict(summarize_run(rows, {}, ""))
+    found = []
+    for modality in MODALITIES:
+        mine, theirs = computed.get(modality), summary.get(modality)
+        if mine is None and theirs is None:
+            continue
+        if not isinstance(theirs, Mapping) or mine is None:
+            found.append(
+                f"{modality}: {'no block' if mine is not None else 'a block'} in {SUMMARY_FILE} but "
+                f"{'scenes' if mine is not None else 'no scene'} of it in {SCENES_FILE}"
+            )
+            continue
+        for key, value in mine.items():
+            if not _same(theirs.get(key), value):
+                found.append(f"{modality} {key} is {theirs.get(key)!r} in {SUMMARY_FILE}, {value!r} from {SCENES_FILE}")
+    for key in ("parse_errors", "no_output", "inference_errors", "judge_errors"):
+        if key in computed and not _same(summary.get(key), computed[key]):
+            found.append(f"{key} is {summary.get(key)!r} in {SUMMARY_FILE}, {computed[key]!r} from {SCENES_FILE}")
+    return found
+
+
 def read_run(run_dir: str | Path, strict: bool = True) -> ScoredRun:
     """Read back a run directory and check that its files are one run (module docstring).
 
@@ -587,7 +668,7 @@ def read_run(run_dir: str | Path, strict: bool = True) -> ScoredRun:
             raise RunError(f"{run_dir}: no {needed} (is this an `odu-bench score` output directory?)")
     try:
         summary = read_json(run_dir / SUMMARY_FILE)
-    except JsonFileError as exc:
+    except (JsonFileError, OSError) as exc:
         raise RunError(f"{run_dir}: unreadable run ({exc})") from None
     if not isinstance(summary, dict):
         raise RunError(f"{run_dir}: {SUMMARY_FILE} is not a JSON object")
@@ -599,16 +680,26 @@ def read_run(run_dir: str | Path, strict: bool = True) -> ScoredRun:
             digest.update(line)
             yield line
 
-    with (run_dir / SCENES_FILE).open("rb") as fh:
+    try:
+        fh = open_input(run_dir / SCENES_FILE)
+    except (JsonFileError, OSError) as exc:
+        raise RunError(f"{run_dir}: unreadable run ({exc})") from None
+    with fh:
         try:
-            for number, row in iter_lines(hashed(fh), run_dir / SCENES_FILE):
-                if not isinstance(row, dict):
-                    raise RunError(f"{run_dir / SCENES_FILE}:{number}: not a JSON object")
+            for number, row in iter_lines(hashed(bounded_lines(fh, run_dir / SCENES_FILE)), run_dir / SCENES_FILE):
+                if (problem := row_problem(row)) is not None:
+                    raise RunError(f"{run_dir / SCENES_FILE}:{number}: not a scene row: {problem}")
                 if row.pop(RUN_ID, None) != run_id and run_id is not None:
                     foreign.append(number)
                 rows.append(row)
         except JsonFileError as exc:
             raise RunError(f"{run_dir}: unreadable run ({exc})") from None
+    disagree = summary_disagreements(summary, rows)
+    if disagree:  # no number may be shown that its scene rows do not give: never allowed
+        raise RunError(
+            f"{run_dir}: {SUMMARY_FILE} disagrees with {SCENES_FILE} ({shown(disagree, 3)}); edited by hand or "
+            "mixed with another run: score it again"
+        )
     problems = []
     if not isinstance(run_id, str):
         problems.append(
@@ -648,6 +739,8 @@ __all__ = [
     "RUN_ID",
     "SCENES_FILE",
     "SUMMARY_FILE",
+    "SCORE_FIELDS",
+    "FLAG_FIELDS",
     "CandidateRow",
     "EvalSceneRow",
     "JsonlFile",
@@ -667,6 +760,8 @@ __all__ = [
     "is_run_file",
     "new_run_id",
     "read_run",
+    "row_problem",
+    "summary_disagreements",
     "summarize",
     "summarize_run",
     "write_run",

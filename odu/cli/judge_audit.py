@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..constants import MODALITIES
-from ..jsonio import write_json
+from ..jsonio import encode, replace_file, write_json
 from ..judge import JudgeUnavailableError
 from ..judge.audit import audit, audit_table
 from ..judge.spec import add_judge_arguments, judges_from_args
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
             judge.close()
     report = json.dumps(result, indent=2, ensure_ascii=False)
     if args.out:
-        Path(args.out).write_text(report + "\n", encoding="utf-8")
+        replace_file(args.out, encode(report + "\n"))
     else:
         print(report)
     print(audit_table(result))

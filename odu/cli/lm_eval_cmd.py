@@ -13,7 +13,6 @@ and logs, and from the files it wrote (:mod:`odu.scrub`).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -68,12 +67,13 @@ def _output_path(args: list[str]) -> Path | None:
 def write_run_cards(output_path: Path, since: float) -> list[Path]:
     """A run card beside every ``results_*.json`` lm-eval wrote under ``output_path`` since ``since``."""
     from ..harness.runcard import write_run_card
+    from ..jsonio import read_json
 
     written = []
     files = [output_path] if output_path.suffix == ".json" else sorted(output_path.rglob("results_*.json"))
     for results_file in files:
         if results_file.is_file() and results_file.stat().st_mtime >= since:
-            results = json.loads(results_file.read_text(encoding="utf-8"))
+            results = read_json(results_file)
             stamp = results_file.stem.removeprefix("results_")
             written.append(
                 write_run_card(

@@ -24,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def merged_results(results: dict[str, Any], samples: dict[str, list[dict[str, Any]]], shards: Any) -> dict[str, Any]:
     """lm-eval's results of the merged run: the first shard's, each task's metrics recomputed over
     all its samples (as lm-eval aggregates them), its sample counts summed over the shards."""
-    from ..shards import task_metrics
+    from ..harness.tasks import task_metrics
 
     out = {k: v for k, v in results.items() if k != "samples"}
     tasks = {}

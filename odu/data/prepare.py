@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..citation import BIBTEX
+from ..jsonio import read_json
 from ..outdir import PatternKind, check_target, writing
 from .dataset import CONFIGS, DEFAULT_CONFIG, LEAF_CONFIGS, SPLIT, features, get_config, record_to_row
 from .release import ReleaseProblem, ReleaseScene, find_records, read_release
@@ -342,9 +343,9 @@ def verify_dataset_dir(root: str | Path, configs: Sequence[str] | None = None) -
     if problems:
         return problems
     try:
-        manifest = json.loads((root / MANIFEST_NAME).read_text(encoding="utf-8"))
+        manifest = read_json(root / MANIFEST_NAME)
         listed: dict[str, str] = manifest["shards"]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, OSError) as exc:
         return [f"{root / MANIFEST_NAME}: not an ODU-Bench manifest ({exc})"]
     if manifest.get("format") != MANIFEST_FORMAT:
         return [f"{root / MANIFEST_NAME}: format {manifest.get('format')!r}, expected {MANIFEST_FORMAT!r}"]

@@ -33,6 +33,7 @@ from tqdm.auto import tqdm
 
 from ..cache import cache_dir as odu_cache_dir
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip
+from ..jsonio import read_json
 from ..models.clips import DatasetClips, wav_bytes
 from ..models.remote import MODEL_CONCURRENCY, MODEL_TIMEOUT_S
 from ..openai_client import API_KEY_ENV, RETRIES, CallFailedError, CallStats, OpenAIClient, ServerUnavailableError
@@ -185,7 +186,7 @@ class TranscriptionEndpoint:
         cached = self.cache_dir / f"{sha}.json"
         if cached.is_file():
             self.stats.cache_hits += 1
-            return _sentences(json.loads(cached.read_text(encoding="utf-8")), f"{cached}")
+            return _sentences(read_json(cached), f"{cached}")
         where = f"scene {scene_id} clip {clip_id}"
         audio = await asyncio.to_thread(lambda: wav_bytes(load(), DEFAULT_AUDIO_SAMPLE_RATE))
 
@@ -318,6 +319,28 @@ def missing_clips(table: AsrTable, wanted: Sequence[tuple[str, str]]) -> list[st
     return [f"{s}/{c}" for s, c in wanted if (s, c) not in table]
 
 
+#: ASR inputs of the text-only tasks in this process, by :meth:`AsrInput.key` (the docs' ``asr`` field).
+_INPUTS: dict[str, AsrInput] = {}
+
+
+def input_for(spec: str, base_url: str | None) -> AsrInput:
+    """The one :class:`AsrInput` of this process for ``spec`` on ``base_url`` (made on first use)."""
+    key = AsrInput.key(spec, base_url)
+    if key not in _INPUTS:
+        _INPUTS[key] = AsrInput(spec, base_url)
+    return _INPUTS[key]
+
+
+def doc_asr(doc: Mapping[str, Any]) -> AsrInput | None:
+    """The ASR input of a text-only doc (``None`` for a native doc)."""
+    key = doc.get("asr")
+    if not key:
+        return None
+    if key not in _INPUTS:
+        raise AsrError(f"scene {doc['scene_id']}: its ASR input {key} was not loaded in this process (load_docs)")
+    return _INPUTS[key]
+
+
 __all__ = [
     "AsrError",
     "AsrInput",
@@ -326,6 +349,8 @@ __all__ = [
     "AsrUnavailableError",
     "ClipItem",
     "TranscriptionEndpoint",
+    "doc_asr",
+    "input_for",
     "missing_clips",
     "read_sidecar",
     "write_sidecar",

@@ -12,12 +12,12 @@ carries the reasons, and the report marks its rows and shows no Avg for it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..jsonio import read_json
 from ..run import RUN_CARD_NAME, SCENES_FILE, incomplete, read_run
 
 #: scenes.jsonl fields the report reads.
@@ -69,11 +69,8 @@ def _card_name(run_dir: Path, summary: Mapping[str, Any]) -> str | None:
     backend name; ``odu.harness.runcard`` layout), else ``system`` of summary.json."""
     card_path = run_dir / RUN_CARD_NAME
     if card_path.is_file():
-        try:
-            card = json.loads(card_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{card_path}: not valid JSON ({exc})") from None
-        if name := card_system_name(card):
+        card = read_json(card_path)  # JsonFileError (a ValueError) names the file
+        if isinstance(card, Mapping) and (name := card_system_name(card)):
             return name
     name = summary.get("system")
     return name if isinstance(name, str) and name else None

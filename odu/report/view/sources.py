@@ -14,7 +14,6 @@ files are there, else annotations only).
 from __future__ import annotations
 
 import ast
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -26,10 +25,11 @@ from ...data.media import MediaError, probe
 from ...data.prepare import CARD_NAME, DATA_DIR, check_dataset
 from ...data.release import MediaPathError, find_records, media_path
 from ...data.sample import sample_dataset_dir
+from ...jsonio import iter_jsonl, read_json
 from ...judge.openai_judge import merge_judge_infos
 from ...match import merge_segments, pred_order_key
 from ...parse import parse_output
-from ...run import RUN_CARD_NAME, SCENES_FILE, SUMMARY_FILE, summarize_run
+from ...run import RUN_CARD_NAME, SCENES_FILE, SUMMARY_FILE, row_problem, summarize_run
 from ...schema import Scene, SchemaError, read_json_records, read_predictions, scene_from_dict
 from ...text import edit_count, is_cjk_dominant, normalize, units
 from ..runs import System, card_system_name, check_labels_agree, load_system
@@ -78,10 +78,7 @@ class Run:
 def _card(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
-    try:
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+    card = read_json(path)  # JsonFileError (a ValueError) names the file
     return card if isinstance(card, dict) else {}
 
 
@@ -107,21 +104,20 @@ def _harness_run(run_dir: Path, name: str | None, files: Sequence[Path]) -> Run:
     judges: list[dict[str, Any]] = []
     language = "scene"
     for path in sorted(f for f in files if f.stem.endswith(f"_{stamp}")):
-        with path.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    scored = json.loads(line)["filtered_resps"][0]
-                    if isinstance(scored, str):  # lm-eval's CLI logs the filter's dict as its repr
-                        scored = ast.literal_eval(scored)
-                    sid = scored["scene"]["scene_id"]
-                except (json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError, SyntaxError) as exc:
-                    raise ValueError(f"{path}:{n}: not an ODU-Bench sample ({exc!r})") from None
-                rows.setdefault(sid, {**scored["scene"], "inference_error": scored.get("inference_error")})
-                outputs.setdefault(sid, scored.get("raw_output"))
-                judges += [scored["judge"]] if scored.get("judge") else []
-                language = scored.get("annotation_language") or language
+        for n, sample in iter_jsonl(path):  # bounded lines; JsonFileError names the file and line
+            try:
+                scored = sample["filtered_resps"][0]
+                if isinstance(scored, str):  # lm-eval's CLI logs the filter's dict as its repr
+                    scored = ast.literal_eval(scored)
+                sid = scored["scene"]["scene_id"]
+            except (KeyError, IndexError, TypeError, ValueError, SyntaxError) as exc:
+                raise ValueError(f"{path}:{n}: not an ODU-Bench sample ({exc!r})") from None
+            if (problem := row_problem(scored["scene"])) is not None:
+                raise ValueError(f"{path}:{n}: not an ODU-Bench sample: its scene row {problem}")
+            rows.setdefault(sid, {**scored["scene"], "inference_error": scored.get("inference_error")})
+            outputs.setdefault(sid, scored.get("raw_output"))
+            judges += [scored["judge"]] if scored.get("judge") else []
+            language = scored.get("annotation_language") or language
     card = _card(run_dir / f"run_card_{stamp}.json")
     summary = summarize_run(list(rows.values()), merge_judge_infos(judges), language)
     system = System(name or card_system_name(card) or run_dir.resolve().name, summary, list(rows.values()))
