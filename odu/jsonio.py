@@ -11,8 +11,8 @@
   Nothing else is altered.
 * **Numbers.** NaN and ±Infinity are not JSON: :data:`NON_FINITE_RULE` when written; refused
   (:class:`JsonFileError` naming file and line) when read.
-* **Size.** Every input is a regular file (a FIFO or a device is refused before it is read, so
-  nothing blocks on one), each JSONL line or JSON-array element at most :data:`MAX_LINE_BYTES`,
+* **Size.** Every input is a regular file (:func:`odu.files.open_regular`: a FIFO or a device
+  is refused before it is read, so nothing blocks on one), each JSONL line or JSON-array element at most :data:`MAX_LINE_BYTES`,
   a JSON file read whole at most :data:`MAX_JSON_FILE_BYTES`; past a limit the read stops with
   :class:`JsonFileError`.
 * **Nesting.** A value nested deeper than :data:`MAX_RECORD_DEPTH` arrays / objects is refused
@@ -28,18 +28,15 @@ which is streamed too, so a file's records are never all in memory unless the ca
 from __future__ import annotations
 
 import codecs
-import contextlib
 import io
 import json
 import math
-import os
 import re
-import stat
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from .files import open_regular, replace_file
 from .scrub import scrub_secrets
 
 #: What a writer does with a lone surrogate (documented in docs/scoring.md, "Files of a run").
@@ -143,22 +140,6 @@ def dump_line(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
     return encode(dumps(value, default=default)) + b"\n"
 
 
-def replace_file(path: str | Path, data: bytes) -> None:
-    """Write ``data`` as the file ``path``: into a new file beside it, then renamed over it, so a
-    link (or anything) at ``path`` is replaced, never written through, and a reader never sees
-    half a file."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def write_json(path: str | Path, value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
     """Write ``value`` as an indented JSON file (:func:`replace_file`); returns the bytes written."""
     data = encode(dumps(value, indent=2, default=default)) + b"\n"
@@ -196,27 +177,11 @@ def _loads(text: str, where: str) -> Any:
         raise JsonFileError(f"{where}: {exc}") from None
 
 
-def open_input(path: str | Path) -> IO[bytes]:
-    """``path`` opened for binary reading if it is a regular file (opened without blocking, then
-    checked: a FIFO or device is refused with :class:`JsonFileError`; :class:`OSError` when it
-    cannot be opened)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise JsonFileError(f"{path}: not a regular file (a FIFO, a device or a socket is never read)")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
 def read_json(path: str | Path) -> Any:
-    """The value of a JSON file (:class:`JsonFileError` naming it when it is not one, is not a
-    regular file or is larger than :data:`MAX_JSON_FILE_BYTES`)."""
+    """The value of a JSON file (:class:`JsonFileError` naming it when it is not one or is larger
+    than :data:`MAX_JSON_FILE_BYTES`; :class:`odu.files.InputFileError` when it is no regular file)."""
     path = Path(path)
-    with open_input(path) as fh:
+    with open_regular(path) as fh:
         data = fh.read(MAX_JSON_FILE_BYTES + 1)
     if len(data) > MAX_JSON_FILE_BYTES:
         raise JsonFileError(f"{path}: larger than MAX_JSON_FILE_BYTES = {MAX_JSON_FILE_BYTES:,} bytes")
@@ -256,7 +221,7 @@ def iter_lines(lines: Iterable[bytes], path: Path) -> Iterator[tuple[int, Any]]:
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
     """(line number, value) of each record of a JSONL file, read one line at a time."""
     path = Path(path)
-    with open_input(path) as fh:
+    with open_regular(path) as fh:
         yield from iter_lines(bounded_lines(fh, path), path)
 
 
@@ -346,13 +311,13 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
     :class:`OSError` when the file cannot be opened.
     """
     path = Path(path)
-    with open_input(path) as probe:
+    with open_regular(path) as probe:
         head = probe.read(4096).removeprefix(_BOM).lstrip()
         skipped = 0
         while not head and skipped < MAX_LINE_BYTES and (chunk := probe.read(4096)):
             head, skipped = chunk.lstrip(), skipped + len(chunk)
     if head.startswith(b"["):
-        with open_input(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", newline="") as fh:
+        with open_regular(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", newline="") as fh:
             try:
                 yield from _iter_array(fh, path)
             except UnicodeDecodeError as exc:
@@ -377,10 +342,8 @@ __all__ = [
     "iter_jsonl",
     "iter_lines",
     "bounded_lines",
-    "open_input",
     "iter_records",
     "read_json",
-    "replace_file",
     "too_deep",
     "write_json",
 ]

@@ -33,7 +33,8 @@ from types import TracebackType
 from typing import IO, Any, TypedDict, cast
 
 from .constants import MODALITIES
-from .jsonio import JsonFileError, bounded_lines, dumps, encode, iter_lines, open_input, read_json, write_json
+from .files import open_regular
+from .jsonio import JsonFileError, bounded_lines, dumps, encode, iter_lines, read_json, write_json
 from .metrics import avg, false_trigger_rate_counts, macro_f1_counts
 from .outdir import FolderKind, OutDirError, check_target, shown, swap_in, work_dir
 
@@ -681,7 +682,7 @@ def read_run(run_dir: str | Path, strict: bool = True) -> ScoredRun:
             yield line
 
     try:
-        fh = open_input(run_dir / SCENES_FILE)
+        fh = open_regular(run_dir / SCENES_FILE)
     except (JsonFileError, OSError) as exc:
         raise RunError(f"{run_dir}: unreadable run ({exc})") from None
     with fh:

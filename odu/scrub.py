@@ -261,18 +261,14 @@ def scrubbed_console() -> Iterator[None]:
 
 def scrub_file(path: Path) -> bool:
     """Rewrite a text file (JSON, JSONL, a log) with every URL and registered secret scrubbed,
-    replacing it (never writing through a link); True when it changed."""
-    import os
-    import tempfile
+    replacing it (:func:`odu.files.replace_file`: never written through a link); True when it changed."""
+    from .files import replace_file
 
     text = path.read_text(encoding="utf-8", errors="surrogateescape")
     scrubbed = scrub_text(text)
     if scrubbed == text:
         return False
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
-        fh.write(scrubbed)
-    os.replace(tmp, path)
+    replace_file(path, scrubbed.encode("utf-8", errors="surrogateescape"))
     return True
 
 

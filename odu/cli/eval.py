@@ -25,7 +25,14 @@ from ..models import BACKENDS, BASELINES, lm_eval_name
 from ..outdir import check_target, clear
 from ..run import RUN_CARD_NAME, RUNS, SCENES_FILE, EvalSceneRow, RunSummary, RunWriter, summarize_run
 from ..scrub import install_log_filter, scrub_text, scrub_value
-from .common import add_annotation_language, add_overwrite, judge_accounting_line, judge_errors_exit_code, judge_note
+from .common import (
+    add_annotation_language,
+    add_overwrite,
+    judge_accounting_line,
+    judge_errors_exit_code,
+    judge_note,
+    lm_eval_unavailable,
+)
 
 DEFAULT_MODELS = ("always", "never")
 DEFAULT_TASKS = ("odu_av", "odu_ao")
@@ -46,14 +53,21 @@ def _model_args(text: str | None) -> dict[str, Any]:
         except argparse.ArgumentTypeError as exc:
             raise argparse.ArgumentTypeError(f"--model-args: {exc}") from None
     else:
-        from lm_eval.utils import simple_parse_args_string
-
+        try:
+            from lm_eval.utils import simple_parse_args_string
+        except ImportError:  # the command says so, with the fix, once it runs
+            simple_parse_args_string = _key_values
         args = simple_parse_args_string(text)
     try:
         refuse_credentials(args, "--model-args")
     except ValueError as exc:  # argparse names the option itself
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--model-args: ")) from None
     return args
+
+
+def _key_values(text: str) -> dict[str, Any]:
+    """``k=v,k=v`` as a dict of texts (lm-eval's own parser, when lm-eval cannot be imported)."""
+    return dict(pair.partition("=")[::2] for pair in text.split(",") if pair)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -218,11 +232,14 @@ def dry_run(args: argparse.Namespace, models: Sequence[str], loaded: Sequence[An
 
 def run(args: argparse.Namespace) -> int:
     """The command (its console and log records scrubbed by :func:`odu.cli.main`)."""
-    from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager
-    from lm_eval.utils import setup_logging
+    try:
+        from lm_eval import simple_evaluate
+        from lm_eval.tasks import TaskManager
+        from lm_eval.utils import setup_logging
 
-    import odu.harness.models  # noqa: F401  # registers the odu-* models
+        import odu.harness.models  # noqa: F401  # registers the odu-* models
+    except ImportError as exc:
+        return lm_eval_unavailable(exc, "eval")
 
     from ..data.media import MediaError
     from ..data.prepare import check_dataset

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from ..constants import MODALITIES
-from ..jsonio import encode, replace_file, write_json
+from ..files import replace_file
+from ..jsonio import encode, write_json
 from ..judge import JudgeUnavailableError
 from ..judge.audit import audit, audit_table
 from ..judge.spec import add_judge_arguments, judges_from_args

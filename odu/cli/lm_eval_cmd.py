@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..scrub import scrub_file, scrubbed_console
 from ..server_check import PreflightError
+from .common import lm_eval_unavailable
 
 _SUBCOMMANDS = ("run", "ls", "validate")
 
@@ -87,9 +88,12 @@ def write_run_cards(output_path: Path, since: float) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lm_eval.__main__ import cli_evaluate
+    try:
+        from lm_eval.__main__ import cli_evaluate
 
-    import odu.harness.models  # noqa: F401  # registers the odu-* models
+        import odu.harness.models  # noqa: F401  # registers the odu-* models
+    except ImportError as exc:
+        return lm_eval_unavailable(exc, "lm-eval")
 
     from ..harness.runcard import RECORDER
     from ..harness.tasks import task_dir

@@ -170,6 +170,8 @@ def _write(root: Path, shards: list[_Shard], scenes: Sequence[ReleaseScene], pro
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from .media import read_media
+
     feats = features()
     schema = feats.arrow_schema
     counts: dict[str, int] = {}
@@ -190,7 +192,7 @@ def _write(root: Path, shards: list[_Shard], scenes: Sequence[ReleaseScene], pro
             for group in shard.groups:
                 rows, batches = [], []
                 for item in group:
-                    data = [p.read_bytes() for p in item.media_paths]
+                    data = [read_media(p) for p in item.media_paths]
                     row = record_to_row(item.record, data)
                     rows.append(row)
                     media.extend(
