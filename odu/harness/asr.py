@@ -33,7 +33,8 @@ from tqdm.auto import tqdm
 
 from ..cache import cache_dir as odu_cache_dir
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip
-from ..jsonio import read_json
+from ..files import replace_file
+from ..jsonio import dump_line, read_json
 from ..models.clips import DatasetClips, wav_bytes
 from ..models.remote import MODEL_CONCURRENCY, MODEL_TIMEOUT_S
 from ..openai_client import API_KEY_ENV, RETRIES, CallFailedError, CallStats, OpenAIClient, ServerUnavailableError
@@ -88,19 +89,20 @@ def read_sidecar(path: str | Path) -> AsrTable:
 
 
 def write_sidecar(table: AsrTable, path: str | Path) -> Path:
-    """Write ``table`` in the sidecar format (sorted by scene and clip)."""
+    """Write ``table`` in the sidecar format (sorted by scene and clip; the file replaced, never
+    written through a link)."""
     path = Path(path)
-    with path.open("w", encoding="utf-8") as fh:
-        for (scene_id, clip), sentences in sorted(table.items()):
-            row = {
-                "scene_id": scene_id,
-                "clip": clip,
-                "sentences": [
-                    {"start_ms": s.start_ms, "end_ms": s.end_ms, "text": s.text, "speaker": s.speaker}
-                    for s in sentences
-                ],
-            }
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    rows = (
+        {
+            "scene_id": scene_id,
+            "clip": clip,
+            "sentences": [
+                {"start_ms": s.start_ms, "end_ms": s.end_ms, "text": s.text, "speaker": s.speaker} for s in sentences
+            ],
+        }
+        for (scene_id, clip), sentences in sorted(table.items())
+    )
+    replace_file(path, b"".join(dump_line(row) for row in rows))
     return path
 
 

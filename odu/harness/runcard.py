@@ -15,7 +15,6 @@ the model part comes from lm-eval's ``results["config"]`` (our models' ``get_mod
 
 from __future__ import annotations
 
-import json
 import platform
 import threading
 from collections.abc import Mapping
@@ -25,6 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..jsonio import write_json
 from ..prompts import PROMPT_VERSION, prompt_fingerprint
 from ..run import RUN_CARD_NAME
 from ..scrub import scrub_value
@@ -157,8 +157,9 @@ def write_run_card(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / name
-    card = scrub_value(build_run_card(results, recorder, extra))
-    path.write_text(json.dumps(card, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    write_json(
+        path, scrub_value(build_run_card(results, recorder, extra)), default=str
+    )  # replaced, never through a link
     return path
 
 
