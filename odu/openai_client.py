@@ -13,7 +13,7 @@ a client of the same base, :class:`ApiClient`, that knows Google's SDK. They all
   needs none; the key and the server URL's credentials are registered with :mod:`odu.scrub`,
   which removes them from every byte written or printed, and a URL is shown by its one rule
   (:func:`odu.scrub.scrub_url`); a ``base_url`` that is not a usable URL is refused
-  (:func:`check_url`);
+  (:func:`odu.scrub.check_url`);
 * transport limits: each attempt of a call has a total deadline of ``timeout`` seconds (from the
   first byte sent to the last byte read, however slowly the server trickles; the SDK's own
   timeouts bound each connect and read), and a reply may not exceed :data:`MAX_RESPONSE_BYTES`
@@ -60,7 +60,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from .scrub import register_secret, scrub_text, scrub_url, url_credentials
+from .scrub import check_url, register_secret, scrub_text, url_credentials
 
 if TYPE_CHECKING:  # pragma: no cover
     import openai
@@ -177,27 +177,6 @@ def split_replicas(base_url: str | None) -> list[str | None]:
 #: An environment variable's name as ``api_key_env`` takes it (upper-case letters, digits and ``_``,
 #: e.g. ``OPENAI_API_KEY``): anything else is refused, since it may be the key itself.
 KEY_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
-#: The schemes of a server URL.
-URL_SCHEMES = ("http", "https", "ws", "wss")
-
-
-def check_url(url: str, option: str = "base_url") -> None:
-    """:class:`ValueError` unless ``url`` is an ``http(s)`` server URL a client can use: a host, a
-    numeric port if any, and no ``#``, ``/`` or ``?`` left unescaped in a password (an ``@`` after
-    the host); the message shows it scrubbed (:func:`odu.scrub.scrub_url`)."""
-    scheme, sep, rest = url.partition("://")
-    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
-    host_port = authority.rpartition("@")[2]
-    host, colon, port = host_port.rpartition(":") if not host_port.endswith("]") else (host_port, "", "")
-    problem = ""
-    if not sep or scheme.lower() not in URL_SCHEMES:
-        problem = "not an http(s) URL"
-    elif "@" in rest[len(authority) :] and ":" in authority:
-        problem = "an '@' after the host: a password holding '#', '/' or '?' must be percent-encoded (%23, %2F, %3F)"
-    elif not (host if colon else host_port) or (colon and not port.isdigit()):
-        problem = "no host, or a port that is not a number"
-    if problem:
-        raise ValueError(f"{option} {scrub_url(url)!r} is not a server URL ({problem}), e.g. http://localhost:8000/v1")
 
 
 def retry_after(exc: Exception) -> float | None:
@@ -728,7 +707,6 @@ __all__ = [
     "ServerRefusedError",
     "ServerUnavailableError",
     "TransientError",
-    "check_url",
     "retry_after",
     "split_replicas",
     "status_failure",

@@ -139,6 +139,34 @@ def scrub_url(url: str) -> str:
     return scrub_secrets(head + rest)
 
 
+#: The schemes of a server URL.
+URL_SCHEMES = ("http", "https", "ws", "wss")
+
+
+def check_url(url: str, option: str = "base_url") -> None:
+    """:class:`ValueError` unless ``url`` is a server URL a client can use (a scheme of
+    :data:`URL_SCHEMES`, a host, a numeric port if any, and no ``#``, ``/`` or ``?`` left unescaped
+    in a password: an ``@`` after the host); the message shows it scrubbed (:func:`scrub_url`).
+
+    >>> check_url("http://u:p#w@h:8000/v1")
+    Traceback (most recent call last):
+    ...
+    ValueError: base_url 'http://***@h:8000/v1' is not a server URL (an '@' after the host: ...
+    """
+    scheme, _, guessed, rest = _split(url)
+    host_port = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    host, colon, port = host_port.rpartition(":") if not host_port.endswith("]") else (host_port, "", "")
+    problem = ""
+    if not scheme.endswith("://") or scheme[:-3].lower() not in URL_SCHEMES:
+        problem = "not an http(s) URL"
+    elif guessed:
+        problem = "an '@' after the host: a password holding '#', '/' or '?' must be percent-encoded (%23, %2F, %3F)"
+    elif not (host if colon else host_port) or (colon and not port.isdigit()):
+        problem = "no host, or a port that is not a number"
+    if problem:
+        raise ValueError(f"{option} {scrub_url(url)!r} is not a server URL ({problem}), e.g. http://localhost:8000/v1")
+
+
 def scrub_text(text: str) -> str:
     """``text`` with every URL in it scrubbed (:func:`scrub_url`) and every registered secret
     replaced.
@@ -293,6 +321,8 @@ __all__ = [
     "REDACTED",
     "ScrubFilter",
     "ScrubbedStream",
+    "URL_SCHEMES",
+    "check_url",
     "forget_secrets",
     "install_log_filter",
     "refuse_credentials",

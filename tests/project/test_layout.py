@@ -133,3 +133,26 @@ def test_no_import_cycle() -> None:
     """Issue 23: ``harness/tasks`` <-> ``harness/preflight`` <-> ``shards`` imported each other
     (inside functions); no group of modules may."""
     assert import_cycles() == []
+
+
+def test_one_reader_of_a_servers_model_list() -> None:
+    """Issue 23: the preflight and ``provider=auto`` read ``GET /models`` through one function
+    (``OpenAIClient.fetch_models``), not two."""
+    readers = [
+        p.relative_to(ROOT).as_posix()
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if ".models.list(" in p.read_text(encoding="utf-8")
+    ]
+    assert readers == ["odu/openai_client.py"]
+
+
+def test_one_url_scrubber() -> None:
+    """Issue 23: ``openai_client.public_url`` and ``odu.scrub.scrub_url`` scrubbed URLs by two rules;
+    only ``odu/scrub.py`` takes a URL's credentials apart now."""
+    marks = ("def public_url", "def url_secrets", 'rpartition("@")', ".password")
+    takers = [
+        p.relative_to(ROOT).as_posix()
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if any(mark in p.read_text(encoding="utf-8") for mark in marks)
+    ]
+    assert takers == ["odu/scrub.py"]
