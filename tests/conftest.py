@@ -20,6 +20,7 @@ from support.dataset_fixtures import demo_dataset, demo_release, hf_cache  # noq
 from support.openai_rules import API_KEY
 from support.openai_server import OpenAIServer
 from support.sample_runs import prepared_sample  # noqa: F401  (the bundled sample where eval --sample puts it)
+from support.shard_runs import shards  # noqa: F401  (module fixture: the two shards of an eval run)
 from support.view_support import runs, site  # noqa: F401  (session fixtures of the viewer tests)
 
 from odu.scrub import forget_secrets

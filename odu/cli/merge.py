@@ -23,7 +23,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def merged_results(results: dict[str, Any], samples: dict[str, list[dict[str, Any]]], shards: Any) -> dict[str, Any]:
     """lm-eval's results of the merged run: the first shard's, each task's metrics recomputed over
-    all its samples (as lm-eval aggregates them), its sample counts summed over the shards."""
+    all its samples (as lm-eval aggregates them), its sample counts (``n-samples``,
+    ``sample_len``) those of all the shards."""
     from ..harness.tasks import task_metrics
 
     out = {k: v for k, v in results.items() if k != "samples"}
@@ -33,6 +34,8 @@ def merged_results(results: dict[str, Any], samples: dict[str, list[dict[str, An
         tasks[task] = {
             k: metrics.get(k.split(",")[0], v) if "," in k and "_stderr" not in k else v for k, v in block.items()
         }
+        if "sample_len" in block and task in samples:  # lm-eval's count of the task's samples: all shards'
+            tasks[task]["sample_len"] = len(samples[task])
     out["results"] = tasks
     counts = {}
     for task, block in (results.get("n-samples") or {}).items():

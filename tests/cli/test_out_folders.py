@@ -42,15 +42,6 @@ def _eval(out: Path, *extra: str) -> int:
     return main([*argv("eval", sample=True, model="always", out=out), *extra])
 
 
-@pytest.fixture(scope="module")
-def shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``odu-bench eval --shard 1/2`` and ``2/2`` of the always-trigger floor: ``<root>/s1``, ``<root>/s2``."""
-    root = tmp_path_factory.mktemp("shards")
-    for k in (1, 2):
-        assert _eval(root / f"s{k}", "--shard", f"{k}/2") == 0
-    return root
-
-
 # --- the cases the issue reproduced ----------------------------------------------------------------
 
 
