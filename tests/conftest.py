@@ -19,7 +19,7 @@ from support.backend_media import media  # noqa: F401  (module fixture: short cl
 from support.dataset_fixtures import demo_dataset, demo_release, hf_cache  # noqa: F401  (session fixtures)
 from support.openai_rules import API_KEY
 from support.openai_server import OpenAIServer
-from support.sample_runs import prepared_sample  # noqa: F401  (the bundled sample where eval --sample puts it)
+from support.sample_runs import prepared_sample, sample_dataset  # noqa: F401  (the bundled sample, prepared)
 from support.shard_runs import shards  # noqa: F401  (module fixture: the two shards of an eval run)
 from support.view_support import runs, site  # noqa: F401  (session fixtures of the viewer tests)
 

@@ -12,6 +12,7 @@ prints one row per model with the audio-visual and audio-only columns of Table 3
 from __future__ import annotations
 
 import argparse
+import logging
 import re
 import sys
 import time
@@ -266,7 +267,10 @@ def run(args: argparse.Namespace) -> int:
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     out = Path(args.out or Path("runs") / time.strftime("%Y%m%d-%H%M%S"))
     setup_logging(args.verbosity)  # before the run: lm-eval 0.4.13 applies simple_evaluate(verbosity=) only after it
-    install_log_filter()  # lm-eval's handler, made just now: no credential of a URL reaches a log line
+    for handler in logging.getLogger("lm_eval").handlers:  # made once per process: this command's console now
+        if type(handler) is logging.StreamHandler:
+            handler.stream = sys.stderr  # not setStream: it flushes the old stream, which may be closed
+    install_log_filter()  # lm-eval's handler: no credential of a URL reaches a log line
     command = ["odu-bench", *(scrub_text(a) for a in sys.argv[1:])]
     try:
         if args.json and not args.dry_run:

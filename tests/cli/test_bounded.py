@@ -6,7 +6,6 @@ another schema, a link loop in a release, lm-eval broken, and Ctrl-C in ``eval``
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
@@ -14,9 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from support.cli import argv
@@ -25,7 +22,6 @@ from support.process import fresh_env, run_odu
 from odu.cli import main
 from odu.data.sample import sample_dir
 from odu.jsonio import MAX_LINE_BYTES
-from odu.openai_client import MAX_RETRY_AFTER_S, ReplicaPool, TransientError, retry_after, with_retries
 
 SAMPLE_SCENES = sample_dir() / "scenes.jsonl"
 #: Seconds a case may take: it ends on its own long before (a hang would be killed here).
@@ -64,40 +60,6 @@ def test_a_line_past_the_limit_is_refused_naming_the_limit(tmp_path: Path, capsy
         fh.truncate(MAX_LINE_BYTES + 1)
     assert main(argv("score", scenes=SAMPLE_SCENES, predictions=endless, out=tmp_path / "o", no_progress=True)) == 2
     assert f"{endless}:1: a line longer than MAX_LINE_BYTES = {MAX_LINE_BYTES:,} bytes" in capsys.readouterr().err
-
-
-# --- waits -------------------------------------------------------------------------------------------------
-
-
-def test_retry_after_999999_is_cut_to_the_documented_cap(monkeypatch: pytest.MonkeyPatch) -> None:
-    slept: list[float] = []
-
-    async def sleep(seconds: float) -> None:
-        slept.append(seconds)
-
-    monkeypatch.setattr(asyncio, "sleep", sleep)
-    calls = 0
-
-    async def call() -> str:
-        nonlocal calls
-        calls += 1
-        if calls == 1:
-            raise TransientError("HTTP 429", SimpleNamespace(headers={"retry-after": "999999"}))
-        return "ok"
-
-    no_cap = (1.0, 2.0, 1e9)  # even with a backoff that caps nothing
-    assert asyncio.run(with_retries(call, retries=1, backoff=no_cap, classify=lambda exc: None)) == "ok"
-    assert slept == [MAX_RETRY_AFTER_S]
-    for header in (
-        {"retry-after": "inf"},
-        {"retry-after-ms": "1e12"},
-        {"retry-after": "Fri, 31 Dec 9999 23:59:59 GMT"},
-    ):
-        assert retry_after(TransientError("429", SimpleNamespace(headers=header))) == MAX_RETRY_AFTER_S
-    assert retry_after(TransientError("429", SimpleNamespace(headers={"retry-after": "nan"}))) is None
-    pool = ReplicaPool(["http://a/v1", "http://b/v1"], cooldown=1.0)
-    pool.fail(0, retry_after(TransientError("429", SimpleNamespace(headers={"retry-after": "999999"}))))
-    assert pool._rest_until[0] - time.monotonic() <= 10.0  # rests ten cooldowns at most
 
 
 # --- media and datasets ------------------------------------------------------------------------------------

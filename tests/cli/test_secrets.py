@@ -15,9 +15,9 @@ import pytest
 from support.cli import argv
 from support.omni_fakes import FakeOmni
 from support.openai_server import OpenAIServer, RecordedRequest, Reply, chat_completion
+from support.sample_runs import server_run_env
 
 from odu.cli import main
-from odu.data.sample import sample_dataset_dir
 from odu.scrub import scrub_text, scrub_url
 
 KEY = "sk-echoed-KEY-0f1e2d3c4b5a"  # the API key, which the server echoes in every answer
@@ -34,19 +34,9 @@ AT_PW = "at@sign-pw-secret"  # a password holding '@', in the second replica
 JUDGE_PW = "judge-pw-secret"
 
 
-@pytest.fixture(scope="module")
-def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return sample_dataset_dir(tmp_path_factory.mktemp("sample-cache"))
-
-
 @pytest.fixture(autouse=True)
 def _env(hf_cache: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import datasets
-
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    for name in ("ODU_JUDGE", "ODU_ASR", "ODU_DATASET"):
-        monkeypatch.delenv(name, raising=False)
+    server_run_env(monkeypatch, hf_cache, KEY)
 
 
 def echoing(fake: FakeOmni) -> Any:
@@ -82,8 +72,9 @@ def _leaks(texts: dict[str, bytes]) -> list[tuple[str, str]]:
 
 
 def test_no_secret_of_the_leaking_shapes_reaches_a_file_or_a_stream(
-    dataset: Path, tmp_path: Path, capfd: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+    sample_dataset: Path, tmp_path: Path, capfd: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    dataset = sample_dataset
     fake = FakeOmni(dataset)
     query = "&".join(f"{name}={value}" for name, value in QUERY_SECRETS.items())
     with OpenAIServer(api_key=None, models=("omni-test", "judge-test")) as server:
@@ -113,11 +104,13 @@ def test_no_secret_of_the_leaking_shapes_reaches_a_file_or_a_stream(
     assert {"out/openai-omni-test/predictions.jsonl", "judge.sqlite"} <= set(files)
     assert any(name.startswith("lm-cache") for name in files)
     assert _leaks({**files, "stdout": out.encode(), "stderr": err.encode()}) == []
+    assert "Initializing" in err  # lm-eval's log line of the model arguments was there, scrubbed
     folder = tmp_path / "out" / "openai-omni-test"
     predictions = (folder / "predictions.jsonl").read_text(encoding="utf-8")
     assert "Basic ***" in predictions or "*** ***" in predictions  # the echo is there, scrubbed
     card = json.loads((folder / "run_card.json").read_text(encoding="utf-8"))
     assert any("api_token=***" in a for a in card["command"])  # the parameter named, its value not
+    assert any("http://judge:" not in a and f"http://{host}/v1" in a for a in card["command"])  # user info gone
 
 
 @pytest.mark.parametrize(

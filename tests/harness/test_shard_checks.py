@@ -89,7 +89,13 @@ def test_parts_of_one_split_each_once_none_missing(shards: Path, tmp_path: Path,
     capsys.readouterr()
     assert main(["merge", str(one), str(tmp_path / "t1" / "always"), "--out", str(tmp_path / "m")]) == 2
     assert "shards of different splits: N = 2, 3" in capsys.readouterr().err
+    assert eval_always(tmp_path / "full") == 0
+    capsys.readouterr()
+    assert main(["merge", str(tmp_path / "full" / "always"), str(one), "--out", str(tmp_path / "m")]) == 2
+    assert "not a shard (its run card names no --shard K/N)" in capsys.readouterr().err
     assert not (tmp_path / "m").exists()
+    assert eval_always(tmp_path / "l", "--shard", "1/2", "--limit", "2") == 2
+    assert "--limit with --shard" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

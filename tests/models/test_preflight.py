@@ -6,10 +6,8 @@ server (scrubbed), the model and the cause."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
-from support.openai_server import Fault, OpenAIServer, Reply
+from support.openai_server import Fault, OpenAIServer, Reply, dead_url
 
 from odu.judge import OpenAIJudge
 from odu.models.openai_omni import OpenAIOmni
@@ -23,13 +21,6 @@ from odu.server_check import (
 )
 
 JUDGE, MODEL = "judge-m", "omni-m"
-
-
-def dead_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
 
 
 @pytest.fixture
