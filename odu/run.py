@@ -695,12 +695,6 @@ def read_run(run_dir: str | Path, strict: bool = True) -> ScoredRun:
                 rows.append(row)
         except JsonFileError as exc:
             raise RunError(f"{run_dir}: unreadable run ({exc})") from None
-    disagree = summary_disagreements(summary, rows)
-    if disagree:  # no number may be shown that its scene rows do not give: never allowed
-        raise RunError(
-            f"{run_dir}: {SUMMARY_FILE} disagrees with {SCENES_FILE} ({shown(disagree, 3)}); edited by hand or "
-            "mixed with another run: score it again"
-        )
     problems = []
     if not isinstance(run_id, str):
         problems.append(
@@ -715,6 +709,12 @@ def read_run(run_dir: str | Path, strict: bool = True) -> ScoredRun:
         )
     if problems and strict:
         raise RunError(f"{run_dir}: " + "; ".join(problems))
+    disagree = summary_disagreements(summary, rows)
+    if disagree:  # no number may be shown that its scene rows do not give, whatever is allowed
+        raise RunError(
+            f"{run_dir}: {SUMMARY_FILE} disagrees with {SCENES_FILE} ({shown(disagree, 3)}); edited by hand or "
+            "mixed with another run: score it again"
+        )
     return ScoredRun(cast(RunSummary, summary), cast(list[SceneRow], rows), problems)
 
 
