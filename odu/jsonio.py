@@ -9,8 +9,9 @@
   character and has no UTF-8 form: :data:`SURROGATE_RULE` says what is written instead. A secret
   the process knows (an API key, a URL password: :mod:`odu.scrub`) is written as ``***``.
   Nothing else is altered.
-* **Numbers.** NaN and ±Infinity are not JSON: :data:`NON_FINITE_RULE` when written; refused
-  (:class:`JsonFileError` naming file and line) when read.
+* **Numbers.** NaN and ±Infinity are not JSON: :data:`NON_FINITE_RULE` when written; read as
+  Python reads them, for the reader of each file to judge (a release record's field names its
+  scene, :mod:`odu.schema`; a run's scene row, :func:`odu.run.row_problem`).
 * **Size.** Every input is a regular file (:func:`odu.files.open_regular`: a FIFO or a device
   is refused before it is read, so nothing blocks on one), each JSONL line or JSON-array element at most :data:`MAX_LINE_BYTES`,
   a JSON file read whole at most :data:`MAX_JSON_FILE_BYTES`; past a limit the read stops with
@@ -64,11 +65,7 @@ _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20  # characters read at a time when streaming a JSON array
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON (numbers must be finite)")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+_DECODER = json.JSONDecoder()
 _SPACE = frozenset(" \t\r\n")
 _FOLLOWERS = _SPACE | {",", "]"}
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string literal
@@ -165,16 +162,13 @@ def too_deep(text: str, limit: int = MAX_RECORD_DEPTH) -> bool:
 
 
 def _loads(text: str, where: str) -> Any:
-    """``json.loads`` of one file's or line's text, refusing nesting past :data:`MAX_RECORD_DEPTH`
-    and NaN / ±Infinity."""
+    """``json.loads`` of one file's or line's text, refusing nesting past :data:`MAX_RECORD_DEPTH`."""
     if too_deep(text):
         raise JsonFileError(f"{where}: nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}")
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise JsonFileError(f"{where}: not valid JSON ({exc})") from None
-    except ValueError as exc:
-        raise JsonFileError(f"{where}: {exc}") from None
 
 
 def read_json(path: str | Path) -> Any:
@@ -281,8 +275,6 @@ def _iter_array(fh: IO[str], path: Path) -> Iterator[tuple[int, Any]]:
                     if more():
                         continue
                     raise fail(exc.msg, exc.pos) from None
-                except ValueError as exc:  # NaN / Infinity
-                    raise fail(str(exc), pos) from None
                 # a value must be followed by a separator; a number cut at the buffer's end ("1." of
                 # "1.5") decodes, so read on before taking it
                 if (end < len(buf) and buf[end] in _FOLLOWERS) or not more():

@@ -535,13 +535,13 @@ class OpenAIClient(ApiClient):
         sdk = self.async_sdk()
         try:
             data = (await asyncio.wait_for(sdk.models.list(), timeout)).data
+            if not isinstance(data, list):
+                raise ValueError("GET /models answered no model list")
         except Exception as exc:
             status = getattr(exc, "status_code", None)
             raise ModelListError(self.scrub(f"{type(exc).__name__}: {exc}"), status) from exc
         finally:
             await sdk.close()
-        if not isinstance(data, list):
-            raise ModelListError("GET /models answered no model list")
         return [m.model_dump() if hasattr(m, "model_dump") else dict(m) for m in data]
 
     def list_models(self, timeout: float) -> list[dict[str, Any]]:

@@ -712,7 +712,9 @@ def read_run(run_dir: str | Path, strict: bool = True) -> ScoredRun:
     disagree = summary_disagreements(summary, rows)
     if disagree:  # no number may be shown that its scene rows do not give, whatever is allowed
         raise RunError(
-            f"{run_dir}: {SUMMARY_FILE} disagrees with {SCENES_FILE} ({shown(disagree, 3)}); edited by hand or "
+            f"{run_dir}: "
+            + "".join(f"{p}; " for p in problems)
+            + f"{SUMMARY_FILE} disagrees with {SCENES_FILE} ({shown(disagree, 3)}); edited by hand or "
             "mixed with another run: score it again"
         )
     return ScoredRun(cast(RunSummary, summary), cast(list[SceneRow], rows), problems)

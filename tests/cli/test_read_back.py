@@ -55,7 +55,7 @@ def test_a_nan_scene_score_is_refused(shards: Path, tmp_path: Path, capsys: pyte
     rehash(run)
     assert main(["report", str(run), "--out", str(tmp_path / "r"), "--no-plots", "--allow-incomplete"]) == 2
     err = capsys.readouterr().err
-    assert "scenes.jsonl:1: NaN is not JSON" in err
+    assert "scenes.jsonl:1: not a scene row: 's3' must be a score in [0, 1] or null, got nan" in err
 
 
 def test_a_score_outside_0_1_is_refused_naming_line_and_field(shards: Path, tmp_path: Path, capsys) -> None:

@@ -117,7 +117,9 @@ def test_report_refuses_a_summary_beside_another_runs_scenes(tmp_path: Path, cap
     capsys.readouterr()
     assert main(["report", str(tmp_path / "b"), "--out", str(tmp_path / "report"), "--no-plots"]) == 2
     err = capsys.readouterr().err
-    assert f"run b ({tmp_path / 'b'}) is not reported" in err and "are not of run" in err
+    assert (
+        f"{tmp_path / 'b'}: " in err and "are not of run" in err and "summary.json disagrees with scenes.jsonl" in err
+    )
     assert not (tmp_path / "report").exists()
 
 

@@ -259,12 +259,16 @@ def test_problems_are_named_on_the_pages(browser, runs, tmp_path):
 def test_judge_errors_are_never_shown_as_misses(browser, runs, tmp_path):
     """A key point the judge failed on is flagged in the index and shown as a judge error, with
     its message, on the scene page."""
-    run = tmp_path / "run"
-    shutil.copytree(runs["a"], run)
-    rows = [json.loads(line) for line in (run / "scenes.jsonl").read_text(encoding="utf-8").splitlines()]
+    from odu.jsonio import iter_jsonl
+    from odu.run import ScoredRun, read_run, summarize_run, write_run
+
+    source = read_run(runs["a"])
+    rows = source.scenes
     row = next(r for r in rows if r["key_points"] and r["key_points"][0]["matched"])
     row["key_points"][0] |= {"hit": None, "judge_error": "judge timed out after 3 attempts"}
-    (run / "scenes.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    summary = summarize_run(rows, source.summary["judge"], source.summary["annotation_language"])
+    outputs = [{k: v for k, v in p.items() if k != "run_id"} for _, p in iter_jsonl(runs["a"] / "predictions.jsonl")]
+    run = write_run(ScoredRun(summary, rows), tmp_path / "run", jsonl_files={"predictions.jsonl": outputs})
     out = tmp_path / "site"
     assert build_view(out, run, resamples=20) == 0
     entry = next(s for s in read_index(out)["scenes"] if s["id"] == row["scene_id"])
