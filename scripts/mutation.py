@@ -302,7 +302,7 @@ FAULTS: tuple[Fault, ...] = (
     F("bootstrap-percentiles", "report", "odu/report/bootstrap.py",
       "BOOTSTRAP_PERCENTILES: tuple[float, float] = (2.5, 97.5)", "BOOTSTRAP_PERCENTILES: tuple[float, float] = (5.0, 95.0)"),
     F("bootstrap-last-scene-never-drawn", "report", "odu/report/bootstrap.py",
-      "draws = rng.integers(0, self.n, size=(rows, self.n), dtype=dtype)", "draws = rng.integers(0, max(1, self.n - 1), size=(rows, self.n), dtype=dtype)"),
+      "draws = rng.integers(0, units, size=(rows, units), dtype=dtype)", "draws = rng.integers(0, max(1, units - 1), size=(rows, units), dtype=dtype)"),
     F("interval-nan-not-ignored", "report", "odu/report/bootstrap.py",
       "np.nanpercentile(flat[:, defined], percentiles, axis=0)", "np.percentile(flat[:, defined], percentiles, axis=0)"),
     F("weighted-macro-f1-absent-class-counted", "report", "odu/report/weighted.py",

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 COMMANDS: tuple[str, ...] = (
     "score",
     "report",
+    "export",
     "view",
     "prepare",
     "download",

@@ -4,7 +4,9 @@ Input: one or more ``odu-bench score`` output directories (summary.json + scenes
 system. Output: headline metrics with scene-bootstrap 95% intervals in the Table 3 layout,
 generated vs human-recorded deltas (Table 4), key-point coverage by evidence channel with the
 request-minus-context gap and its interval (Table 6), M2 challenge profiles (Figs. 9/10) and
-false-trigger patterns (Fig. 5) — as ``report.json``, ``report.md``, CSV tables and heatmap PNGs.
+false-trigger patterns (Fig. 5), and paired comparisons between systems on the same scenes
+(bootstrap interval of each difference, permutation p-value) — as ``report.json``,
+``report.md``, CSV tables and heatmap PNGs.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..tables import table3_caveat
 from .bootstrap import BOOTSTRAP_PERCENTILES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from .channels import channel_report
 from .headline import headline, source_deltas
+from .paired import paired_comparisons
 from .plots import matplotlib_available, write_plots
 from .render import markdown, write_csvs
 from .runs import System, load_systems
@@ -32,9 +35,13 @@ REPORT = PatternKind("an odu-bench report", REPORT_JSON, (REPORT_JSON, REPORT_MD
 
 
 def build_report(
-    systems: Sequence[System], resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+    systems: Sequence[System],
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    cluster_by: str | None = None,
 ) -> dict[str, Any]:
-    """Every analysis of the report, as one JSON-ready dict (fractions, ``None`` = undefined)."""
+    """Every analysis of the report, as one JSON-ready dict (fractions, ``None`` = undefined);
+    ``cluster_by`` clusters the paired comparisons' draws by that scene attribute."""
     if not systems:
         raise ValueError("a report needs at least one scored run")
     present = [m for m in MODALITIES if any(s.rows_of(m) for s in systems)]
@@ -54,6 +61,7 @@ def build_report(
         "notes": comparability_notes(systems),
         "table3_caveat": table3_caveat([s.summary for s in systems]),
         "headline": headline(systems, resamples, seed),
+        "paired": paired_comparisons(systems, resamples, seed, cluster_by),
         "sources": source_deltas(systems),
         "channels": {m: channel_report(systems, m, resamples, seed) for m in present},
         "taxonomy": {
