@@ -14,6 +14,9 @@
   names what replacing it would delete, ``--overwrite`` or not. Links and special files inside it are never
   an output's own (nothing is followed), and a target that is itself a link is refused: no
   command writes through a link it did not make.
+* **Adding files** (``export``, which adds each run's files to a folder that may hold others'):
+  nothing on the way to a file may be a link (:func:`check_no_link`), and each file is replaced,
+  never written through (:func:`odu.files.replace_file`).
 * **Apart from the inputs.** ``--out`` may never be, contain, or lie inside an input of the same
   command (:func:`check_apart`; paths compared with links resolved).
 """
@@ -164,6 +167,17 @@ def check_target(
     return True
 
 
+def check_no_link(root: str | os.PathLike[str], path: str | os.PathLike[str], option: str = "--out") -> None:
+    """:class:`OutDirError` when ``root`` or a folder between it and the file ``path`` is a symbolic
+    link: the file would land where the link points (for commands that add files to a folder
+    rather than replace it whole; the file itself is replaced, link or not: :func:`odu.files.replace_file`)."""
+    root, step = Path(root), Path(root)
+    for part in ("", *Path(path).relative_to(root).parts[:-1]):
+        step = step / part if part else step
+        if step.is_symlink():
+            raise OutDirError(f"{option} {root}: {step} is a symbolic link; nothing is written through it")
+
+
 def _alive(pid: int) -> bool:
     """Whether process ``pid`` exists (our own and another user's count)."""
     if pid == os.getpid():
@@ -263,6 +277,7 @@ __all__ = [
     "OutDirError",
     "PatternKind",
     "check_apart",
+    "check_no_link",
     "check_target",
     "clear",
     "remove_leftovers",

@@ -184,3 +184,40 @@ def test_an_earlier_output_with_a_foreign_file_is_never_replaced(
     assert write(out, tmp_path) == 2
     assert "keep.txt" in capsys.readouterr().err
     assert _tree(out) == before
+
+
+# --- export: adds each run's files to its folder -----------------------------------------------------------
+
+
+def _export(out: Path, *runs: Path) -> int:
+    return main(argv("export", *runs, format="eee", out=out, organization="lab"))
+
+
+def test_export_never_writes_into_or_over_its_runs(runs: dict[str, Path], tmp_path: Path, capsys) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(runs["a"], run)
+    before = _tree(run)
+    for out in (run, run / "export", tmp_path):
+        assert _export(out, run) == 2
+        assert "the input" in capsys.readouterr().err
+    assert _tree(run) == before
+
+
+def test_export_never_writes_through_a_link_and_deletes_nothing(runs: dict[str, Path], tmp_path: Path, capsys) -> None:
+    out = tmp_path / "export"
+    assert _export(out, runs["a"]) == 0
+    (out / "keep.txt").write_text("mine")
+    written = sorted(p for p in out.rglob("*.json*") if p.is_file())
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text("not the export's")
+    written[0].unlink()
+    written[0].symlink_to(elsewhere)  # a file of the export made a link: replaced, never followed
+    assert _export(out, runs["a"]) == 0
+    assert elsewhere.read_text() == "not the export's" and not written[0].is_symlink()
+    assert (out / "keep.txt").read_text() == "mine"
+    folder = written[0].parent
+    shutil.rmtree(folder)
+    (tmp_path / "other").mkdir()
+    folder.symlink_to(tmp_path / "other")  # a folder on the way made a link: refused
+    assert _export(out, runs["a"]) == 2
+    assert "is a symbolic link" in capsys.readouterr().err and not any((tmp_path / "other").iterdir())
