@@ -221,3 +221,18 @@ def test_export_never_writes_through_a_link_and_deletes_nothing(runs: dict[str, 
     folder.symlink_to(tmp_path / "other")  # a folder on the way made a link: refused
     assert _export(out, runs["a"]) == 2
     assert "is a symbolic link" in capsys.readouterr().err and not any((tmp_path / "other").iterdir())
+
+
+def test_judge_audit_out_is_never_a_runs_file_nor_written_through_a_link(
+    runs: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(runs["a"], run)
+    before = _tree(run)
+    assert main(["judge-audit", "--run", str(run), "--judge", "lexical", "--out", str(run / "summary.json")]) == 2
+    assert "the input" in capsys.readouterr().err and _tree(run) == before
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text("not the audit's")
+    (tmp_path / "audit.json").symlink_to(elsewhere)
+    assert main(["judge-audit", "--run", str(run), "--judge", "lexical", "--out", str(tmp_path / "audit.json")]) == 0
+    assert elsewhere.read_text() == "not the audit's" and not (tmp_path / "audit.json").is_symlink()
