@@ -93,7 +93,11 @@ GROUP_TESTS: dict[str, tuple[str, ...]] = {
     "preflight": ("tests/models/test_preflight.py",),
     "replicas": ("tests/models/test_replica_pool.py", "tests/models/test_transport.py"),
     "viewer": ("tests/report/test_view_browser.py",),
-    "judgecache": ("tests/judge/test_judge_reasks.py", "tests/judge/test_judge_cache.py", "tests/judge/test_judge_prompt.py"),
+    "judgecache": (
+        "tests/judge/test_judge_reasks.py",
+        "tests/judge/test_judge_cache.py",
+        "tests/judge/test_judge_prompt.py",
+    ),
     "bounds": ("tests/scoring/test_bounds.py", "tests/models/test_retry_waits.py"),
 }
 
