@@ -425,7 +425,7 @@ def test_runs_with_disagreeing_labels_are_rejected(tmp_path):
     negative = [row("x", label="negative")]
     b = write_run(ScoredRun(summarize_run(negative, {}, "scene"), negative), tmp_path / "b")
     with pytest.raises(ValueError, match="scene x"):
-        load_systems([a, b])
+        load_systems([a, b], allow_incomplete=True)
 
 
 def test_comparability_notes_flag_mixed_judges_and_languages():
