@@ -142,3 +142,36 @@ def test_links_are_resolved_before_comparing(tmp_path: Path) -> None:
     (tmp_path / "alias").symlink_to(tmp_path / "in")
     with pytest.raises(OutDirError, match="is the input"):
         check_apart(tmp_path / "alias", [tmp_path / "in"])
+
+
+def test_loading_a_prepared_dataset_checks_its_card(demo_dataset: Path, tmp_path: Path, hf_cache: str) -> None:
+    """``load_split``, the one loader of a prepared folder, refuses a card pointing outside it."""
+    import shutil
+
+    from odu.data.hub import load_split
+
+    dataset = Path(shutil.copytree(demo_dataset, tmp_path / "ds"))
+    shutil.copytree(dataset / "data" / "av_en_pos", tmp_path / "elsewhere")
+    card = (dataset / "README.md").read_text(encoding="utf-8")
+    (dataset / "README.md").write_text(card.replace("data/av_en_pos/test-*.parquet", "../elsewhere/test-*.parquet"))
+    with pytest.raises(ValueError, match="point outside the folder"):
+        load_split(dataset, "av")
+
+
+@pytest.mark.parametrize("where", ["the records' folder", "the media root", "inside the media root"])
+def test_prepare_never_writes_into_its_release_or_media(demo_release: Path, tmp_path: Path, where: str) -> None:
+    import shutil
+
+    from odu.data.prepare import prepare
+
+    release = Path(shutil.copytree(demo_release, tmp_path / "release"))
+    records = tmp_path / "records" / "scenes.json"
+    records.parent.mkdir()
+    shutil.move(release / "scenes.json", records)
+    out = {
+        "the records' folder": records.parent,
+        "the media root": release,
+        "inside the media root": release / "prepared",
+    }[where]
+    with pytest.raises(OutDirError, match="the input"):
+        prepare(records, out, media_root=release)

@@ -129,15 +129,54 @@ def test_shards_of_another_judge_are_refused_its_counters_are_not_settings(
     assert "their judge differ" in capsys.readouterr().err
 
 
-def test_a_scene_in_the_wrong_shard_or_in_two_is_refused(shards: Path, tmp_path: Path, capsys) -> None:
+def _add_scene(to: Path, source: Path, duplicate: bool = False) -> str:
+    """The first scene of ``source`` (a shard) added to every file of ``to`` (``duplicate``: ``to``'s
+    own first scene again), its summary recomputed, its run card's count and file hashes made to agree."""
+    from odu.run import summarize_run
+
+    giver = source if not duplicate else to
+    sid = lines(giver / "scenes.jsonl")[0]["scene_id"]
+    run_id = json.loads((to / "summary.json").read_text(encoding="utf-8"))["run_id"]
+    for name in ("scenes.jsonl", "predictions.jsonl", *(p.name for p in to.glob("samples_*.jsonl"))):
+        rows = [r for r in lines(giver / name) if sid in (r.get("scene_id"), r.get("doc", {}).get("scene_id"))]
+        extra = [{**r, "run_id": run_id} for r in rows]
+        write_lines(to / name, lines(to / name) + (extra if name.startswith("samples_") or not duplicate else []))
+    summary = json.loads((to / "summary.json").read_text(encoding="utf-8"))
+    fresh = summarize_run(lines(to / "scenes.jsonl"), summary["judge"], summary["annotation_language"])
+    summary |= {k: v for k, v in fresh.items() if k not in ("judge", "annotation_language")}
+    (to / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    card = json.loads((to / "run_card.json").read_text(encoding="utf-8"))
+    for name in to.glob("samples_*.jsonl"):
+        key = "av" if "odu_av" in name.name else "ao"
+        card["dataset"][key]["n_scenes"] = len(lines(name))
+    (to / "run_card.json").write_text(json.dumps(card, indent=2), encoding="utf-8")
+    rehash(to)
+    return sid
+
+
+def test_a_scene_in_the_wrong_shard_is_refused(shards: Path, tmp_path: Path, capsys) -> None:
     one, two = copy_shards(shards, tmp_path)
-    card = json.loads((one / "run_card.json").read_text(encoding="utf-8"))
-    card["shard"]["index"] = 2  # shard 1's scenes, claimed by shard 2
-    (one / "run_card.json").write_text(json.dumps(card, indent=2), encoding="utf-8")
-    rehash(one)
+    sid = _add_scene(one, two)
     assert merge(one, two, tmp_path / "m") == 2
-    err = capsys.readouterr().err
-    assert "does not belong to shard 2/2" in err or "given twice" in err
+    assert f"scene {sid} of task" in (err := capsys.readouterr().err) and "does not belong to shard 1/2" in err
+
+
+def test_a_scene_twice_is_refused(shards: Path, tmp_path: Path, capsys) -> None:
+    one, two = copy_shards(shards, tmp_path)
+    sid = _add_scene(one, one, duplicate=True)
+    assert merge(one, two, tmp_path / "m") == 2
+    assert f"scene {sid} of task" in (err := capsys.readouterr().err) and f"is in {one} and in {one}" in err
+
+
+def test_judge_counters_differ_between_shards_and_are_summed(shards: Path, tmp_path: Path) -> None:
+    one, two = copy_shards(shards, tmp_path)
+    for shard, requests in ((one, 3), (two, 5)):
+        summary = json.loads((shard / "summary.json").read_text(encoding="utf-8"))
+        summary["judge"] |= {"requests": requests, "wall_time_s": 0.5}
+        (shard / "summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    assert merge(one, two, tmp_path / "m") == 0
+    judge = json.loads((tmp_path / "m" / "summary.json").read_text(encoding="utf-8"))["judge"]
+    assert judge["requests"] == 8 and judge["wall_time_s"] == 1.0
 
 
 def test_a_shard_that_lost_a_scene_is_refused(shards: Path, tmp_path: Path, capsys) -> None:
@@ -218,6 +257,10 @@ def _set(obj: dict[str, Any], dotted: str, value: Any) -> None:
 #: The malformed shard files the issue met (each a traceback before), and what the refusal names.
 SHAPES: dict[str, tuple[Callable[[Path], None], str]] = {
     "a string shard count": (lambda r: _card(r, lambda c: _set(c, "shard.count", "2")), "run_card.json: shard.count"),
+    "a boolean shard index": (
+        lambda r: _card(r, lambda c: _set(c, "shard.index", True)),
+        "run_card.json: shard.index must be an integer, got bool true",
+    ),
     "a list dataset": (lambda r: _card(r, lambda c: _set(c, "dataset", [1])), "run_card.json: dataset must be"),
     "a non-object n-samples": (
         lambda r: _results(r, lambda x: _set(x, "n-samples", {"odu_av": 3})),
