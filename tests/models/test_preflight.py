@@ -132,6 +132,23 @@ def test_the_model_backend_is_probed_in_its_own_request_shape(server: OpenAIServ
     probe = server.requests[-1].json
     assert probe["model"] == MODEL and probe["messages"] == [{"role": "user", "content": PROBE_TEXT}]
     assert probe["max_tokens"] == PROBE_MAX_TOKENS
+    stats = backend.client.stats
+    assert (stats.requests, stats.retries, stats.errors, stats.wall_time_s) == (0, 0, 0, 0.0)  # not the run's work
+
+
+def test_an_answer_that_is_an_error_fails_the_check(server: OpenAIServer) -> None:
+    """A backend whose probe comes back as an inference error (say, refused by a filter) is not ready."""
+    from odu.models.base import Generation
+    from odu.openai_client import OpenAIClient
+
+    class Refusing:
+        client = OpenAIClient("model", MODEL, base_url=server.base_url, timeout=5.0)
+
+        async def probe(self, sdk, text: str, max_tokens: int) -> Generation:
+            return Generation.failed("blocked by the content filter")
+
+    with pytest.raises(PreflightError, match=r"a minimal request failed \(blocked by the content filter\)"):
+        check_model(Refusing())
 
 
 def test_judges_and_models_without_a_server_are_not_checked() -> None:
