@@ -117,3 +117,22 @@ def test_jsonl_and_json_inputs_are_regular_files_only(tmp_path: Path) -> None:
         _within(10, lambda: list(iter_records(fifo)))
     with pytest.raises(InputFileError):
         _within(10, read_json, fifo)
+
+
+def test_a_line_without_end_is_never_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ``/dev/zero`` did: a stream with no newline ever. At most ``MAX_LINE_BYTES`` + 1 bytes
+    are asked for, then the line is refused (a read without a limit would take all memory)."""
+    monkeypatch.setattr(jsonio, "MAX_LINE_BYTES", 1000)
+
+    class Endless:
+        asked: list[int] = []
+
+        def readline(self, size: int = -1) -> bytes:
+            if size is None or size < 0:
+                raise AssertionError("a line read without a limit")
+            self.asked.append(size)
+            return b"x" * size
+
+    with pytest.raises(JsonFileError, match="a line longer than MAX_LINE_BYTES = 1,000 bytes"):
+        list(jsonio.bounded_lines(Endless(), tmp_path / "endless"))  # type: ignore[arg-type]
+    assert Endless.asked == [1001]
