@@ -19,7 +19,7 @@ from odu.jsonio import JsonFileError, iter_jsonl, iter_records, read_json
 
 
 def _within(seconds: float, call, *args):
-    """``call(*args)`` in a thread; its result or exception, or TimeoutError after ``seconds``."""
+    """``call(*args)`` in a thread: its result or exception, or TimeoutError after ``seconds``."""
     pool = concurrent.futures.ThreadPoolExecutor(1)
     try:
         return pool.submit(call, *args).result(timeout=seconds)
@@ -27,9 +27,26 @@ def _within(seconds: float, call, *args):
         pool.shutdown(wait=False)
 
 
+def _fifo(path: Path) -> Path:
+    """A FIFO nobody writes to: a blocking open waits for ever. Opened for writing at the end of
+    the test, so that such an open (a fault) ends and the test process can exit."""
+    os.mkfifo(path)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _unblock_fifos(tmp_path: Path):
+    yield
+    for fifo in tmp_path.iterdir():
+        if fifo.is_fifo():
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:  # no reader blocked on it
+                pass
+
+
 def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)  # nobody writes: a blocking open would wait for ever
+    fifo = _fifo(tmp_path / "fifo")
     with pytest.raises(InputFileError, match="not a regular file") as refused:
         _within(10, open_regular, fifo)
     assert refused.value.errno == errno.EINVAL and refused.value.filename == str(fifo)
@@ -63,8 +80,7 @@ def test_a_read_past_its_deadline_is_refused(tmp_path: Path) -> None:
 
 
 def test_read_media_refuses_a_fifo_and_names_it(tmp_path: Path) -> None:
-    fifo = tmp_path / "clip.wav"
-    os.mkfifo(fifo)
+    fifo = _fifo(tmp_path / "clip.wav")
     with pytest.raises(MediaError, match=f"{fifo}: cannot read \\(not a regular file"):
         _within(10, read_media, fifo)
 
@@ -111,8 +127,7 @@ def test_a_json_file_past_its_limit_is_refused(tmp_path: Path, monkeypatch: pyte
 
 
 def test_jsonl_and_json_inputs_are_regular_files_only(tmp_path: Path) -> None:
-    fifo = tmp_path / "p.jsonl"
-    os.mkfifo(fifo)
+    fifo = _fifo(tmp_path / "p.jsonl")
     with pytest.raises(InputFileError):
         _within(10, lambda: list(iter_records(fifo)))
     with pytest.raises(InputFileError):
