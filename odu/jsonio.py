@@ -6,9 +6,16 @@
   are skipped; a UTF-8 byte-order mark at the start is ignored.
 * **Text.** Files are UTF-8, and every Unicode string written is read back unchanged. A lone
   surrogate (half of a UTF-16 pair, e.g. ``"\\ud83d"`` from a JSON escape cut in half) is not a
-  character and has no UTF-8 form: :data:`SURROGATE_RULE` says what is written instead. Nothing
-  else is altered.
-* **Numbers.** NaN and ±Infinity are not JSON: :data:`NON_FINITE_RULE`.
+  character and has no UTF-8 form: :data:`SURROGATE_RULE` says what is written instead. A secret
+  the process knows (an API key, a URL password: :mod:`odu.scrub`) is written as ``***``.
+  Nothing else is altered.
+* **Numbers.** NaN and ±Infinity are not JSON: :data:`NON_FINITE_RULE` when written; read as
+  Python reads them, for the reader of each file to judge (a release record's field names its
+  scene, :mod:`odu.schema`; a run's scene row, :func:`odu.run.row_problem`).
+* **Size.** Every input is a regular file (:func:`odu.files.open_regular`: a FIFO or a device
+  is refused before it is read, so nothing blocks on one), each JSONL line or JSON-array element at most :data:`MAX_LINE_BYTES`,
+  a JSON file read whole at most :data:`MAX_JSON_FILE_BYTES`; past a limit the read stops with
+  :class:`JsonFileError`.
 * **Nesting.** A value nested deeper than :data:`MAX_RECORD_DEPTH` arrays / objects is refused
   (:class:`JsonFileError`), found by a scan that keeps no stack (:func:`too_deep`): before
   decoding for a JSONL line or a JSON file, after it for an element of a streamed JSON array
@@ -22,12 +29,16 @@ which is streamed too, so a file's records are never all in memory unless the ca
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
+
+from .files import open_regular, replace_file
+from .scrub import scrub_secrets
 
 #: What a writer does with a lone surrogate (documented in docs/scoring.md, "Files of a run").
 SURROGATE_RULE = (
@@ -41,11 +52,19 @@ NON_FINITE_RULE = "NaN and ±Infinity are written as null"
 #: nests 9 deep: record, annotations, language, evaluation_targets, segments, segment,
 #: key_points, key point, tiers); deeper is refused before decoding.
 MAX_RECORD_DEPTH = 64
+#: The longest JSONL line, or element of a JSON-array file, read (64 MiB: a line may hold a model
+#: reply of up to ``odu.openai_client.MAX_RESPONSE_BYTES`` = 16 MiB, escaped); a longer one is
+#: refused once this much is read, so a line without end (``/dev/zero``) cannot exhaust memory.
+MAX_LINE_BYTES = 64 * 2**20
+#: The largest JSON file read whole (``summary.json``, a run card, ``results.json``, a manifest).
+MAX_JSON_FILE_BYTES = 256 * 2**20
 
 #: The codec error handler of :data:`SURROGATE_RULE` (``open(..., errors=SURROGATE_ERRORS)``).
 SURROGATE_ERRORS = "odu-surrogates"
 _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20  # characters read at a time when streaming a JSON array
+
+
 _DECODER = json.JSONDecoder()
 _SPACE = frozenset(" \t\r\n")
 _FOLLOWERS = _SPACE | {",", "]"}
@@ -70,8 +89,9 @@ codecs.register_error(SURROGATE_ERRORS, _replace_surrogates)
 
 
 def encode(text: str) -> bytes:
-    """``text`` as UTF-8, lone surrogates replaced by :data:`SURROGATE_RULE` (never raises)."""
-    return text.encode("utf-8", SURROGATE_ERRORS)
+    """``text`` as UTF-8, lone surrogates replaced by :data:`SURROGATE_RULE`, registered secrets
+    (API keys, URL credentials: :func:`odu.scrub.scrub_secrets`) by ``***``; never raises."""
+    return scrub_secrets(text).encode("utf-8", SURROGATE_ERRORS)
 
 
 def clean_text(text: str) -> str:
@@ -118,9 +138,9 @@ def dump_line(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
 
 
 def write_json(path: str | Path, value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
-    """Write ``value`` as an indented JSON file; returns the bytes written."""
+    """Write ``value`` as an indented JSON file (:func:`replace_file`); returns the bytes written."""
     data = encode(dumps(value, indent=2, default=default)) + b"\n"
-    Path(path).write_bytes(data)
+    replace_file(path, data)
     return data
 
 
@@ -145,16 +165,21 @@ def _loads(text: str, where: str) -> Any:
     """``json.loads`` of one file's or line's text, refusing nesting past :data:`MAX_RECORD_DEPTH`."""
     if too_deep(text):
         raise JsonFileError(f"{where}: nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}")
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JsonFileError(f"{where}: not valid JSON ({exc})") from None
 
 
 def read_json(path: str | Path) -> Any:
-    """The value of a JSON file (:class:`JsonFileError` naming it when it is not one)."""
+    """The value of a JSON file (:class:`JsonFileError` naming it when it is not one or is larger
+    than :data:`MAX_JSON_FILE_BYTES`; :class:`odu.files.InputFileError` when it is no regular file)."""
     path = Path(path)
-    try:
-        return _loads(_text(path.read_bytes(), path), str(path))
-    except json.JSONDecodeError as exc:
-        raise JsonFileError(f"{path}: not valid JSON ({exc})") from None
+    with open_regular(path) as fh:
+        data = fh.read(MAX_JSON_FILE_BYTES + 1)
+    if len(data) > MAX_JSON_FILE_BYTES:
+        raise JsonFileError(f"{path}: larger than MAX_JSON_FILE_BYTES = {MAX_JSON_FILE_BYTES:,} bytes")
+    return _loads(_text(data, path), str(path))
 
 
 def _text(data: bytes, path: Path, line: int | None = None) -> str:
@@ -165,25 +190,33 @@ def _text(data: bytes, path: Path, line: int | None = None) -> str:
         raise JsonFileError(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
+def bounded_lines(fh: IO[bytes], path: Path) -> Iterator[bytes]:
+    """The lines of a file opened in binary mode (split on ``"\\n"`` only), each at most
+    :data:`MAX_LINE_BYTES` (:class:`JsonFileError` naming the line past it)."""
+    number = 0
+    while line := fh.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        if len(line) > MAX_LINE_BYTES:
+            raise JsonFileError(f"{path}:{number}: a line longer than MAX_LINE_BYTES = {MAX_LINE_BYTES:,} bytes")
+        yield line
+
+
 def iter_lines(lines: Iterable[bytes], path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, value) of each non-blank line of JSONL ``lines`` (a file opened in binary
-    mode, which splits on ``"\\n"`` only); ``path`` names the file in errors."""
+    """(line number, value) of each non-blank line of JSONL ``lines`` (:func:`bounded_lines` of a
+    file opened in binary mode); ``path`` names the file in errors."""
     for number, raw in enumerate(lines, 1):
         if number == 1 and raw.startswith(_BOM):
             raw = raw[len(_BOM) :]
         if raw.isspace() or not raw:
             continue
-        try:
-            yield number, _loads(_text(raw, path, number), f"{path}:{number}")
-        except json.JSONDecodeError as exc:
-            raise JsonFileError(f"{path}:{number}: not valid JSON ({exc})") from None
+        yield number, _loads(_text(raw, path, number), f"{path}:{number}")
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
     """(line number, value) of each record of a JSONL file, read one line at a time."""
     path = Path(path)
-    with path.open("rb") as fh:
-        yield from iter_lines(fh, path)
+    with open_regular(path) as fh:
+        yield from iter_lines(bounded_lines(fh, path), path)
 
 
 def _iter_array(fh: IO[str], path: Path) -> Iterator[tuple[int, Any]]:
@@ -237,6 +270,8 @@ def _iter_array(fh: IO[str], path: Path) -> Iterator[tuple[int, Any]]:
                 except RecursionError:  # the decoder's own guard, far past MAX_RECORD_DEPTH
                     raise fail(f"nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}", pos) from None
                 except json.JSONDecodeError as exc:
+                    if len(buf) - pos > MAX_LINE_BYTES:
+                        raise fail(f"an element longer than MAX_LINE_BYTES = {MAX_LINE_BYTES:,}", pos) from None
                     if more():
                         continue
                     raise fail(exc.msg, exc.pos) from None
@@ -268,12 +303,13 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
     :class:`OSError` when the file cannot be opened.
     """
     path = Path(path)
-    with path.open("rb") as probe:
+    with open_regular(path) as probe:
         head = probe.read(4096).removeprefix(_BOM).lstrip()
-        while not head and (chunk := probe.read(4096)):
-            head = chunk.lstrip()
+        skipped = 0
+        while not head and skipped < MAX_LINE_BYTES and (chunk := probe.read(4096)):
+            head, skipped = chunk.lstrip(), skipped + len(chunk)
     if head.startswith(b"["):
-        with path.open(encoding="utf-8", newline="") as fh:
+        with open_regular(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", newline="") as fh:
             try:
                 yield from _iter_array(fh, path)
             except UnicodeDecodeError as exc:
@@ -283,6 +319,8 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
 
 
 __all__ = [
+    "MAX_JSON_FILE_BYTES",
+    "MAX_LINE_BYTES",
     "MAX_RECORD_DEPTH",
     "NON_FINITE_RULE",
     "SURROGATE_ERRORS",
@@ -295,6 +333,7 @@ __all__ = [
     "encode",
     "iter_jsonl",
     "iter_lines",
+    "bounded_lines",
     "iter_records",
     "read_json",
     "too_deep",

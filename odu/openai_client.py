@@ -8,10 +8,12 @@ their server through an :class:`OpenAIClient`; the Gemini backend (:mod:`odu.mod
 a client of the same base, :class:`ApiClient`, that knows Google's SDK. They all get the same:
 
 * credentials: the API key is read from an environment variable (``OPENAI_API_KEY`` by default,
-  or the first set of several), sent only in the request header, and :data:`LOCAL_SERVER_KEY`
-  stands in for it when a local server (``base_url`` given) needs none; :meth:`ApiClient.scrub`
-  removes the key and the server URL's user info and query values from every message, and
-  :func:`public_url` shows a URL without them;
+  or the first set of several, named as :data:`KEY_ENV_NAME` says), sent only in the request
+  header, and :data:`LOCAL_SERVER_KEY` stands in for it when a local server (``base_url`` given)
+  needs none; the key and the server URL's credentials are registered with :mod:`odu.scrub`,
+  which removes them from every byte written or printed, and a URL is shown by its one rule
+  (:func:`odu.scrub.scrub_url`); a ``base_url`` that is not a usable URL is refused
+  (:func:`odu.scrub.check_url`);
 * transport limits: each attempt of a call has a total deadline of ``timeout`` seconds (from the
   first byte sent to the last byte read, however slowly the server trickles; the SDK's own
   timeouts bound each connect and read), and a reply may not exceed :data:`MAX_RESPONSE_BYTES`
@@ -24,8 +26,8 @@ a client of the same base, :class:`ApiClient`, that knows Google's SDK. They all
   (:class:`ReplicaPool`);
 * retry policy (:meth:`ApiClient.call`): 429, 408, 409, 5xx, timeouts, connection errors and
   undecodable bodies are retried with exponential backoff (``Retry-After`` / ``retry-after-ms``
-  honoured); the SDKs' own retries are off, so every retry is counted; 401 / 403 / 404 (a wrong
-  key, model or URL, which no retry can mend) stop the run at once with a
+  honoured up to :data:`MAX_RETRY_AFTER_S`); the SDKs' own retries are off, so every retry is
+  counted; 401 / 403 / 404 (a wrong key, model or URL, which no retry can mend) stop the run at once with a
   :class:`ServerUnavailableError` naming the server, the model and what to check. Each client
   sorts its SDK's exceptions into the policy (:meth:`ApiClient.classify`: retry, refusal or
   failure); a call may also raise the policy's own exceptions (:class:`TransientError`,
@@ -52,11 +54,13 @@ import functools
 import json
 import os
 import random
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+from .scrub import check_url, register_secret, scrub_text, url_credentials
 
 if TYPE_CHECKING:  # pragma: no cover
     import openai
@@ -72,8 +76,9 @@ LOCAL_SERVER_KEY = "EMPTY"
 RETRIES = 6
 #: Exponential backoff between retries: first wait, growth factor and cap (seconds); ``Retry-After`` wins.
 BACKOFF: tuple[float, float, float] = (1.0, 2.0, 60.0)
-#: URL parts shorter than this are not scrubbed on their own (the API key always is).
-MIN_SECRET_CHARS = 4
+#: The longest wait a server may ask for (``Retry-After`` / ``retry-after-ms``), whatever the backoff:
+#: a longer one (``Retry-After: 999999``) is cut to this, so no server can stall a run.
+MAX_RETRY_AFTER_S = 60.0
 #: Statuses that cannot succeed on any call of the run (wrong key, model or URL): stop at once.
 FATAL_STATUSES = frozenset({401, 403, 404})
 #: Statuses worth retrying besides 5xx.
@@ -116,6 +121,15 @@ class TransientError(Exception):
         self.response = response
 
 
+class ModelListError(LookupError):
+    """``GET /models`` gave no model list; ``status`` is the HTTP status the server answered (None:
+    no answer at all), the message says why (scrubbed)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class ResponseTooLargeError(TransientError):
     """The server's reply exceeded :data:`MAX_RESPONSE_BYTES` (or announced it would)."""
 
@@ -156,63 +170,36 @@ def split_replicas(base_url: str | None) -> list[str | None]:
         return [None]
     urls = [u.strip() for u in base_url.split(REPLICA_SEPARATOR)]
     if not all(urls):
-        raise ValueError(f"base_url lists an empty replica: {public_url(base_url)!r}")
+        raise ValueError(f"base_url lists an empty replica: {scrub_text(base_url)!r}")
     return list(urls)
 
 
-def public_url(url: str | None) -> str | None:
-    """``url`` without user info, query or fragment (they may carry credentials); each replica of
-    a list (:data:`REPLICA_SEPARATOR`) alike.
-
-    >>> public_url("https://user:secret@api.example.com:8443/v1?key=abc")
-    'https://api.example.com:8443/v1'
-    """
-    if url is None:
-        return None
-    if REPLICA_SEPARATOR in url:
-        return REPLICA_SEPARATOR.join(public_url(u.strip()) or "" for u in url.split(REPLICA_SEPARATOR))
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def url_secrets(url: str | None) -> list[str]:
-    """What of ``url`` may be a credential: its user info and query string, whole, and the password,
-    each query value and the fragment alone when at least :data:`MIN_SECRET_CHARS` long (shorter
-    ones, like ``v=1``, would blot out ordinary text and hide nothing).
-
-    >>> url_secrets("https://bob:s3cret@host/v1?api-key=abcd1234&v=1")
-    ['bob:s3cret', 's3cret', 'api-key=abcd1234&v=1', 'abcd1234']
-    """
-    if not url:
-        return []
-    if REPLICA_SEPARATOR in url:
-        return list(dict.fromkeys(s for u in url.split(REPLICA_SEPARATOR) for s in url_secrets(u.strip())))
-    parts = urlsplit(url)
-    alone = [parts.password or "", *(value for _, value in parse_qsl(parts.query)), parts.fragment]
-    found = [parts.netloc.rpartition("@")[0], alone[0], parts.query, *alone[1:]]
-    return [s for s in dict.fromkeys(found) if s and (s not in alone or len(s) >= MIN_SECRET_CHARS)]
+#: An environment variable's name as ``api_key_env`` takes it (upper-case letters, digits and ``_``,
+#: e.g. ``OPENAI_API_KEY``): anything else is refused, since it may be the key itself.
+KEY_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 
 
 def retry_after(exc: Exception) -> float | None:
-    """Seconds the server asked us to wait (``retry-after-ms`` or ``Retry-After``), if any."""
+    """Seconds the server asked us to wait (``retry-after-ms`` or ``Retry-After``), if any, at most
+    :data:`MAX_RETRY_AFTER_S`."""
     headers = getattr(getattr(exc, "response", None), "headers", None)
     if headers is None:
         return None
+    asked: float | None = None
     if (ms := headers.get("retry-after-ms")) is not None:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
+        with contextlib.suppress(ValueError):
+            asked = float(ms) / 1000
     value = headers.get("retry-after")
-    if not value:
+    if asked is None and value:
+        try:
+            asked = float(value)
+        except ValueError:
+            with contextlib.suppress(ValueError, TypeError, OverflowError):
+                parsed = email.utils.parsedate_to_datetime(value)
+                asked = parsed.timestamp() - time.time() if parsed else None
+    if asked is None or asked != asked:  # none given, or NaN
         return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value)
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+    return min(max(0.0, asked), MAX_RETRY_AFTER_S)
 
 
 async def with_retries(
@@ -362,13 +349,21 @@ class ApiClient:
         unavailable: type[ServerUnavailableError] = ServerUnavailableError,
     ) -> None:
         envs = (api_key_env,) if isinstance(api_key_env, str) else tuple(api_key_env)
+        if not all(KEY_ENV_NAME.fullmatch(env) for env in envs):
+            raise ValueError(
+                f"{role} API key: the key's environment variable must be named by its NAME (upper-case letters, "
+                "digits and _, e.g. OPENAI_API_KEY), never by the key itself, which is not shown here"
+            )
+        for url in split_replicas(base_url) if base_url is not None else ():
+            check_url(url or "", url_option)
         found = next((env for env in envs if os.environ.get(env)), None)
         if found is None and base_url is None:
             raise ValueError(f"{role} API key: environment variable {' or '.join(envs)} is not set")
         key = os.environ[found] if found else None
         self._api_key = key or LOCAL_SERVER_KEY
-        # longest first, so that a secret holding another one is replaced whole
-        self._secrets = sorted({s for s in (key, *url_secrets(base_url)) if s}, key=len, reverse=True)
+        register_secret(key, always=True)  # never written or printed, however a server echoes it
+        for secret in url_credentials(base_url):
+            register_secret(secret)
         self.role, self.model, self.base_url, self.api_key_env = role, model, base_url, found or envs[0]
         self.replicas = ReplicaPool(split_replicas(base_url))
         # the replica of the attempt under way in this task (read by the SDK's request hook)
@@ -379,8 +374,9 @@ class ApiClient:
 
     @property
     def public_base_url(self) -> str | None:
-        """The server URL without credentials (None: the SDK's default server)."""
-        return public_url(self.base_url)
+        """The server URL as it may be shown or written (:func:`odu.scrub.scrub_text`; None: the
+        SDK's default server)."""
+        return scrub_text(self.base_url) if self.base_url is not None else None
 
     @property
     def server(self) -> str:
@@ -388,10 +384,9 @@ class ApiClient:
         return self.public_base_url or self.default_server
 
     def scrub(self, text: str) -> str:
-        """``text`` with the API key and the URL's user info and query values replaced by ``***``."""
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+        """``text`` with every URL scrubbed and every registered secret (this client's key and URL
+        credentials among them) replaced by ``***`` (:func:`odu.scrub.scrub_text`)."""
+        return scrub_text(text)
 
     def classify(self, exc: Exception) -> Exception | None:
         """The retry policy's reading of an exception of this client's SDK (a :data:`Classifier`);
@@ -531,44 +526,52 @@ class OpenAIClient(ApiClient):
             request.url = httpx2.URL(chosen + url[len(first) :])
             request.headers["Host"] = request.url.netloc.decode("ascii")
 
-    def list_models(self, timeout: float) -> list[dict[str, Any]]:
-        """``GET /models`` once (no retries, at most ``timeout`` seconds in all): the listed models as
-        dicts. Raises :class:`LookupError` with a scrubbed reason when the server does not answer with
-        a list in time."""
-
-        async def listed(sdk: openai.AsyncOpenAI) -> list[dict[str, Any]]:
-            data = (await sdk.models.list()).data
+    async def fetch_models(self, timeout: float) -> list[dict[str, Any]]:
+        """``GET /models`` once (no retries, at most ``timeout`` seconds in all), from inside an
+        event loop: the listed models as dicts. The one reader of a server's model list (the
+        preflight's, :mod:`odu.server_check`, and ``provider=auto``'s, :meth:`list_models`).
+        Raises :class:`ModelListError` (scrubbed; the SDK's exception as its cause) when the server
+        does not answer with a list in time."""
+        sdk = self.async_sdk()
+        try:
+            data = (await asyncio.wait_for(sdk.models.list(), timeout)).data
             if not isinstance(data, list):
                 raise ValueError("GET /models answered no model list")
-            return [m.model_dump() if hasattr(m, "model_dump") else dict(m) for m in data]
+        except Exception as exc:
+            status = getattr(exc, "status_code", None)
+            raise ModelListError(self.scrub(f"{type(exc).__name__}: {exc}"), status) from exc
+        finally:
+            await sdk.close()
+        return [m.model_dump() if hasattr(m, "model_dump") else dict(m) for m in data]
 
-        return self._probe(listed, timeout)
+    def list_models(self, timeout: float) -> list[dict[str, Any]]:
+        """:meth:`fetch_models` from plain code; any failure is a :class:`ModelListError`."""
+        return self._probe(lambda: self.fetch_models(timeout))
 
     def get_json(self, path: str, timeout: float) -> Any:
         """``GET path`` on the server's root (``base_url`` without a trailing ``/v1``: where vLLM answers
-        ``/version``) once, as :meth:`list_models` asks: the decoded JSON, or :class:`LookupError`."""
+        ``/version``) once, as :meth:`list_models` asks: the decoded JSON, or :class:`ModelListError`
+        (a :class:`LookupError`)."""
         root = str(self.replicas.urls[0] or "").rstrip("/").removesuffix("/v1")
 
-        async def fetched(sdk: openai.AsyncOpenAI) -> Any:
-            return await sdk.get(root + path, cast_to=object)
-
-        return self._probe(fetched, timeout)
-
-    def _probe(self, ask: Callable[[openai.AsyncOpenAI], Awaitable[T]], timeout: float) -> T:
-        """One best-effort request (no retries, at most ``timeout`` seconds): its answer, or a
-        :class:`LookupError` with the scrubbed reason."""
-
-        async def once() -> T:
+        async def fetched() -> Any:
             sdk = self.async_sdk()
             try:
-                return await asyncio.wait_for(ask(sdk), timeout)
+                return await asyncio.wait_for(sdk.get(root + path, cast_to=object), timeout)
             finally:
                 await sdk.close()
 
+        return self._probe(fetched)
+
+    def _probe(self, ask: Callable[[], Awaitable[T]]) -> T:
+        """One best-effort request run from plain code: its answer, or a :class:`ModelListError`
+        with the scrubbed reason."""
         try:
-            return self.run(once)
+            return self.run(ask)
+        except ModelListError:
+            raise
         except Exception as exc:  # a best-effort probe: whatever it meets is its answer, said by the caller
-            raise LookupError(self.scrub(f"{type(exc).__name__}: {exc}")) from None
+            raise ModelListError(self.scrub(f"{type(exc).__name__}: {exc}")) from None
 
     def realtime(self) -> RealtimeSocket:
         """A Realtime WebSocket session with :attr:`model` (``async with``; one per scene)."""
@@ -704,11 +707,12 @@ __all__ = [
     "BACKOFF",
     "FATAL_STATUSES",
     "LOCAL_SERVER_KEY",
-    "MIN_SECRET_CHARS",
+    "KEY_ENV_NAME",
     "RETRIES",
     "RETRY_STATUSES",
     "CONNECT_TIMEOUT_S",
     "MAX_RESPONSE_BYTES",
+    "MAX_RETRY_AFTER_S",
     "REPLICA_COOLDOWN_S",
     "REPLICA_SEPARATOR",
     "ApiClient",
@@ -718,14 +722,13 @@ __all__ = [
     "OpenAIClient",
     "RealtimeSocket",
     "ReplicaPool",
+    "ModelListError",
     "ResponseTooLargeError",
     "ServerRefusedError",
     "ServerUnavailableError",
     "TransientError",
-    "public_url",
     "retry_after",
     "split_replicas",
     "status_failure",
-    "url_secrets",
     "with_retries",
 ]

@@ -12,17 +12,18 @@ file into a hidden temporary folder beside the target and renames it into place 
 a killed run leaves the target as it was; every file carries the run's id (``run_id``: each JSONL
 row, each JSON file) and ``summary.json`` lists every other file with its SHA-256. A folder that
 holds another run's files is refused unless the caller overwrites it. :func:`read_run` checks all
-of this and names what disagrees; :func:`incomplete` names what a run's numbers lack (judge
+of this and names what disagrees; it refuses scene rows :func:`summarize` cannot count
+(:func:`row_problem`: a NaN score, a flag that is not a boolean) and a summary whose numbers its
+scene rows do not give (:func:`summary_disagreements`: ``summary.json`` edited, its hashes or not); :func:`incomplete` names what a run's numbers lack (judge
 errors, M2 missing).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
+import math
 import secrets
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,8 +33,10 @@ from types import TracebackType
 from typing import IO, Any, TypedDict, cast
 
 from .constants import MODALITIES
-from .jsonio import JsonFileError, dumps, encode, iter_lines, read_json, write_json
+from .files import open_regular
+from .jsonio import JsonFileError, bounded_lines, dumps, encode, iter_lines, read_json, write_json
 from .metrics import avg, false_trigger_rate_counts, macro_f1_counts
+from .outdir import FolderKind, OutDirError, check_target, shown, swap_in, work_dir
 
 #: Files of a run directory: the summary, the scene rows, and (runs made through lm-eval) the run card.
 SUMMARY_FILE = "summary.json"
@@ -43,9 +46,9 @@ RUN_CARD_NAME = "run_card.json"
 RUN_ID = "run_id"
 #: ``summary.json``'s list of the run's other files: name -> ``{"sha256": ..., "rows": ...}``.
 FILES = "files"
-#: Names of files that runs write (odu-bench score / eval, lm-eval's CLI): a folder holding only
-#: these (and folders of them) is a run's, which ``--overwrite`` may clear; any other run file in a
-#: run directory that its summary does not list is stale.
+#: Names of files that runs write (odu-bench score / eval, lm-eval's CLI): such a file in a run
+#: directory that its summary does not list is stale (:func:`read_run`). What ``--overwrite`` may
+#: clear is decided by the summary's list alone (:func:`listed_files`, :data:`odu.outdir.RUN`).
 RUN_FILE_PATTERNS: tuple[str, ...] = (
     SUMMARY_FILE,
     SCENES_FILE,
@@ -350,75 +353,65 @@ def is_run_file(name: str) -> bool:
     return any(fnmatch(name, pattern) for pattern in RUN_FILE_PATTERNS)
 
 
-def _not_a_run(folder: Path) -> list[str]:
-    """Entries of ``folder`` (recursively) that no run wrote: files outside
-    :data:`RUN_FILE_PATTERNS`, folders holding such files."""
-    foreign = []
-    for entry in sorted(folder.iterdir()):
-        if entry.is_dir() and not entry.is_symlink():
-            foreign += [f"{entry.name}/{name}" for name in _not_a_run(entry)]
-        elif not is_run_file(entry.name):
-            foreign.append(entry.name)
-    return foreign
-
-
-def _shown(names: Sequence[str], limit: int = 4) -> str:
-    return ", ".join(names[:limit]) + (f" (+{len(names) - limit} more)" if len(names) > limit else "")
-
-
-def check_out_dir(out_dir: str | Path, overwrite: bool = False) -> bool:
-    """Refuse (:class:`RunError`) an output folder that cannot take a new run: a file, or a folder
-    holding another run's files unless ``overwrite``, or (even with ``overwrite``) files no run
-    wrote, which are never cleared. Returns True when the folder holds a run to replace."""
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise RunError(f"--out {out}: exists and is not a directory")
-    if not out.is_dir() or not any(out.iterdir()):
-        return False
-    held = sorted(entry.name for entry in out.iterdir())
-    if not overwrite:
-        raise RunError(
-            f"--out {out}: holds another run's files ({_shown(held)}); pass --overwrite to replace them, "
-            "or choose a new folder"
-        )
-    foreign = _not_a_run(out)
-    if foreign:
-        raise RunError(
-            f"--out {out}: holds files that are not a run's ({_shown(foreign)}); --overwrite clears only runs, "
-            "choose a new folder"
-        )
-    return True
-
-
-def clear_out_dir(out_dir: str | Path) -> None:
-    """Empty a folder that :func:`check_out_dir` accepted with ``overwrite`` (only runs' files)."""
-    out = Path(out_dir)
-    if check_out_dir(out, overwrite=True):
-        for entry in out.iterdir():
-            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
-
-
-def _alive(pid: int) -> bool:
+def listed_files(run_dir: str | Path) -> set[str] | None:
+    """The files ``summary.json`` of ``run_dir`` lists as the run's own (None: no readable summary
+    listing them)."""
+    path = Path(run_dir) / SUMMARY_FILE
+    if not _regular(path):
+        return None
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
+        summary = read_json(path)
+    except (JsonFileError, OSError):
+        return None
+    listed = summary.get(FILES) if isinstance(summary, dict) else None
+    return {name for name in listed if isinstance(name, str) and "/" not in name} if isinstance(listed, dict) else None
 
 
-def _remove_leftovers(parent: Path, name: str) -> None:
-    """Hidden temporary folders of earlier runs into ``parent/name`` whose process is gone (killed)."""
-    if os.name != "posix" or not parent.is_dir():
-        return
-    for entry in parent.iterdir():
-        if not entry.name.startswith(f".{name}."):
-            continue
-        kind, _, rest = entry.name[len(name) + 2 :].partition("-")
-        pid = rest.partition("-")[0]
-        if kind in ("partial", "replaced") and pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(entry, ignore_errors=True)
+class RunKind:
+    """A run directory as an output folder (:mod:`odu.outdir`): ``summary.json`` and the files it
+    lists, nothing else."""
+
+    what = "a run"
+
+    def foreign(self, folder: Path) -> list[str]:
+        listed = listed_files(folder)
+        own = {*listed, SUMMARY_FILE} if listed is not None else set()
+        return [e.name for e in sorted(folder.iterdir()) if e.name not in own or not _regular(e)]
+
+
+class RunsKind:
+    """The output folder of ``odu-bench eval``: one run directory per model, nothing else."""
+
+    what = "the runs of odu-bench eval"
+
+    def foreign(self, folder: Path) -> list[str]:
+        found = []
+        for entry in sorted(folder.iterdir()):
+            if not entry.is_dir() or entry.is_symlink() or not any(entry.iterdir()):
+                found.append(entry.name)
+            else:
+                found += [f"{entry.name}/{name}" for name in RUN.foreign(entry)]
+        return found
+
+
+RUN: FolderKind = RunKind()
+RUNS: FolderKind = RunsKind()
+
+
+def _regular(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()
+
+
+def check_out_dir(out_dir: str | Path, overwrite: bool = False, inputs: Iterable[str | Path | None] = ()) -> bool:
+    """Refuse (:class:`RunError`) an output folder that cannot take a new run (:mod:`odu.outdir`): a
+    file or a link, a folder that is, holds or lies inside one of ``inputs``, a folder holding
+    another run unless ``overwrite``, or (even with ``overwrite``) anything that is not a run's own
+    file (``summary.json`` and the files it lists), which is never cleared. Returns True when the
+    folder holds a run to replace."""
+    try:
+        return check_target(out_dir, RUN, inputs=inputs, overwrite=overwrite)
+    except OutDirError as exc:
+        raise RunError(str(exc)) from None
 
 
 class JsonlFile:
@@ -465,22 +458,27 @@ class RunWriter:
     the summary, which renames the finished folder into place (replacing a run there only with
     ``overwrite``). Leaving the block without a commit (an error) removes the temporary folder;
     a killed process leaves it hidden (``.NAME.partial-PID-...``), and the next run into the same
-    place removes it. ``RunError`` when ``out_dir`` cannot take the run (:func:`check_out_dir`).
+    place removes it (:mod:`odu.outdir`). ``RunError`` when ``out_dir`` cannot take the run
+    (:func:`check_out_dir`; ``inputs``: the paths the command reads, which ``out_dir`` may not be,
+    hold or lie inside).
     """
 
-    def __init__(self, out_dir: str | Path, overwrite: bool = False, run_id: str | None = None) -> None:
+    def __init__(
+        self,
+        out_dir: str | Path,
+        overwrite: bool = False,
+        run_id: str | None = None,
+        inputs: Iterable[str | Path | None] = (),
+    ) -> None:
         self.target = Path(out_dir)
         self.overwrite = overwrite
-        check_out_dir(self.target, overwrite)
+        check_out_dir(self.target, overwrite, inputs)
         self.run_id = run_id or new_run_id()
         self.files: dict[str, dict[str, Any]] = {}
-        parent, name = self.target.absolute().parent, self.target.absolute().name
         try:
-            parent.mkdir(parents=True, exist_ok=True)
-            _remove_leftovers(parent, name)
-            self.folder = Path(tempfile.mkdtemp(prefix=f".{name}.partial-{os.getpid()}-", dir=parent))
-        except OSError as exc:
-            raise RunError(f"--out {self.target}: cannot create the folder ({exc.strerror or exc})") from None
+            self.folder = work_dir(self.target)
+        except OutDirError as exc:
+            raise RunError(str(exc)) from None
         self._open: list[JsonlFile] = []
         self.committed = False
 
@@ -505,18 +503,12 @@ class RunWriter:
             handle.close()
         write_json(self.folder / SUMMARY_FILE, {**self._tagged(summary), FILES: dict(sorted(self.files.items()))})
         target = self.target
-        if target.is_dir() and any(target.iterdir()):
-            if not self.overwrite:  # another run wrote here meanwhile
-                raise RunError(f"--out {target}: another run wrote into it meanwhile; pass --overwrite to replace it")
-            aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.replaced-{os.getpid()}-", dir=self.folder.parent))
-            aside.rmdir()
-            os.rename(target, aside)
-            os.rename(self.folder, target)
-            shutil.rmtree(aside, ignore_errors=True)
-        else:
-            if target.is_dir():
-                target.rmdir()
-            os.rename(self.folder, target)
+        if not self.overwrite and target.is_dir() and any(target.iterdir()):  # another run wrote here meanwhile
+            raise RunError(f"--out {target}: another run wrote into it meanwhile; pass --overwrite to replace it")
+        try:
+            swap_in(self.folder, target, RUN)
+        except OutDirError as exc:
+            raise RunError(str(exc)) from None
         self.committed = True
         return target
 
@@ -579,7 +571,7 @@ def _file_problems(run_dir: Path, run_id: str, listed: Mapping[str, Any], scenes
         if p.is_file() and is_run_file(p.name) and p.name not in (*listed, SUMMARY_FILE)
     )
     if stale:
-        problems.append(f"{_shown(stale)} not written by run {run_id} (left from another run?)")
+        problems.append(f"{shown(stale)} not written by run {run_id} (left from another run?)")
     return problems
 
 
@@ -589,6 +581,84 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+#: Scene-row scores: each a fraction in [0, 1] or None (App A.3; NaN is refused when read).
+SCORE_FIELDS: tuple[str, ...] = ("s2", "s2_errors_as_misses", "s3", "s4", "s5")
+#: Scene-row flags: each a JSON boolean.
+FLAG_FIELDS: tuple[str, ...] = ("has_demand", "predicted_has_demand", "parse_error", "no_output")
+
+
+def row_problem(row: Any) -> str | None:
+    """What makes ``row`` no scene row :func:`summarize` can count (None: it is one): the field
+    named, with what it holds. Scores must be fractions in [0, 1] or null, flags booleans, the
+    modality one of :data:`odu.constants.MODALITIES`, each key point's ``judge_error`` text or null.
+
+    >>> row_problem({"modality": "audio-only", "s2": float("nan")})
+    "'has_demand' must be true or false, got nothing"
+    """
+    if not isinstance(row, Mapping):
+        return f"not a JSON object but {type(row).__name__}"
+    if not isinstance(row.get("scene_id", ""), str):
+        return f"'scene_id' must be text, got {row.get('scene_id')!r}"
+    if row.get("modality") not in MODALITIES:
+        return f"'modality' must be one of {', '.join(MODALITIES)}, got {row.get('modality')!r}"
+    for name in FLAG_FIELDS:
+        if not isinstance(row.get(name), bool):
+            return f"{name!r} must be true or false, got {_held(row, name)}"
+    for name in SCORE_FIELDS:
+        value = row.get(name)
+        if name not in row and name == "s2_errors_as_misses":
+            continue
+        fine = value is None or (type(value) in (int, float) and 0 <= value <= 1)  # NaN fails the range
+        if not fine:
+            return f"{name!r} must be a score in [0, 1] or null, got {_held(row, name)}"
+    points = row.get("key_points")
+    if not isinstance(points, list) or not all(
+        isinstance(k, Mapping) and isinstance(k.get("judge_error"), (str, type(None))) for k in points
+    ):
+        return "'key_points' must be a list of objects, each with 'judge_error' text or null"
+    if not isinstance(row.get("inference_error"), (str, type(None))):
+        return f"'inference_error' must be text or null, got {_held(row, 'inference_error')}"
+    return None
+
+
+def _held(row: Mapping[str, Any], name: str) -> str:
+    return repr(row[name]) if name in row else "nothing"
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        return (
+            isinstance(a, (int, float))
+            and isinstance(b, (int, float))
+            and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+        )
+    return type(a) is type(b) and a == b
+
+
+def summary_disagreements(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Where ``summary`` disagrees with what :func:`summarize_run` computes from ``rows`` (each
+    modality's scores and counts, the run-wide counts): a summary edited by hand, or another run's."""
+    computed: dict[str, Any] = dict(summarize_run(rows, {}, ""))
+    found = []
+    for modality in MODALITIES:
+        mine, theirs = computed.get(modality), summary.get(modality)
+        if mine is None and theirs is None:
+            continue
+        if not isinstance(theirs, Mapping) or mine is None:
+            found.append(
+                f"{modality}: {'no block' if mine is not None else 'a block'} in {SUMMARY_FILE} but "
+                f"{'scenes' if mine is not None else 'no scene'} of it in {SCENES_FILE}"
+            )
+            continue
+        for key, value in mine.items():
+            if not _same(theirs.get(key), value):
+                found.append(f"{modality} {key} is {theirs.get(key)!r} in {SUMMARY_FILE}, {value!r} from {SCENES_FILE}")
+    for key in ("parse_errors", "no_output", "inference_errors", "judge_errors"):
+        if key in computed and not _same(summary.get(key), computed[key]):
+            found.append(f"{key} is {summary.get(key)!r} in {SUMMARY_FILE}, {computed[key]!r} from {SCENES_FILE}")
+    return found
 
 
 def read_run(run_dir: str | Path, strict: bool = True) -> ScoredRun:
@@ -605,7 +675,7 @@ def read_run(run_dir: str | Path, strict: bool = True) -> ScoredRun:
             raise RunError(f"{run_dir}: no {needed} (is this an `odu-bench score` output directory?)")
     try:
         summary = read_json(run_dir / SUMMARY_FILE)
-    except JsonFileError as exc:
+    except (JsonFileError, OSError) as exc:
         raise RunError(f"{run_dir}: unreadable run ({exc})") from None
     if not isinstance(summary, dict):
         raise RunError(f"{run_dir}: {SUMMARY_FILE} is not a JSON object")
@@ -617,11 +687,15 @@ def read_run(run_dir: str | Path, strict: bool = True) -> ScoredRun:
             digest.update(line)
             yield line
 
-    with (run_dir / SCENES_FILE).open("rb") as fh:
+    try:
+        fh = open_regular(run_dir / SCENES_FILE)
+    except (JsonFileError, OSError) as exc:
+        raise RunError(f"{run_dir}: unreadable run ({exc})") from None
+    with fh:
         try:
-            for number, row in iter_lines(hashed(fh), run_dir / SCENES_FILE):
-                if not isinstance(row, dict):
-                    raise RunError(f"{run_dir / SCENES_FILE}:{number}: not a JSON object")
+            for number, row in iter_lines(hashed(bounded_lines(fh, run_dir / SCENES_FILE)), run_dir / SCENES_FILE):
+                if (problem := row_problem(row)) is not None:
+                    raise RunError(f"{run_dir / SCENES_FILE}:{number}: not a scene row: {problem}")
                 if row.pop(RUN_ID, None) != run_id and run_id is not None:
                     foreign.append(number)
                 rows.append(row)
@@ -641,6 +715,14 @@ def read_run(run_dir: str | Path, strict: bool = True) -> ScoredRun:
         )
     if problems and strict:
         raise RunError(f"{run_dir}: " + "; ".join(problems))
+    disagree = summary_disagreements(summary, rows)
+    if disagree:  # no number may be shown that its scene rows do not give, whatever is allowed
+        raise RunError(
+            f"{run_dir}: "
+            + "".join(f"{p}; " for p in problems)
+            + f"{SUMMARY_FILE} disagrees with {SCENES_FILE} ({shown(disagree, 3)}); edited by hand or "
+            "mixed with another run: score it again"
+        )
     return ScoredRun(cast(RunSummary, summary), cast(list[SceneRow], rows), problems)
 
 
@@ -659,11 +741,15 @@ def incomplete(summary: Mapping[str, Any]) -> list[str]:
 
 __all__ = [
     "FILES",
+    "RUN",
+    "RUNS",
     "RUN_CARD_NAME",
     "RUN_FILE_PATTERNS",
     "RUN_ID",
     "SCENES_FILE",
     "SUMMARY_FILE",
+    "SCORE_FIELDS",
+    "FLAG_FIELDS",
     "CandidateRow",
     "EvalSceneRow",
     "JsonlFile",
@@ -678,11 +764,13 @@ __all__ = [
     "ScoredRun",
     "SceneRow",
     "check_out_dir",
-    "clear_out_dir",
+    "listed_files",
     "incomplete",
     "is_run_file",
     "new_run_id",
     "read_run",
+    "row_problem",
+    "summary_disagreements",
     "summarize",
     "summarize_run",
     "write_run",

@@ -1,117 +1,243 @@
-"""Credentials out of URLs: the one rule for everything the toolkit writes or prints.
+"""Secrets out of everything the toolkit writes or prints: one rule for URLs, one list of known secrets.
 
-A server URL may carry a password (``http://user:SECRET@host/v1``) or a key in its query
-(``?key=...``, Gemini's REST form; ``?sig=...``, a signed storage URL). :func:`scrub_url` removes
-the user info and every query parameter named in :data:`SECRET_QUERY_PARAMS`;
-:func:`scrub_text` does it to every URL inside a text (a command line, a log line, an error);
-:func:`scrub_value` to every string inside a JSON-like value (a run card, lm-eval's results, a
-logged sample). ``odu-bench eval`` / ``lm-eval`` pass through it the run card (the command line
-included), ``results.json`` (``config.model_args``), the logged samples, lm-eval's own output
-files, the log records and what they print (:func:`install_log_filter`).
+**URLs, by rule.** Whenever a URL is shown or written (a run card, ``results.json``, a command
+line, a log line, an error message), :func:`scrub_url` removes its user info and replaces the
+value of every query parameter not in :data:`HARMLESS_QUERY_PARAMS` (an allow-list, never a
+deny-list) and its fragment by :data:`REDACTED`: ``http://u:pw@h/v1?api_token=T#access_token=F``
+becomes ``http://h/v1?api_token=***#***``. A URL whose user info cannot be told apart from its
+path (a password holding ``#``, ``/`` or ``?``) loses everything up to its last ``@``. Inside a
+text (:func:`scrub_text`) a URL runs from its scheme to white space, a quote, a bracket or
+``|`` (the replica separator of a ``base_url``), so each replica of a list is scrubbed.
 
-The API key itself never enters a URL or a file (:mod:`odu.openai_client` sends it as a header
-and scrubs it from its messages); this module knows nothing of it.
+**Known secrets, everywhere.** The value of each API key the toolkit reads and the credentials of
+each server URL it is given (:func:`url_credentials`) are registered once
+(:func:`register_secret`, by :class:`odu.openai_client.ApiClient`) and replaced by
+:data:`REDACTED` in every text written or printed (:func:`scrub_secrets`): the model's and the
+judge's replies as they arrive (a server that echoes the key), every JSON / JSONL file
+(:mod:`odu.jsonio` writes through it), the console and the log records of every command
+(:func:`scrubbed_console`), and in messages through :func:`scrub_text`.
+
+**Keys never on the command line.** A key is read from an environment variable only:
+:func:`refuse_credentials` refuses an option or model argument named like a key (``api_key=``,
+``token=``, ...), and :data:`odu.openai_client.KEY_ENV_NAME` refuses a key given where the name
+of its variable belongs.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import logging
 import re
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import unquote
 
-#: Query parameters whose value is a credential (compared case-insensitively, ``-`` read as
-#: ``_``): API keys (Gemini's REST ``?key=``, Azure's ``api-key``), OAuth tokens, passwords,
-#: signed-URL signatures and credentials (S3 ``X-Amz-*``, Google ``X-Goog-*``, Azure SAS ``sig``).
-SECRET_QUERY_PARAMS: frozenset[str] = frozenset(
-    {
-        "key",
-        "api_key",
-        "apikey",
-        "access_key",
-        "token",
-        "access_token",
-        "id_token",
-        "refresh_token",
-        "auth",
-        "authorization",
-        "password",
-        "passwd",
-        "pwd",
-        "secret",
-        "client_secret",
-        "sig",
-        "signature",
-        "x_amz_signature",
-        "x_amz_credential",
-        "x_amz_security_token",
-        "x_goog_signature",
-        "x_goog_credential",
-    }
+#: What a secret is replaced by.
+REDACTED = "***"
+#: Query parameters whose value is shown (compared case-insensitively, ``-`` read as ``_``): names
+#: that never carry a credential. Every other query value is a secret when a URL is shown.
+HARMLESS_QUERY_PARAMS: frozenset[str] = frozenset({"api_version"})
+#: A registered secret shorter than this is not replaced on its own (a 3-character password would
+#: blot out ordinary text and hides nothing); an API key is replaced whatever its length.
+MIN_SECRET_CHARS = 4
+#: Option and model-argument names that hold a credential (compared case-insensitively, ``-`` read
+#: as ``_``; also any name ending in ``_key``, ``_token``, ``_secret`` or ``_password``): refused,
+#: since a key is read from an environment variable only.
+CREDENTIAL_NAMES: frozenset[str] = frozenset(
+    {"key", "api_key", "apikey", "token", "secret", "password", "passwd", "authorization", "credentials", "jwt"}
 )
 
-#: A URL inside a text: a scheme, ``://``, then anything up to white space or a quote.
-_URL = re.compile(r"""[A-Za-z][A-Za-z0-9+.\-]*://[^\s"'<>`]+""")
+#: A URL inside a text: a scheme, ``://``, then anything up to white space, a quote, a bracket or ``|``.
+_URL = re.compile(r"""[A-Za-z][A-Za-z0-9+.\-]*://[^\s"'<>`|\\]+""")
+_PLAIN_AUTHORITY = re.compile(r"[^:@]*")  # a host without a port, user info or password
+
+_secrets: list[str] = []  # longest first, so that a secret holding another one is replaced whole
+_lock = threading.Lock()
 
 
-def _secret_param(name: str) -> bool:
-    return name.strip().lower().replace("-", "_") in SECRET_QUERY_PARAMS
+# --- known secrets --------------------------------------------------------------------------------
+
+
+def register_secret(value: str | None, always: bool = False) -> None:
+    """Replace ``value`` by :data:`REDACTED` in everything written or printed from now on in this
+    process (values shorter than :data:`MIN_SECRET_CHARS` only when ``always``: an API key)."""
+    if not value or (len(value) < MIN_SECRET_CHARS and not always):
+        return
+    with _lock:
+        if value not in _secrets:
+            _secrets.append(value)
+            _secrets.sort(key=len, reverse=True)
+
+
+def forget_secrets() -> None:
+    """Forget every registered secret (tests that need a clean process state)."""
+    with _lock:
+        _secrets.clear()
+
+
+def scrub_secrets(text: str) -> str:
+    """``text`` with every registered secret replaced by :data:`REDACTED` (URLs left as they are)."""
+    for secret in _secrets:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+# --- URLs -------------------------------------------------------------------------------------------
+
+
+def _split(url: str) -> tuple[str, str | None, bool, str]:
+    """``(scheme://, user info or None, whether it was guessed, the rest)``. The user info of an
+    ambiguous URL (an ``@`` after an authority holding a ``:``: a password with ``#``, ``/`` or
+    ``?`` in it, or a port) is guessed as everything up to the last ``@``."""
+    scheme, sep, rest = url.partition("://")
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority = rest[:end]
+    if "@" in authority:
+        userinfo, _, host = authority.rpartition("@")
+        return scheme + sep, userinfo, False, host + rest[end:]
+    if "@" in rest and not _PLAIN_AUTHORITY.fullmatch(authority):
+        userinfo, _, after = rest.rpartition("@")
+        return scheme + sep, userinfo, True, after
+    return scheme + sep, None, False, rest
+
+
+def _harmless(name: str) -> bool:
+    return name.strip().lower().replace("-", "_") in HARMLESS_QUERY_PARAMS
 
 
 def scrub_url(url: str) -> str:
-    """``url`` without user info and without the query parameters of :data:`SECRET_QUERY_PARAMS`
-    (other parameters, the path and the fragment stay).
+    """``url`` as it may be shown or written (module docstring): no user info (``***@`` where it
+    had to be guessed), every query value but :data:`HARMLESS_QUERY_PARAMS`' and the fragment
+    :data:`REDACTED`, registered secrets replaced.
 
-    >>> scrub_url("https://bob:s3cret@api.example.com:8443/v1?api-version=2024-06-01&api-key=abc")
-    'https://api.example.com:8443/v1?api-version=2024-06-01'
+    >>> scrub_url("https://bob:s3cret@api.example.com:8443/v1?api-version=2024-06-01&api_token=abc#t=1")
+    'https://api.example.com:8443/v1?api-version=2024-06-01&api_token=***#***'
+    >>> scrub_url("http://u:pa#ss@host:8000/v1")
+    'http://***@host:8000/v1'
     >>> scrub_url("http://localhost:8000/v1")
     'http://localhost:8000/v1'
     """
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # e.g. an unbalanced "[" in the host: keep only what precedes the host
-        return url.partition("://")[0] + "://"
-    netloc = parts.netloc.rpartition("@")[2]
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        kept = [(k, v) for k, v in pairs if not _secret_param(k)]
-        if len(kept) != len(pairs):
-            query = urlencode(kept)
-    if netloc == parts.netloc and query == parts.query:
-        return url
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    if "://" not in url:
+        return scrub_secrets(url)
+    scheme, _, guessed, rest = _split(url)
+    head = scheme + (f"{REDACTED}@" if guessed else "")
+    rest, hash_, fragment = rest.partition("#")
+    rest, mark, query = rest.partition("?")
+    if mark:
+        pieces = []
+        for piece in query.split("&"):
+            name, eq, value = piece.partition("=")
+            pieces.append(piece if (eq and _harmless(name)) or not piece else f"{name}={REDACTED}" if eq else REDACTED)
+        rest += "?" + "&".join(pieces)
+    if hash_:
+        rest += "#" + (REDACTED if fragment else "")
+    return scrub_secrets(head + rest)
+
+
+#: The schemes of a server URL.
+URL_SCHEMES = ("http", "https", "ws", "wss")
+
+
+def check_url(url: str, option: str = "base_url") -> None:
+    """:class:`ValueError` unless ``url`` is a server URL a client can use (a scheme of
+    :data:`URL_SCHEMES`, a host, a numeric port if any, and no ``#``, ``/`` or ``?`` left unescaped
+    in a password: an ``@`` after the host); the message shows it scrubbed (:func:`scrub_url`).
+
+    >>> check_url("http://u:p#w@h:8000/v1")
+    Traceback (most recent call last):
+    ...
+    ValueError: base_url 'http://***@h:8000/v1' is not a server URL (an '@' after the host: ...
+    """
+    scheme, _, guessed, rest = _split(url)
+    host_port = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    host, colon, port = host_port.rpartition(":") if not host_port.endswith("]") else (host_port, "", "")
+    problem = ""
+    if not scheme.endswith("://") or scheme[:-3].lower() not in URL_SCHEMES:
+        problem = "not an http(s) URL"
+    elif guessed:
+        problem = "an '@' after the host: a password holding '#', '/' or '?' must be percent-encoded (%23, %2F, %3F)"
+    elif not (host if colon else host_port) or (colon and not port.isdigit()):
+        problem = "no host, or a port that is not a number"
+    if problem:
+        raise ValueError(f"{option} {scrub_url(url)!r} is not a server URL ({problem}), e.g. http://localhost:8000/v1")
 
 
 def scrub_text(text: str) -> str:
-    """``text`` with every URL in it scrubbed (:func:`scrub_url`).
+    """``text`` with every URL in it scrubbed (:func:`scrub_url`) and every registered secret
+    replaced.
 
-    >>> scrub_text("model=m,base_url=http://u:SECRET@127.0.0.1:9/v1 --judge-base-url http://h/v1?key=K")
-    'model=m,base_url=http://127.0.0.1:9/v1 --judge-base-url http://h/v1'
+    >>> scrub_text("base_url=http://u:SECRET@127.0.0.1:9/v1|http://h/v1?key=K --x 1")
+    'base_url=http://127.0.0.1:9/v1|http://h/v1?key=*** --x 1'
     """
-    if "://" not in text:
-        return text
-    return _URL.sub(lambda m: scrub_url(m.group(0)), text)
+    if "://" in text:
+        text = _URL.sub(lambda m: scrub_url(m.group(0)), text)
+    return scrub_secrets(text)
 
 
-def scrub_value(value: Any) -> Any:
-    """``value`` (JSON-like: mappings, lists, tuples, strings, scalars) with every string scrubbed;
-    mapping keys too. Another object whose text holds a URL becomes that text, scrubbed (what
-    ``json.dumps(default=str)`` writes); others are returned as they are."""
+def url_credentials(url: str | None) -> list[str]:
+    """What of ``url`` (each replica of a ``|`` list alike) is a credential: its user info whole,
+    its password (as written and percent-decoded) and the HTTP Basic credentials a client sends for
+    it, each query and fragment value (but :data:`HARMLESS_QUERY_PARAMS`') and the fragment whole.
+
+    >>> url_credentials("https://bob:s3cret@host/v1?api-key=abcd1234&api-version=1")
+    ['bob:s3cret', 's3cret', 'Ym9iOnMzY3JldA==', 'abcd1234']
+    """
+    if not url or "://" not in url:
+        return []
+    found: list[str] = []
+    for one in _URL.findall(url):
+        _, userinfo, _, rest = _split(one)
+        if userinfo:
+            plain = unquote(userinfo)  # what the client sends: HTTP Basic auth, base64 of "user:password"
+            found += [userinfo, userinfo.partition(":")[2], plain.partition(":")[2]]
+            found.append(base64.b64encode(plain.encode()).decode())
+        rest, _, fragment = rest.partition("#")
+        for part in (rest.partition("?")[2], fragment):
+            for piece in part.split("&") if part else ():
+                name, eq, value = piece.partition("=")
+                found += [] if eq and _harmless(name) else [value if eq else piece, unquote(value if eq else piece)]
+        found.append(fragment)
+    return [s for s in dict.fromkeys(found) if s]
+
+
+def scrub_value(value: Any, urls: bool = True) -> Any:
+    """``value`` (JSON-like: mappings, lists, tuples, strings, scalars) with every string scrubbed
+    (:func:`scrub_text`; only of registered secrets when not ``urls``: model text, whose own URLs
+    are data); mapping keys too. Another object becomes its text, scrubbed, when that text
+    changes (what ``json.dumps(default=str)`` writes); others are returned as they are."""
+    scrub = scrub_text if urls else scrub_secrets
     if isinstance(value, str):
-        return scrub_text(value)
+        return scrub(value)
     if isinstance(value, Mapping):
-        return {scrub_text(k) if isinstance(k, str) else k: scrub_value(v) for k, v in value.items()}
+        return {scrub(k) if isinstance(k, str) else k: scrub_value(v, urls) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [scrub_value(v) for v in value]
+        return [scrub_value(v, urls) for v in value]
     if value is None or isinstance(value, (bool, int, float)):
         return value
     text = str(value)  # what json.dumps(default=str) would write
-    return scrub_text(text) if "://" in text else value
+    return scrubbed if (scrubbed := scrub(text)) != text else value
+
+
+def refuse_credentials(options: Mapping[str, Any], where: str) -> None:
+    """:class:`ValueError` when ``options`` (or a mapping inside them) names a credential
+    (:data:`CREDENTIAL_NAMES`): keys are read from environment variables only. The value is not shown."""
+    for name, value in options.items():
+        norm = str(name).strip().lower().replace("-", "_")
+        if norm in CREDENTIAL_NAMES or norm.endswith(("_key", "_token", "_secret", "_password")):
+            raise ValueError(
+                f"{where}: {name!r} holds a credential, which is never taken on the command line or stored: "
+                "put the key in an environment variable and name the variable (api_key_env=VAR / --judge-api-key-env VAR)"
+            )
+        if isinstance(value, Mapping):
+            refuse_credentials(value, f"{where}.{name}")
+
+
+# --- the console and log records -----------------------------------------------------------------------
 
 
 class ScrubFilter(logging.Filter):
@@ -162,12 +288,15 @@ def scrubbed_console() -> Iterator[None]:
 
 
 def scrub_file(path: Path) -> bool:
-    """Rewrite a text file (JSON, JSONL, a log) with every URL scrubbed; True when it changed."""
+    """Rewrite a text file (JSON, JSONL, a log) with every URL and registered secret scrubbed,
+    replacing it (:func:`odu.files.replace_file`: never written through a link); True when it changed."""
+    from .files import replace_file
+
     text = path.read_text(encoding="utf-8", errors="surrogateescape")
     scrubbed = scrub_text(text)
     if scrubbed == text:
         return False
-    path.write_text(scrubbed, encoding="utf-8", errors="surrogateescape")
+    replace_file(path, scrubbed.encode("utf-8", errors="surrogateescape"))
     return True
 
 
@@ -186,13 +315,23 @@ def install_log_filter() -> None:
 
 
 __all__ = [
-    "SECRET_QUERY_PARAMS",
+    "CREDENTIAL_NAMES",
+    "HARMLESS_QUERY_PARAMS",
+    "MIN_SECRET_CHARS",
+    "REDACTED",
     "ScrubFilter",
     "ScrubbedStream",
+    "URL_SCHEMES",
+    "check_url",
+    "forget_secrets",
     "install_log_filter",
+    "refuse_credentials",
+    "register_secret",
     "scrub_file",
+    "scrub_secrets",
     "scrub_text",
     "scrub_url",
     "scrub_value",
     "scrubbed_console",
+    "url_credentials",
 ]

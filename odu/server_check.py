@@ -25,7 +25,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-from .openai_client import ApiClient, CallFailedError, OpenAIClient, ServerUnavailableError
+from .openai_client import ApiClient, CallFailedError, ModelListError, OpenAIClient, ServerUnavailableError
 from .scrub import scrub_text
 
 #: Seconds the whole preflight of one server may take before the run stops (a silent host).
@@ -72,18 +72,19 @@ def _quick(client: ApiClient) -> Iterator[None]:
         vars(client.stats).update(saved[2])
 
 
-async def _listed(client: OpenAIClient, sdk: Any) -> str:
-    """Step 1-2: the server answers ``GET /models`` and lists the model; the step's outcome."""
+async def _listed(client: OpenAIClient) -> str:
+    """Step 1-2: the server answers ``GET /models`` (:meth:`OpenAIClient.fetch_models`, the one
+    reader) and lists the model; the step's outcome."""
     try:
-        page = await sdk.models.list()
-    except Exception as exc:
-        status = getattr(exc, "status_code", None)
-        if status in NO_MODEL_LIST:
+        models = await client.fetch_models(PREFLIGHT_TIMEOUT_S)
+    except ModelListError as exc:
+        if exc.status in NO_MODEL_LIST:
             return "no model list"
-        if status is None:
+        if exc.status is None:
             raise PreflightError(f"cannot reach the server ({_cause(exc)})") from None
-        raise PreflightError(f"GET /models answered HTTP {status}: {getattr(exc, 'message', exc)}") from None
-    ids = [str(getattr(m, "id", "")) for m in getattr(page, "data", None) or []]
+        cause = exc.__cause__
+        raise PreflightError(f"GET /models answered HTTP {exc.status}: {getattr(cause, 'message', exc)}") from None
+    ids = [str(m.get("id", "")) for m in models]
     if not any(i == client.model or i.removeprefix("models/") == client.model for i in ids):
         shown = ", ".join(ids[:8]) + (f" (+{len(ids) - 8} more)" if len(ids) > 8 else "")
         raise PreflightError(f"model {client.model!r} is not among the models it serves: {shown or 'none'}")
@@ -102,13 +103,10 @@ async def _replicas_listed(client: OpenAIClient) -> None:
             timeout=PREFLIGHT_TIMEOUT_S,
             retries=0,
         )
-        sdk = one.async_sdk()
         try:
-            await _listed(one, sdk)
+            await _listed(one)
         except PreflightError as exc:
             raise PreflightError(f"replica {scrub_text(url)}: {exc}" if len(urls) > 1 else str(exc)) from None
-        finally:
-            await sdk.close()
 
 
 async def _check(client: OpenAIClient, probe: Callable[[Any], Awaitable[Any]]) -> None:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .jsonio import JsonFileError, iter_lines, read_json
-from .run import FILES, RUN_CARD_NAME, RUN_ID, RunError, read_run
+from .jsonio import JsonFileError, iter_jsonl, read_json
+from .run import FILES, RUN_CARD_NAME, RUN_ID, read_run, row_problem
 
 #: The run card key of a shard's position: ``{"index": K, "count": N}``.
 SHARD_KEY = "shard"
@@ -125,33 +125,107 @@ def _datasets(card: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+_KINDS = {dict: "a JSON object", list: "a JSON array", str: "text", int: "an integer"}
+
+
+def _need(value: Any, kind: type, where: Path | str, field: str) -> Any:
+    """``value`` if it is a ``kind`` (an ``int`` is never a ``bool``), else :class:`ShardError`
+    naming the file (and line) and the field."""
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        held = "nothing" if value is None else f"{type(value).__name__} {json.dumps(value, default=str)[:60]}"
+        raise ShardError(f"{where}: {field} must be {_KINDS[kind]}, got {held}")
+    return value
+
+
+def _card_fields(card: Any, where: Path) -> tuple[int, int]:
+    """Check what merging reads of a shard's run card; its ``(K, N)``."""
+    _need(card, dict, where, "the run card")
+    if not isinstance(card.get(SHARD_KEY), Mapping):
+        raise ShardError(f"{where.parent}: not a shard (its run card names no --shard K/N)")
+    index = _need(card[SHARD_KEY].get("index"), int, where, f"{SHARD_KEY}.index")
+    count = _need(card[SHARD_KEY].get("count"), int, where, f"{SHARD_KEY}.count")
+    if not 1 <= index <= count:
+        raise ShardError(f"{where}: {SHARD_KEY} is {index}/{count}, not K/N with 1 <= K <= N")
+    for i, task in enumerate(_need(card.get(LOGGED_TASKS_KEY), list, where, LOGGED_TASKS_KEY)):
+        _need(task, str, where, f"{LOGGED_TASKS_KEY}[{i}]")
+    for key, info in _need(card.get("dataset"), dict, where, "dataset").items():
+        _need(info, dict, where, f"dataset.{key}")
+        for field in ("n_scenes", "n_scenes_total"):
+            _need(info.get(field), int, where, f"dataset.{key}.{field}")
+    for field in ("model", "tasks", "lm_eval"):
+        if card.get(field) is not None:
+            _need(card[field], dict, where, field)
+    if isinstance(card.get("model"), Mapping) and card["model"].get("backend") is not None:
+        _need(card["model"]["backend"], dict, where, "model.backend")
+    return index, count
+
+
+def _results_fields(results: Any, where: Path) -> None:
+    """Check what merging reads of a shard's lm-eval results."""
+    _need(results, dict, where, "results.json")
+    for task, block in _need(results.get("results"), dict, where, "results").items():
+        _need(block, dict, where, f"results.{task}")
+    for task, block in (_need(results.get("n-samples") or {}, dict, where, "n-samples")).items():
+        for name, value in _need(block, dict, where, f"n-samples.{task}").items():
+            _need(value, int, where, f"n-samples.{task}.{name}")
+
+
+def _sample_fields(sample: Any, where: str) -> dict[str, Any]:
+    """Check what merging reads of one logged sample (a line of ``samples_<task>.jsonl``)."""
+    _need(sample, dict, where, "the line")
+    doc = _need(sample.get("doc"), dict, where, "doc")
+    _need(doc.get("scene_id"), str, where, "doc.scene_id")
+    try:
+        media = json.loads(_need(doc.get("media"), str, where, "doc.media"))
+    except ValueError as exc:
+        raise ShardError(f"{where}: doc.media must be a JSON dataset locator, got undecodable text ({exc})") from None
+    _need(_need(media, dict, where, "doc.media").get("row"), int, where, "doc.media.row")
+    _need(media.get("config"), str, where, "doc.media.config")
+    responses = _need(sample.get("filtered_resps"), list, where, "filtered_resps")
+    if not responses:
+        raise ShardError(f"{where}: filtered_resps must hold the scored record, got an empty list")
+    scored = _need(responses[0], dict, where, "filtered_resps[0]")
+    row = _need(scored.get("scene"), dict, where, "filtered_resps[0].scene")
+    if (problem := row_problem(row)) is not None:
+        raise ShardError(f"{where}: filtered_resps[0].scene is not a scene row: {problem}")
+    if row.get("scene_id") != doc["scene_id"]:
+        raise ShardError(
+            f"{where}: filtered_resps[0].scene is scene {row.get('scene_id')!r}, the doc {doc['scene_id']!r}"
+        )
+    for field in ("raw_output", "inference_error"):
+        if scored.get(field) is not None:
+            _need(scored[field], str, where, f"filtered_resps[0].{field}")
+    if scored.get("judge") is not None:
+        _need(scored["judge"], dict, where, "filtered_resps[0].judge")
+    return {k: v for k, v in sample.items() if k != RUN_ID}
+
+
 def _read_shard(path: Path) -> Shard:
-    run = read_run(path)  # RunError when the files are not one run
+    """One shard's files, every field merging reads checked (:class:`ShardError` naming the file,
+    line and field); :class:`~odu.run.RunError` when the files are not one run."""
+    run = read_run(path)
     try:
         card = read_json(path / RUN_CARD_NAME)
         results = read_json(path / "results.json")
     except (JsonFileError, OSError) as exc:
         raise ShardError(f"{path}: not a run of odu-bench eval ({exc})") from None
-    shard = card.get(SHARD_KEY) if isinstance(card, dict) else None
-    if not isinstance(shard, Mapping) or not isinstance(shard.get("index"), int):
-        raise ShardError(f"{path}: not a shard (its run card names no --shard K/N)")
+    index, count = _card_fields(card, path / RUN_CARD_NAME)
+    _results_fields(results, path / "results.json")
     summary: dict[str, Any] = dict(run.summary)
+    _need(summary.get("judge") or {}, dict, path / "summary.json", "judge")
     listed: dict[str, Any] = dict(summary.get(FILES) or {})
-    logged = card.get(LOGGED_TASKS_KEY)
     names = {n.removeprefix("samples_").removesuffix(".jsonl") for n in listed if n.startswith("samples_")}
-    if not isinstance(logged, list) or set(logged) != names:
+    if set(card[LOGGED_TASKS_KEY]) != names:
         raise ShardError(f"{path}: its run card's {LOGGED_TASKS_KEY} does not name its samples files")
-    if not isinstance(results, dict):
-        raise ShardError(f"{path}: results.json is not a JSON object")
     samples: dict[str, list[dict[str, Any]]] = {}
     for name in sorted(listed):
         if name.startswith("samples_") and name.endswith(".jsonl"):
-            with (path / name).open("rb") as fh:
-                rows = [row for _, row in iter_lines(fh, path / name)]
-            samples[name.removeprefix("samples_").removesuffix(".jsonl")] = [
-                {k: v for k, v in row.items() if k != RUN_ID} for row in rows
-            ]
-    return Shard(path, shard["index"], shard["count"], card, summary, results, samples)
+            rows = [_sample_fields(row, f"{path / name}:{n}") for n, row in iter_jsonl(path / name)]
+            samples[name.removeprefix("samples_").removesuffix(".jsonl")] = rows
+    held = {r["filtered_resps"][0]["scene"]["scene_id"] for rows in samples.values() for r in rows}
+    if held != {row["scene_id"] for row in run.scenes}:
+        raise ShardError(f"{path}: its samples files and scenes.jsonl hold different scenes")
+    return Shard(path, index, count, card, summary, results, samples)
 
 
 def _check_same_run(shards: Sequence[Shard]) -> None:
@@ -202,11 +276,28 @@ def _check_scenes(shards: Sequence[Shard]) -> None:
                 if (task, sid) in owner:
                     raise ShardError(f"scene {sid} of task {task} is in {owner[task, sid]} and in {s.path}")
                 owner[task, sid] = s.path
-    for key, info in _datasets(shards[0].card).items():
-        total = info.get("n_scenes_total")
-        found = sum(int((s.card.get("dataset") or {}).get(key, {}).get("n_scenes") or 0) for s in shards)
-        if isinstance(total, int) and found != total:
-            raise ShardError(f"dataset {key}: the shards hold {found} of its {total} scenes")
+    for task in shards[0].samples:  # every scene present, as many as each run card says
+        rows_of = {s.path: s.samples.get(task, []) for s in shards}
+        first = next((rows[0] for rows in rows_of.values() if rows), None)
+        if first is None:
+            continue
+        key = _dataset_key(first)
+        for s in shards:
+            said = (s.card["dataset"].get(key) or {}).get("n_scenes")
+            if said != len(rows_of[s.path]):
+                raise ShardError(
+                    f"{s.path}: task {task} holds {len(rows_of[s.path])} scene(s) but its run card says {said} "
+                    "(a scene dropped or added?)"
+                )
+        total = (shards[0].card["dataset"].get(key) or {}).get("n_scenes_total")
+        found = sum(len(rows) for rows in rows_of.values())
+        if found != total:
+            raise ShardError(f"dataset {key} (task {task}): the shards hold {found} of its {total} scenes")
+
+
+def _dataset_key(sample: Mapping[str, Any]) -> str:
+    """The run card's dataset key of a logged sample: its config, ``_text`` for a text-only doc."""
+    return json.loads(sample["doc"]["media"])["config"] + ("_text" if sample["doc"].get("asr") else "")
 
 
 def _row(sample: Mapping[str, Any]) -> int:
@@ -235,15 +326,6 @@ def merged_samples(shards: Sequence[Shard]) -> dict[str, list[dict[str, Any]]]:
         for doc_id, row in enumerate(out[task]):
             row["doc_id"] = doc_id
     return out
-
-
-def task_metrics(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """A task's metrics over its logged samples, as lm-eval aggregates them (:mod:`odu.harness.tasks`)."""
-    from .harness.tasks import METRICS, process_results, summarize_items
-
-    items = [process_results(s["doc"], s["filtered_resps"])[METRICS[0]] for s in samples]
-    summary = summarize_items(items)
-    return {metric: summary[metric] for metric in METRICS}
 
 
 def merged_judge(shards: Sequence[Shard]) -> dict[str, Any]:
@@ -281,20 +363,12 @@ def merged_card(shards: Sequence[Shard], command: Sequence[str]) -> dict[str, An
     return card
 
 
-def check_merge_target(out: Path, shards: Sequence[Shard]) -> None:
-    """Refuse an output folder that is one of the shards."""
-    for s in shards:
-        if out.resolve() == s.path.resolve():
-            raise RunError(f"--out {out}: is shard {s.index}/{s.count} itself; choose a new folder")
-
-
 __all__ = [
     "LOGGED_TASKS_KEY",
     "SAME_RUN_FIELDS",
     "SHARD_KEY",
     "Shard",
     "ShardError",
-    "check_merge_target",
     "in_shard",
     "merged_card",
     "merged_datasets",
@@ -303,5 +377,4 @@ __all__ = [
     "parse_shard",
     "read_shards",
     "shard_index",
-    "task_metrics",
 ]

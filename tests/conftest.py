@@ -20,9 +20,12 @@ from support.backend_media import media  # noqa: F401  (module fixture: short cl
 from support.dataset_fixtures import demo_dataset, demo_release, hf_cache  # noqa: F401  (session fixtures)
 from support.openai_rules import API_KEY
 from support.openai_server import OpenAIServer
-from support.sample_runs import prepared_sample  # noqa: F401  (the bundled sample where eval --sample puts it)
+from support.sample_runs import prepared_sample, sample_dataset  # noqa: F401  (the bundled sample, prepared)
+from support.shard_runs import shards  # noqa: F401  (module fixture: the two shards of an eval run)
 from support.view_support import runs, site  # noqa: F401  (session fixtures of the viewer tests)
 from support.wheel import wheel_env  # noqa: F401  (session fixture: the wheel in a fresh venv, tests/doors/)
+
+from odu.scrub import forget_secrets
 
 
 @pytest.fixture
@@ -40,6 +43,13 @@ def openai_server() -> Iterator[OpenAIServer]:
     outside the API unless in ``.extra_fields``. Set ``.responder``."""
     with OpenAIServer() as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def _no_secrets_between_tests() -> Iterator[None]:
+    """Secrets registered by one test's clients (:mod:`odu.scrub`) are not scrubbed from the next's."""
+    yield
+    forget_secrets()
 
 
 @pytest.fixture(autouse=True)

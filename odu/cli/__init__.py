@@ -53,11 +53,21 @@ def version() -> str:
     return f"{number} ({Path(__file__).resolve().parents[1]})"
 
 
+#: Exit status of a command stopped by Ctrl-C (SIGINT): 128 + 2, as a shell reports it.
+INTERRUPTED_EXIT = 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``odu-bench`` console script; returns the exit code.
 
     A command line naming a subcommand imports that subcommand's module only, so that e.g.
-    ``odu-bench score`` does not pay for the imports of ``eval`` or ``report``."""
+    ``odu-bench score`` does not pay for the imports of ``eval`` or ``report``. Every command runs
+    with its console and log records scrubbed of secrets (:func:`odu.scrub.scrubbed_console`);
+    Ctrl-C ends it with one line and :data:`INTERRUPTED_EXIT`, its output left as it was before
+    the command (the work folder is removed on the way out; one a killed process leaves, by the
+    next command into the same place: :mod:`odu.outdir`)."""
+    from ..scrub import scrubbed_console
+
     argv = list(sys.argv[1:] if argv is None else argv)
     first = argv[0] if argv else ""
     module = _MODULE_OF.get(first, first)
@@ -65,8 +75,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if first == "--version":  # printed whole (argparse's version action wraps it at the terminal's width)
         print(f"odu-bench {version()}")
         return 0
-    args = build_parser(chosen).parse_args(argv)
-    return int(args.run(args) or 0)
+    try:
+        with scrubbed_console():
+            args = build_parser(chosen).parse_args(argv)
+            return int(args.run(args) or 0)
+    except KeyboardInterrupt:
+        print(f"odu-bench {first}: interrupted" if first else "odu-bench: interrupted", file=sys.stderr)
+        return INTERRUPTED_EXIT
 
 
 if __name__ == "__main__":  # pragma: no cover

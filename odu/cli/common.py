@@ -34,6 +34,21 @@ def add_overwrite(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: How to (re)install lm-eval (setup.cfg's requirement), said when it cannot be imported.
+LM_EVAL_FIX = "pip install 'lm-eval[api]>=0.4.13,<0.5'"
+
+
+def lm_eval_unavailable(exc: ImportError, command: str) -> int:
+    """Exit status 2 with one line saying that lm-eval (or what it imports) cannot be imported, and
+    the fix, for the commands that run through it."""
+    print(
+        f"odu-bench {command}: error: lm-eval cannot be imported ({type(exc).__name__}: {exc}); "
+        f"this command runs through it: {LM_EVAL_FIX}",
+        file=sys.stderr,
+    )
+    return 2
+
+
 def add_bootstrap_options(parser: argparse.ArgumentParser, of: str = "") -> None:
     """Add ``--seed`` and ``--resamples`` of the scene bootstrap (App E.1); ``of`` names what its
     intervals are for in the help."""

@@ -12,6 +12,7 @@ prints one row per model with the audio-visual and audio-only columns of Table 3
 from __future__ import annotations
 
 import argparse
+import logging
 import re
 import sys
 import time
@@ -23,37 +24,52 @@ from typing import Any, cast
 from ..caveats import APPROXIMATE_JUDGE, caveat_lines, marked, run_caveats, summary_counts
 from ..judge.openai_judge import merge_judge_infos
 from ..models import BACKENDS, BASELINES, backend_name, lm_eval_name, system_label
-from ..run import (
-    RUN_CARD_NAME,
-    SCENES_FILE,
-    EvalSceneRow,
-    RunSummary,
-    RunWriter,
-    check_out_dir,
-    clear_out_dir,
-    summarize_run,
+from ..outdir import check_target, clear
+from ..run import RUN_CARD_NAME, RUNS, SCENES_FILE, EvalSceneRow, RunSummary, RunWriter, summarize_run
+from ..scrub import install_log_filter, scrub_text, scrub_value
+from .common import (
+    add_annotation_language,
+    add_overwrite,
+    judge_accounting_line,
+    judge_errors_exit_code,
+    judge_note,
+    lm_eval_unavailable,
 )
-from ..scrub import install_log_filter, scrub_text, scrub_value, scrubbed_console
-from .common import add_annotation_language, add_overwrite, judge_accounting_line, judge_errors_exit_code, judge_note
 
 DEFAULT_MODELS = ("always", "never")
 DEFAULT_TASKS = ("odu_av", "odu_ao")
 
 
 def _model_args(text: str | None) -> dict[str, Any]:
-    """``--model-args`` as a JSON object or lm-eval's ``key=value,key=value``."""
+    """``--model-args`` as a JSON object or lm-eval's ``key=value,key=value``; one naming a
+    credential is refused before anything logs it (:func:`odu.scrub.refuse_credentials`)."""
+    from ..scrub import refuse_credentials
+
     if not text:
         return {}
     if text.lstrip().startswith("{"):
         from ..judge.spec import json_object_arg
 
         try:
-            return json_object_arg(text)
+            args = json_object_arg(text)
         except argparse.ArgumentTypeError as exc:
             raise argparse.ArgumentTypeError(f"--model-args: {exc}") from None
-    from lm_eval.utils import simple_parse_args_string
+    else:
+        try:
+            from lm_eval.utils import simple_parse_args_string
+        except ImportError:  # the command says so, with the fix, once it runs
+            simple_parse_args_string = _key_values
+        args = simple_parse_args_string(text)
+    try:
+        refuse_credentials(args, "--model-args")
+    except ValueError as exc:  # argparse names the option itself
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--model-args: ")) from None
+    return args
 
-    return simple_parse_args_string(text)
+
+def _key_values(text: str) -> dict[str, Any]:
+    """``k=v,k=v`` as a dict of texts (lm-eval's own parser, when lm-eval cannot be imported)."""
+    return dict(pair.partition("=")[::2] for pair in text.split(",") if pair)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -156,15 +172,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def write_model_outputs(results: Mapping[str, Any], writer: RunWriter) -> list[EvalSceneRow]:
     """results.json, samples_<task>.jsonl and predictions.jsonl of one model's run, into its run
-    directory, credentials removed from every URL (:mod:`odu.scrub`); returns the scene rows with
-    their inference errors (one per scene, however many tasks held it)."""
+    directory: every URL of lm-eval's results shown by the one rule, known secrets out of every
+    file (:mod:`odu.scrub`); returns the scene rows with their inference errors (one per scene,
+    however many tasks held it)."""
     writer.json("results.json", scrub_value({k: v for k, v in results.items() if k != "samples"}), default=str)
     rows: dict[str, EvalSceneRow] = {}
     outputs: dict[str, str | None] = {}
     for task, task_samples in results.get("samples", {}).items():
         with writer.jsonl(f"samples_{task}.jsonl") as samples:
             for sample in task_samples:
-                samples.write(scrub_value(sample), default=str)
+                samples.write(sample, default=str)  # known secrets scrubbed as written (odu.jsonio)
                 scored = sample["filtered_resps"][0]
                 sid = scored["scene"]["scene_id"]
                 outputs.setdefault(sid, scored["raw_output"])
@@ -276,17 +293,15 @@ def dry_checks(models: Sequence[str], model_args: Mapping[str, Any], docs: Seque
 
 
 def run(args: argparse.Namespace) -> int:
-    """The command, its console and log records scrubbed of URL credentials (:mod:`odu.scrub`)."""
-    with scrubbed_console():
-        return _run(args)
+    """The command (its console and log records scrubbed by :func:`odu.cli.main`)."""
+    try:
+        from lm_eval import simple_evaluate
+        from lm_eval.tasks import TaskManager
+        from lm_eval.utils import setup_logging
 
-
-def _run(args: argparse.Namespace) -> int:
-    from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager
-    from lm_eval.utils import setup_logging
-
-    import odu.harness.models  # noqa: F401  # registers the odu-* models
+        import odu.harness.models  # noqa: F401  # registers the odu-* models
+    except ImportError as exc:
+        return lm_eval_unavailable(exc, "eval")
 
     from ..data.media import MediaError
     from ..data.prepare import check_dataset
@@ -295,7 +310,7 @@ def _run(args: argparse.Namespace) -> int:
     from ..harness.runcard import RECORDER, build_run_card
     from ..harness.tasks import dataset_choice, load_tasks, task_dir, use_judge
     from ..judge import JudgeUnavailableError
-    from ..judge.spec import judge_from_args
+    from ..judge.spec import judge_from_args, judge_inputs
     from ..models.remote import ModelUnavailableError
     from ..schema import SchemaError
     from ..server_check import PreflightError
@@ -310,7 +325,10 @@ def _run(args: argparse.Namespace) -> int:
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     out = Path(args.out or Path("runs") / time.strftime("%Y%m%d-%H%M%S"))
     setup_logging(args.verbosity)  # before the run: lm-eval 0.4.13 applies simple_evaluate(verbosity=) only after it
-    install_log_filter()  # lm-eval's handler, made just now: no credential of a URL reaches a log line
+    for handler in logging.getLogger("lm_eval").handlers:  # made once per process: this command's console now
+        if type(handler) is logging.StreamHandler:
+            handler.stream = sys.stderr  # not setStream: it flushes the old stream, which may be closed
+    install_log_filter()  # lm-eval's handler: no credential of a URL reaches a log line
     command = ["odu-bench", *(scrub_text(a) for a in sys.argv[1:])]
     try:
         if args.json and not args.dry_run:
@@ -339,7 +357,8 @@ def _run(args: argparse.Namespace) -> int:
         check_dataset(source)
         if args.dry_run:
             return dry_run(args, models, load_tasks(manager, tasks))
-        cleared = not check_out_dir(out, args.overwrite)  # refused before any inference
+        inputs = [source, args.asr, args.use_cache, *judge_inputs(args)]
+        cleared = not check_target(out, RUNS, inputs=inputs, overwrite=args.overwrite)  # before any inference
         judge_from_args(args).close()  # the judge's options and its verdict cache checked before any inference
         RECORDER.clear()
         loaded = load_tasks(manager, tasks)  # each task's data loaded and prepared once, for every model
@@ -364,7 +383,7 @@ def _run(args: argparse.Namespace) -> int:
                     bootstrap_iters=0,
                 )
             if not cleared:  # --overwrite: the old run goes once the first new one is ready to be written
-                clear_out_dir(out)
+                clear(out, RUNS)
                 cleared = True
             with RunWriter(folder) as writer:
                 rows = write_model_outputs(results, writer)

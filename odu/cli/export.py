@@ -59,10 +59,10 @@ def run(args: argparse.Namespace) -> int:
         runs = load_export_runs(args.run_dirs, args.names, args.allow_failed_steps)
         settings = EeeSettings(args.resamples, args.seed, args.dataset_id, args.organization, args.relationship)
         files = build_export(runs, args.fmt, settings, args.source_url)
-    except ValueError as exc:
+        written = write_export(files, args.out, inputs=args.run_dirs)
+    except (ValueError, OSError) as exc:
         print(f"odu-bench export: error: {exc}", file=sys.stderr)
         return 2
-    written = write_export(files, args.out)
     for r in runs:
         if r.failed_steps:
             print(

@@ -8,10 +8,12 @@ import sys
 from pathlib import Path
 
 from ..constants import MODALITIES
-from ..jsonio import write_json
+from ..files import replace_file
+from ..jsonio import dumps, encode
 from ..judge import JudgeUnavailableError
 from ..judge.audit import audit, audit_table
 from ..judge.spec import add_judge_arguments, judges_from_args
+from ..outdir import check_apart
 from ..run import read_run
 from ..schema import SchemaError, load_scenes, read_predictions
 from .common import add_annotation_language, judge_accounting_line, judge_errors_exit_code
@@ -66,6 +68,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run)
 
 
+def _check_out(args: argparse.Namespace) -> None:
+    """``--out`` may not be one of the command's inputs (a run's file, the scenes or predictions it
+    reads: :func:`odu.outdir.check_apart`); it is replaced when written, never written through a link."""
+    if args.out:
+        check_apart(args.out, [*(path for _, path in args.runs), args.scenes, *(path for _, path in args.predictions)])
+
+
 def _labels(specs: list[str]) -> list[str]:
     """Judge specs as column labels, numbered when repeated."""
     return [spec if specs.count(spec) == 1 else f"{spec} #{specs[: i + 1].count(spec)}" for i, spec in enumerate(specs)]
@@ -89,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     judges = []
     try:
+        _check_out(args)
         runs = {name: read_run(path).scenes for name, path in args.runs}
         scenes = load_scenes(args.scenes) if args.scenes else None
         judges = judges_from_args(args)
@@ -101,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             judge.close()
     report = json.dumps(result, indent=2, ensure_ascii=False)
     if args.out:
-        Path(args.out).write_text(report + "\n", encoding="utf-8")
+        replace_file(args.out, encode(report + "\n"))
     else:
         print(report)
     print(audit_table(result))
@@ -130,6 +140,7 @@ def _reference_shift(args: argparse.Namespace) -> int:
         return 2
     judges = []
     try:
+        _check_out(args)
         outputs = {name: read_predictions(path) for name, path in sources}
         scenes = load_scenes(args.scenes)
         judges = judges_from_args(args)
@@ -141,7 +152,7 @@ def _reference_shift(args: argparse.Namespace) -> int:
         for judge in judges:
             judge.close()
     if args.out:
-        write_json(args.out, result)
+        replace_file(args.out, encode(dumps(result, indent=2)) + b"\n")
     else:
         print(json.dumps(result, indent=2, ensure_ascii=False))
     print(shift_table(result))

@@ -13,13 +13,13 @@ and logs, and from the files it wrote (:mod:`odu.scrub`).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 from ..scrub import scrub_file, scrubbed_console
 from ..server_check import PreflightError
+from .common import lm_eval_unavailable
 
 _SUBCOMMANDS = ("run", "ls", "validate")
 
@@ -68,12 +68,13 @@ def _output_path(args: list[str]) -> Path | None:
 def write_run_cards(output_path: Path, since: float) -> list[Path]:
     """A run card beside every ``results_*.json`` lm-eval wrote under ``output_path`` since ``since``."""
     from ..harness.runcard import write_run_card
+    from ..jsonio import read_json
 
     written = []
     files = [output_path] if output_path.suffix == ".json" else sorted(output_path.rglob("results_*.json"))
     for results_file in files:
         if results_file.is_file() and results_file.stat().st_mtime >= since:
-            results = json.loads(results_file.read_text(encoding="utf-8"))
+            results = read_json(results_file)
             stamp = results_file.stem.removeprefix("results_")
             written.append(
                 write_run_card(
@@ -87,9 +88,12 @@ def write_run_cards(output_path: Path, since: float) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lm_eval.__main__ import cli_evaluate
+    try:
+        from lm_eval.__main__ import cli_evaluate
 
-    import odu.harness.models  # noqa: F401  # registers the odu-* models
+        import odu.harness.models  # noqa: F401  # registers the odu-* models
+    except ImportError as exc:
+        return lm_eval_unavailable(exc, "lm-eval")
 
     from ..harness.annotate import install_table_note
     from ..harness.runcard import RECORDER

@@ -23,9 +23,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def merged_results(results: dict[str, Any], samples: dict[str, list[dict[str, Any]]], shards: Any) -> dict[str, Any]:
     """lm-eval's results of the merged run: the first shard's, each task's metrics recomputed over
-    all its samples (as lm-eval aggregates them), its sample counts summed over the shards."""
+    all its samples (as lm-eval aggregates them), its sample counts (``n-samples``,
+    ``sample_len``) those of all the shards."""
     from ..harness.annotate import RESULTS_KEY, task_caveats
-    from ..shards import merged_datasets, task_metrics
+    from ..harness.tasks import task_metrics
+    from ..shards import merged_datasets
 
     out = {k: v for k, v in results.items() if k != "samples"}
     tasks = {}
@@ -34,6 +36,8 @@ def merged_results(results: dict[str, Any], samples: dict[str, list[dict[str, An
         tasks[task] = {
             k: metrics.get(k.split(",")[0], v) if "," in k and "_stderr" not in k else v for k, v in block.items()
         }
+        if "sample_len" in block and task in samples:  # lm-eval's count of the task's samples: all shards'
+            tasks[task]["sample_len"] = len(samples[task])
     out["results"] = tasks
     counts = {}
     for task, block in (results.get("n-samples") or {}).items():
@@ -54,7 +58,7 @@ def merged_results(results: dict[str, Any], samples: dict[str, list[dict[str, An
 def run(args: argparse.Namespace) -> int:
     from ..run import RUN_CARD_NAME, SCENES_FILE, RunError, RunWriter
     from ..scrub import scrub_text, scrub_value
-    from ..shards import ShardError, check_merge_target, merged_card, merged_judge, merged_samples, read_shards
+    from ..shards import ShardError, merged_card, merged_judge, merged_samples, read_shards
     from ..tables import table3, table3_caveat
     from .common import judge_note
     from .eval import summary_of, write_model_outputs
@@ -62,10 +66,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     try:
         shards = read_shards(args.runs)
-        check_merge_target(out, shards)
         results = merged_results(shards[0].results, merged_samples(shards), shards)
         judge = merged_judge(shards)
-        with RunWriter(out, args.overwrite) as writer:
+        with RunWriter(out, args.overwrite, inputs=args.runs) as writer:
             rows = write_model_outputs(results, writer)
             language = shards[0].summary.get("annotation_language", "scene")
             summary = summary_of(rows, results, judge, language, system=shards[0].summary.get("system"))

@@ -38,18 +38,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..caveats import caveat_lines
-    from ..report import build_report, load_systems, write_report
+    from ..outdir import check_target
+    from ..report import REPORT, build_report, load_systems, write_report
     from ..report.render import marked_names, paired_line
     from ..tables import table3
 
     try:
         check_resamples(args)
         systems = load_systems(args.run_dirs, args.names, args.allow_incomplete)
+        check_target(args.out, REPORT, inputs=args.run_dirs)  # before the bootstrap's work
         report = build_report(systems, args.resamples, args.seed, args.cluster_by)
-    except ValueError as exc:
+        written, note = write_report(report, args.out, plots=not args.no_plots, inputs=args.run_dirs)
+    except (ValueError, OSError) as exc:
         print(f"odu-bench report: error: {exc}", file=sys.stderr)
         return 2
-    written, note = write_report(report, args.out, plots=not args.no_plots)
     marked = marked_names(report)
     notes = []
     approximate = [s.name for s in systems if s.approximate]

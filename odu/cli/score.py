@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from ..judge import JudgeUnavailableError
-from ..judge.spec import add_judge_arguments, judge_from_args
+from ..judge.spec import add_judge_arguments, judge_from_args, judge_inputs
 from ..run import SCENES_FILE, RunWriter
 from ..schema import Scene, SchemaError, iter_scenes, read_predictions
 from ..scoring import score_into
@@ -48,7 +48,8 @@ class _Seen:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        with RunWriter(args.out, args.overwrite) as writer:
+        inputs = [args.scenes, args.predictions, *judge_inputs(args)]
+        with RunWriter(args.out, args.overwrite, inputs=inputs) as writer:
             outputs = read_predictions(args.predictions)
             judge = judge_from_args(args)
             seen = _Seen(iter_scenes(args.scenes, args.annotation_language), outputs)

@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             progress=not args.no_progress,
             warn=lambda message: print(f"odu-bench view: {message}", file=sys.stderr),
+            inputs=[*args.run_dirs, *(args.predictions or []), args.dataset],
         )
     except (ValueError, OSError) as exc:
         print(f"odu-bench view: error: {exc}", file=sys.stderr)

@@ -19,6 +19,7 @@ functions.
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 import warnings
@@ -191,7 +192,11 @@ def load_split(source: str | Path, config: str = DEFAULT_CONFIG, revision: str |
     than the dataset is now; a path to a prepared folder never falls back."""
     import datasets
 
-    builder = datasets.load_dataset_builder(str(source), config, revision=revision)
+    try:
+        builder = datasets.load_dataset_builder(str(source), config, revision=revision)
+    except (datasets.exceptions.DatasetGenerationError, ValueError, TypeError, KeyError) as exc:
+        raise ValueError(f"dataset {source} ({config}): cannot be read ({type(exc).__name__}: {exc})") from None
+    check_data_files(source, builder.config.data_files)
     if type(builder).__module__ == CACHE_BUILDER_MODULE:
         warnings.warn(
             f"dataset {source} ({config}): not found as a folder or on the Hub, so datasets loaded its newest "
@@ -200,8 +205,34 @@ def load_split(source: str | Path, config: str = DEFAULT_CONFIG, revision: str |
             StaleDatasetWarning,
             stacklevel=2,
         )
-    builder.download_and_prepare()
+    try:
+        builder.download_and_prepare()
+    except datasets.exceptions.DatasetGenerationError as exc:  # e.g. a parquet file of another schema
+        cause = exc.__cause__ or exc
+        raise ValueError(
+            f"dataset {source} ({config}): its data files are not an ODU-Bench dataset ({type(cause).__name__}: "
+            f"{str(cause)[:300]}); prepare it again with odu-bench prepare"
+        ) from None
     return builder.as_dataset(split=SPLIT)
+
+
+def check_data_files(source: str | Path, data_files: Mapping[str, Sequence[Any]] | None) -> None:
+    """:class:`ValueError` when a prepared folder's card points ``data_files`` outside the folder
+    (``../elsewhere/*.parquet``, an absolute path, a URL): a dataset is the files it holds, and
+    rows from elsewhere are never scored. A Hub repo (no local folder) is left to the Hub."""
+    root = Path(source)
+    if not root.is_dir():
+        return
+    real_root = root.resolve()
+    for split, files in (data_files or {}).items():
+        for file in files:
+            text = str(file)
+            real = Path(os.path.realpath(text)) if "://" not in text else None
+            if real is None or not (real == real_root or real_root in real.parents):
+                raise ValueError(
+                    f"dataset {source}: its card's data_files ({split}) point outside the folder ({text}); "
+                    "a prepared dataset's data are the files under it: prepare it again with odu-bench prepare"
+                )
 
 
 def load_dataset_call(path: str | Path, config: str = DEFAULT_CONFIG) -> str:
@@ -273,6 +304,7 @@ __all__ = [
     "allow_patterns",
     "download",
     "load_dataset_call",
+    "check_data_files",
     "load_split",
     "push_folder",
     "transfer_errors",

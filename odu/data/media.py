@@ -24,12 +24,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 import av
 import av.error
 import numpy as np
 import soundfile as sf
+
+from ..files import open_regular, read_bounded
 
 #: Sample rate (Hz) of decoded audio unless asked otherwise; 16 kHz is what omni audio encoders take.
 DEFAULT_AUDIO_SAMPLE_RATE = 16_000
@@ -49,6 +51,12 @@ FRAME_END_TOLERANCE_S = 0.1
 
 #: What the media functions accept: a file path or the file's bytes.
 MediaSource = str | Path | bytes
+#: The largest media file read whole (2 GiB: what one value of an Arrow ``binary`` column, a
+#: prepared dataset's media cell, can hold); a larger one is refused.
+MAX_MEDIA_BYTES = 2**31 - 1
+#: Seconds a media file may take to be read whole (a clip of the release, by ``prepare`` and
+#: ``view``); a file that trickles slower (a stalled network share) is refused, never waited on.
+MEDIA_READ_TIMEOUT_S = 120.0
 
 #: Frame times within this many seconds of a sampling instant count as "at" the instant.
 _TIME_EPS_S = 1e-4
@@ -125,12 +133,12 @@ class _Source:
             raise MediaError(f"{src.label}: empty media (0 bytes)")
         return src
 
-    def open(self) -> io.BufferedIOBase:
+    def open(self) -> IO[bytes]:
         if self.data is not None:
             return io.BytesIO(self.data)
         assert self.path is not None
         try:
-            return self.path.open("rb")
+            return open_regular(self.path)
         except OSError as exc:
             raise MediaError(f"{self.label}: cannot open ({exc.strerror or exc})") from None
 
@@ -148,6 +156,16 @@ class _Source:
         return None
 
 
+def read_media(path: str | Path) -> bytes:
+    """The bytes of a media file: a regular file only (never a FIFO or a device, which would block
+    or never end), at most :data:`MAX_MEDIA_BYTES`, read within :data:`MEDIA_READ_TIMEOUT_S`;
+    :class:`MediaError` naming it otherwise."""
+    try:
+        return read_bounded(path, MAX_MEDIA_BYTES, MEDIA_READ_TIMEOUT_S, "media")
+    except OSError as exc:
+        raise MediaError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
 def _as_float(value: Fraction | int | None) -> float | None:
     return float(value) if value else None
 
@@ -156,7 +174,7 @@ def _as_float(value: Fraction | int | None) -> float | None:
 
 
 def _open_container(src: _Source) -> av.container.InputContainer:
-    target: str | io.BufferedIOBase = str(src.path) if src.path is not None else src.open()
+    target: str | IO[bytes] = str(src.path) if src.path is not None else src.open()
     try:
         return av.open(target, "r", metadata_errors="ignore")
     except _READ_ERRORS as exc:
@@ -691,6 +709,8 @@ class LazyClip:
 
 
 __all__ = [
+    "MAX_MEDIA_BYTES",
+    "MEDIA_READ_TIMEOUT_S",
     "LazyClip",
     "MediaError",
     "MediaInfo",
@@ -699,6 +719,7 @@ __all__ = [
     "decode_audio",
     "decode_frames",
     "probe",
+    "read_media",
     "sample_times",
     "video_track_only",
 ]

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import shutil
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -33,8 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from ..citation import BIBTEX
+from ..jsonio import read_json
+from ..outdir import PatternKind, check_target, writing
 from .dataset import CONFIGS, DEFAULT_CONFIG, LEAF_CONFIGS, SPLIT, features, get_config, record_to_row
-from .release import ReleaseProblem, ReleaseScene, read_release
+from .release import ReleaseProblem, ReleaseScene, find_records, read_release
 
 MANIFEST_NAME = "media_manifest.json"
 RECORDS_NAME = "scenes.jsonl"
@@ -43,6 +43,10 @@ DATA_DIR = "data"
 MANIFEST_FORMAT = "odu-bench-manifest/1"
 #: Files of a prepared directory besides the shards (what ``odu-bench download`` always fetches).
 METADATA_FILES: tuple[str, ...] = (CARD_NAME, MANIFEST_NAME, RECORDS_NAME)
+#: What ``prepare`` writes: an existing ``--out`` holding anything else is never replaced (:mod:`odu.outdir`).
+PREPARED = PatternKind(
+    "a prepared ODU-Bench dataset", MANIFEST_NAME, (*METADATA_FILES, f"{DATA_DIR}/*/{SPLIT}-*.parquet")
+)
 #: Parquet shards of the prepared dataset stay under this many bytes of rows (``datasets``'
 #: ``MAX_SHARD_SIZE``, which the Hub viewer expects) ...
 PARQUET_MAX_SHARD_BYTES = 500_000_000
@@ -134,28 +138,24 @@ def prepare(
 ) -> PrepareResult:
     """Validate the release at ``raw`` (records file or its folder) and write the dataset to ``out``.
 
-    ``out`` is replaced only once the new directory is complete; an existing ``out`` that is not a
-    prepared ODU-Bench dataset (no manifest) and not empty is left alone and an error raised.
+    ``out`` is replaced only once the new directory is complete, and only when it is empty or holds
+    an earlier prepared dataset and nothing else (:data:`PREPARED`); it may not be,
+    hold or lie inside the records file or the media root (:class:`odu.outdir.OutDirError`).
     Raises :class:`odu.data.release.ReleaseError` on invalid scenes unless ``skip_invalid``; media
     must lie inside the media root (:func:`odu.data.release.media_path`). The work happens in a
     hidden folder beside ``out``; one left by a killed run is removed by the next
-    (:func:`remove_stale_dirs`).
+    (:func:`odu.outdir.remove_leftovers`).
     """
     out = Path(out)
-    _check_replaceable(out)
-    remove_stale_dirs(out)
+    records_path = find_records(raw)
+    inputs = [records_path, media_root if media_root is not None else records_path.parent]
+    check_target(out, PREPARED, inputs=inputs)  # before the release is read
     release = read_release(raw, media_root, skip_invalid=skip_invalid, progress=progress, link_root=link_root)
     if not release.scenes:
         raise ValueError(f"{release.records_path}: no valid scene to prepare ({len(release.problems)} skipped)")
     shards = _plan(release.scenes, max_shard_bytes, max_row_group_bytes)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
+    with writing(out, PREPARED, inputs=inputs) as tmp:
         result = _write(tmp, shards, release.scenes, progress)
-        swap_in_dir(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     result.out = out
     result.problems = release.problems
     return result
@@ -169,6 +169,8 @@ _ROWS_PER_BATCH = 256
 def _write(root: Path, shards: list[_Shard], scenes: Sequence[ReleaseScene], progress: bool) -> PrepareResult:
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from .media import read_media
 
     feats = features()
     schema = feats.arrow_schema
@@ -190,7 +192,7 @@ def _write(root: Path, shards: list[_Shard], scenes: Sequence[ReleaseScene], pro
             for group in shard.groups:
                 rows, batches = [], []
                 for item in group:
-                    data = [p.read_bytes() for p in item.media_paths]
+                    data = [read_media(p) for p in item.media_paths]
                     row = record_to_row(item.record, data)
                     rows.append(row)
                     media.extend(
@@ -250,53 +252,6 @@ def _bar(total: int, enabled: bool) -> Any:
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc="writing shards", unit="scene", disable=not enabled)
-
-
-def _check_replaceable(out: Path) -> None:
-    if out.exists() and not (out / MANIFEST_NAME).is_file() and (not out.is_dir() or any(out.iterdir())):
-        raise FileExistsError(f"{out}: exists and is not a prepared ODU-Bench dataset; choose another --out")
-
-
-#: Hidden work folders beside ``out``: ``.NAME.tmp-PID`` (being written) and ``.NAME.old-PID`` (the
-#: replaced copy, until it is deleted), PID being the writing process.
-_WORK_DIR = re.compile(r"\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)")
-
-
-def remove_stale_dirs(out: Path) -> list[Path]:
-    """Delete the hidden work folders of ``out`` left by processes that no longer run (a killed
-    ``prepare``); the folders of a live process are left alone. Returns those deleted."""
-    removed = []
-    parent = out.parent if out.parent.is_dir() else None
-    for path in parent.iterdir() if parent is not None else ():
-        match = _WORK_DIR.fullmatch(path.name)
-        if match and match["name"] == out.name and path.is_dir() and not _alive(int(match["pid"])):
-            shutil.rmtree(path, ignore_errors=True)
-            removed.append(path)
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists (one of another user counts; so does our own)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
-
-
-def swap_in_dir(tmp: Path, out: Path) -> None:
-    """Swap the finished folder ``tmp`` in for ``out`` (the old copy is removed only after the swap),
-    so that readers see the old folder or the new one, never half of one (used by prepare and
-    ``odu-bench view``)."""
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
-    if out.exists():
-        out.rename(old)
-    tmp.rename(out)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 # --- the card -----------------------------------------------------------------------------------------
@@ -394,9 +349,9 @@ def verify_dataset_dir(root: str | Path, configs: Sequence[str] | None = None) -
     if problems:
         return problems
     try:
-        manifest = json.loads((root / MANIFEST_NAME).read_text(encoding="utf-8"))
+        manifest = read_json(root / MANIFEST_NAME)
         listed: dict[str, str] = manifest["shards"]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, OSError) as exc:
         return [f"{root / MANIFEST_NAME}: not an ODU-Bench manifest ({exc})"]
     if manifest.get("format") != MANIFEST_FORMAT:
         return [f"{root / MANIFEST_NAME}: format {manifest.get('format')!r}, expected {MANIFEST_FORMAT!r}"]
@@ -420,15 +375,14 @@ def _leaves(name: str) -> tuple[str, ...]:
 
 __all__ = [
     "METADATA_FILES",
+    "PREPARED",
     "PrepareResult",
     "card_body",
     "card_metadata",
     "check_dataset",
     "config_patterns",
     "prepare",
-    "remove_stale_dirs",
     "render_card",
     "shard_pattern",
-    "swap_in_dir",
     "verify_dataset_dir",
 ]

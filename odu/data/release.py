@@ -138,13 +138,21 @@ def media_path(media_root: Path, src: str, link_root: Path | None = None) -> Pat
     if ".." in rel.parts and not _inside(Path(os.path.normpath(media_root / rel)), Path(os.path.normpath(media_root))):
         raise MediaPathError(f"media path {src!r} leads out of the media root {media_root}")
     path = media_root / rel
-    real_root = (link_root or media_root).resolve()
-    if not _inside(path.resolve(), real_root):
+    real_root, real = _resolved(link_root or media_root, src), _resolved(path, src)
+    if not _inside(real, real_root):
         raise MediaPathError(
             f"media path {src!r} resolves outside the media root {real_root} (symbolic link to "
-            f"{path.resolve()}); name that folder with --media-root to use it"
+            f"{real}); name that folder with --media-root to use it"
         )
     return path
+
+
+def _resolved(path: Path, src: str) -> Path:
+    """``path`` with its links resolved; :class:`MediaPathError` on a link loop."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as exc:  # RuntimeError: Python < 3.13 on a loop of symbolic links
+        raise MediaPathError(f"media path {src!r}: cannot be resolved ({exc})") from None
 
 
 def _inside(path: Path, root: Path) -> bool:

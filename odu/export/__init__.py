@@ -19,7 +19,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..files import replace_file
 from ..jsonio import dump_line, encode, write_json
+from ..outdir import check_apart, check_no_link
 from ..scrub import scrub_value
 from .eee import EVALUATOR_RELATIONSHIPS, EeeSettings, eee_files
 from .hub import hub_files
@@ -52,21 +54,24 @@ def build_export(
     return {path: scrub_value(content) for path, content in files.items()}
 
 
-def write_export(files: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
+def write_export(files: Mapping[str, Any], out_dir: str | Path, inputs: Sequence[str | Path | None] = ()) -> list[Path]:
     """Write the files of :func:`build_export` under ``out_dir`` (YAML for ``.yaml``, one JSON line
-    per item for ``.jsonl``, indented JSON otherwise); returns their paths."""
+    per item for ``.jsonl``, indented JSON otherwise); returns their paths. ``out_dir`` may not be,
+    hold or lie inside one of ``inputs`` (the runs), nothing on the way to a file may be a link,
+    and each file is replaced, never written through (:mod:`odu.outdir`)."""
     import yaml
 
     out = Path(out_dir)
+    check_apart(out, inputs)
     written = []
     for rel, content in files.items():
         path = out / rel
+        check_no_link(out, path)
         path.parent.mkdir(parents=True, exist_ok=True)
         if rel.endswith(".yaml"):
-            text = yaml.safe_dump(content, sort_keys=False, allow_unicode=True, width=1000)
-            path.write_bytes(encode(text))
+            replace_file(path, encode(yaml.safe_dump(content, sort_keys=False, allow_unicode=True, width=1000)))
         elif rel.endswith(".jsonl"):
-            path.write_bytes(b"".join(dump_line(row) for row in content))
+            replace_file(path, b"".join(dump_line(row) for row in content))
         else:
             write_json(path, content)
         written.append(path)

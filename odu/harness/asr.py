@@ -33,12 +33,15 @@ from tqdm.auto import tqdm
 
 from ..cache import cache_dir as odu_cache_dir
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip
+from ..files import replace_file
+from ..jsonio import dump_line, read_json
 from ..models.clips import DatasetClips, wav_bytes
 from ..models.providers import provider_of_host
 from ..models.remote import MODEL_CONCURRENCY, MODEL_TIMEOUT_S
 from ..openai_client import API_KEY_ENV, RETRIES, CallFailedError, CallStats, OpenAIClient, ServerUnavailableError
 from ..prompts import AsrSentence, ClipRef
 from ..schema import read_json_records
+from ..scrub import scrub_secrets
 from .runcard import RECORDER
 
 #: OpenAI's cap on a transcription upload, the whole multipart body (rule ``openai.transcription-25mb``,
@@ -94,19 +97,20 @@ def read_sidecar(path: str | Path) -> AsrTable:
 
 
 def write_sidecar(table: AsrTable, path: str | Path) -> Path:
-    """Write ``table`` in the sidecar format (sorted by scene and clip)."""
+    """Write ``table`` in the sidecar format (sorted by scene and clip; the file replaced, never
+    written through a link)."""
     path = Path(path)
-    with path.open("w", encoding="utf-8") as fh:
-        for (scene_id, clip), sentences in sorted(table.items()):
-            row = {
-                "scene_id": scene_id,
-                "clip": clip,
-                "sentences": [
-                    {"start_ms": s.start_ms, "end_ms": s.end_ms, "text": s.text, "speaker": s.speaker}
-                    for s in sentences
-                ],
-            }
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    rows = (
+        {
+            "scene_id": scene_id,
+            "clip": clip,
+            "sentences": [
+                {"start_ms": s.start_ms, "end_ms": s.end_ms, "text": s.text, "speaker": s.speaker} for s in sentences
+            ],
+        }
+        for (scene_id, clip), sentences in sorted(table.items())
+    )
+    replace_file(path, b"".join(dump_line(row) for row in rows))
     return path
 
 
@@ -197,7 +201,7 @@ class TranscriptionEndpoint:
         cached = self.cache_dir / f"{sha}.json"
         if cached.is_file():
             self.stats.cache_hits += 1
-            return _sentences(json.loads(cached.read_text(encoding="utf-8")), f"{cached}")
+            return _sentences(read_json(cached), f"{cached}")
         where = f"scene {scene_id} clip {clip_id}"
         audio = await asyncio.to_thread(lambda: wav_bytes(load(), DEFAULT_AUDIO_SAMPLE_RATE))
         if self.max_upload is not None and len(audio) > self.max_upload:
@@ -231,7 +235,7 @@ class TranscriptionEndpoint:
             {
                 "start_ms": round(float(_get(s, "start")) * 1000),
                 "end_ms": round(float(_get(s, "end")) * 1000),
-                "text": str(_get(s, "text")).strip(),
+                "text": scrub_secrets(str(_get(s, "text")).strip()),  # a server echoing the key
             }
             for s in segments
             if str(_get(s, "text")).strip()
@@ -336,6 +340,28 @@ def missing_clips(table: AsrTable, wanted: Sequence[tuple[str, str]]) -> list[st
     return [f"{s}/{c}" for s, c in wanted if (s, c) not in table]
 
 
+#: ASR inputs of the text-only tasks in this process, by :meth:`AsrInput.key` (the docs' ``asr`` field).
+_INPUTS: dict[str, AsrInput] = {}
+
+
+def input_for(spec: str, base_url: str | None) -> AsrInput:
+    """The one :class:`AsrInput` of this process for ``spec`` on ``base_url`` (made on first use)."""
+    key = AsrInput.key(spec, base_url)
+    if key not in _INPUTS:
+        _INPUTS[key] = AsrInput(spec, base_url)
+    return _INPUTS[key]
+
+
+def doc_asr(doc: Mapping[str, Any]) -> AsrInput | None:
+    """The ASR input of a text-only doc (``None`` for a native doc)."""
+    key = doc.get("asr")
+    if not key:
+        return None
+    if key not in _INPUTS:
+        raise AsrError(f"scene {doc['scene_id']}: its ASR input {key} was not loaded in this process (load_docs)")
+    return _INPUTS[key]
+
+
 __all__ = [
     "AsrError",
     "AsrInput",
@@ -344,6 +370,8 @@ __all__ = [
     "AsrUnavailableError",
     "ClipItem",
     "TranscriptionEndpoint",
+    "doc_asr",
+    "input_for",
     "missing_clips",
     "read_sidecar",
     "write_sidecar",

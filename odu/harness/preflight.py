@@ -27,10 +27,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from .annotate import annotate
-from .tasks import doc_asr, doc_to_clips, doc_to_prompt
 
 #: The attribute that marks the wrapped ``evaluate`` (installed once per process).
 MARK = "odu_preflight"
+#: The module of the task hooks (:mod:`.tasks`), named rather than imported: it imports this one.
+HOOKS_MODULE = "odu.harness.tasks"
 
 
 def install() -> None:
@@ -73,7 +74,7 @@ def check(arguments: Mapping[str, Any]) -> None:
 def refuse_foreign_models(lm: Any, tasks: Mapping[str, Any]) -> None:
     """:class:`ValueError` when a native task meets a model without ``ODU_BACKEND`` (an attribute, so
     that lm-eval's ``CachingLM`` wrapper of ``--use_cache`` passes it through)."""
-    native = sorted(name for name, task in tasks.items() if _hook(task, "doc_to_audio") is doc_to_clips)
+    native = sorted(name for name, task in tasks.items() if _is_hook(task, "doc_to_audio", "doc_to_clips"))
     if not native or getattr(lm, "ODU_BACKEND", False):
         return
     from ..models import BACKENDS, lm_eval_name
@@ -91,9 +92,11 @@ def transcribe_evaluated_docs(lm: Any, tasks: Mapping[str, Any], limit: Any, sam
     """Transcribe the clips of the text-only docs this run evaluates, one batch per ASR input."""
     from lm_eval.evaluator_utils import get_sample_size
 
+    from .asr import doc_asr
+
     batches: dict[str, tuple[Any, list[Any]]] = {}
     for name, task in tasks.items():
-        if _hook(task, "doc_to_text") is not doc_to_prompt:
+        if not _is_hook(task, "doc_to_text", "doc_to_prompt"):
             continue
         chosen = (samples or {}).get(name) if isinstance(samples, Mapping) else None
         docs = task.doc_iterator(
@@ -110,8 +113,10 @@ def transcribe_evaluated_docs(lm: Any, tasks: Mapping[str, Any], limit: Any, sam
         source.prepare(docs)
 
 
-def _hook(task: Any, name: str) -> Any:
-    return getattr(getattr(task, "config", None), name, None)
+def _is_hook(task: Any, name: str, hook: str) -> bool:
+    """Whether the task's ``name`` hook is :mod:`.tasks`' function ``hook``."""
+    found = getattr(getattr(task, "config", None), name, None)
+    return getattr(found, "__module__", None) == HOOKS_MODULE and getattr(found, "__name__", None) == hook
 
 
 __all__ = ["MARK", "check", "install", "refuse_foreign_models", "transcribe_evaluated_docs"]

@@ -15,7 +15,6 @@ the model part comes from lm-eval's ``results["config"]`` (our models' ``get_mod
 
 from __future__ import annotations
 
-import json
 import platform
 import threading
 from collections.abc import Mapping
@@ -25,6 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..jsonio import write_json
 from ..models import lm_eval_system_label
 from ..prompts import PROMPT_VERSION, prompt_fingerprint
 from ..run import RUN_CARD_NAME
@@ -82,11 +82,7 @@ def package_versions() -> dict[str, str | None]:
 
 def _public_args(model_args: Any) -> Any:
     """Model arguments with credentials dropped from any URL (lm-eval's own results keep them)."""
-    from ..openai_client import public_url
-
-    if not isinstance(model_args, Mapping):
-        return model_args
-    return {k: public_url(v) if isinstance(v, str) and "://" in v else v for k, v in model_args.items()}
+    return scrub_value(model_args) if isinstance(model_args, Mapping) else model_args
 
 
 def _judge_pitfalls(judges: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -163,8 +159,9 @@ def write_run_card(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / name
-    card = scrub_value(build_run_card(results, recorder, extra))
-    path.write_text(json.dumps(card, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    write_json(
+        path, scrub_value(build_run_card(results, recorder, extra)), default=str
+    )  # replaced, never through a link
     return path
 
 

@@ -163,14 +163,10 @@ def announce_dataset(source: str, reason: str, n_scenes: int, config: str) -> No
         print(f"odu-bench: the tasks read {source} ({reason})", file=sys.stderr)
 
 
-#: ASR inputs of the text-only tasks in this process, by :meth:`AsrInput.key` (the docs' ``asr`` field).
-_ASR_INPUTS: dict[str, AsrInput] = {}
-
-
 def asr_input(asr: str | None = None, asr_base_url: str | None = None) -> AsrInput:
     """The ASR input named by ``asr`` (else ``$ODU_ASR``): a sidecar JSONL path or ``openai:MODEL`` on
-    ``asr_base_url`` (else ``$ODU_ASR_BASE_URL``); one per setting in a process."""
-    from .asr import AsrError, AsrInput
+    ``asr_base_url`` (else ``$ODU_ASR_BASE_URL``); one per setting in a process (:func:`.asr.input_for`)."""
+    from .asr import AsrError, input_for
 
     spec = asr or os.environ.get(ASR_ENV)
     if not spec:
@@ -179,22 +175,7 @@ def asr_input(asr: str | None = None, asr_base_url: str | None = None) -> AsrInp
             f"an endpoint ($ODU_ASR=openai:MODEL with metadata 'asr_base_url' / ${ASR_BASE_URL_ENV})"
         )
     base_url = (asr_base_url or os.environ.get(ASR_BASE_URL_ENV)) if spec.startswith("openai:") else None
-    key = AsrInput.key(spec, base_url)
-    if key not in _ASR_INPUTS:
-        _ASR_INPUTS[key] = AsrInput(spec, base_url)
-    return _ASR_INPUTS[key]
-
-
-def doc_asr(doc: Mapping[str, Any]) -> AsrInput | None:
-    """The ASR input of a text-only doc (``None`` for a native doc)."""
-    key = doc.get("asr")
-    if not key:
-        return None
-    if key not in _ASR_INPUTS:
-        from .asr import AsrError
-
-        raise AsrError(f"scene {doc['scene_id']}: its ASR input {key} was not loaded in this process (load_docs)")
-    return _ASR_INPUTS[key]
+    return input_for(spec, base_url)
 
 
 def load_docs(
@@ -308,6 +289,8 @@ def load_tasks(manager: Any, names: Sequence[str]) -> list[Any]:
 def scene_request(doc: Mapping[str, Any], with_asr: bool = True) -> SceneRequest:
     """The request of one doc (App D.1 input; App D.2, with each clip's ASR sentences, for a text-only doc;
     ``with_asr=False``: a text-only doc's request without its sentences, for checks that read no text)."""
+    from .asr import doc_asr
+
     source = doc_asr(doc) if with_asr else None
     asr = source.sentences(doc) if source is not None else None
     turns = tuple(
@@ -449,6 +432,14 @@ def summarize_items(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return summary
 
 
+def task_metrics(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A task's metrics over its logged samples (``doc`` and ``filtered_resps`` of each), as
+    lm-eval aggregates them: what ``odu-bench merge`` recomputes over all shards."""
+    items = [process_results(s["doc"], s["filtered_resps"])[METRICS[0]] for s in samples]
+    summary = summarize_items(items)
+    return {metric: summary[metric] for metric in METRICS}
+
+
 def aggregation(metric: str) -> Callable[[Sequence[Mapping[str, Any]]], Any]:
     """The lm-eval aggregation of ``metric``: one value of :func:`summarize_items` over all items."""
     if metric not in METRICS:
@@ -481,6 +472,7 @@ __all__ = [
     "scene_request",
     "score_responses",
     "summarize_items",
+    "task_metrics",
     "task_dir",
     "task_judge",
     "use_judge",

@@ -41,6 +41,7 @@ from ..openai_client import (
     OpenAIClient,
     ServerUnavailableError,
 )
+from ..scrub import refuse_credentials, scrub_secrets
 from .base import Judge, JudgeRequest, JudgeVerdict
 from .cache import VerdictCache, cache_key
 from .prompt import JUDGE_PROMPT_VERSION, VerdictParseError, build_messages, parse_verdicts, reask_messages
@@ -143,6 +144,7 @@ class OpenAIJudge(Judge):
     ) -> None:
         if not model:
             raise ValueError("the judge needs a model name (openai:MODEL)")
+        refuse_credentials(dict(extra_body or {}), "the judge's extra request body")
         if extra_body and {"model", "messages", "temperature"} & set(extra_body):
             raise ValueError("the judge's extra request body may not set model, messages or temperature")
         if concurrency < 1 or retries < 0 or reasks < 0 or timeout <= 0 or max_tokens < 0:
@@ -295,6 +297,6 @@ class OpenAIJudge(Judge):
             data = await client.post("/chat/completions", body=body, cast_to=object)
             text, usage = _reply(data)
             self._stats.count_usage(usage)
-            return text
+            return scrub_secrets(text) if text else text  # a reply echoing the key is neither parsed nor cached
 
         return await self.client.call(post, gate=gate)

@@ -148,15 +148,32 @@ def strip_thinking(text: str) -> str:
     return "".join(kept)
 
 
+class _RepeatedKey(Exception):
+    """A JSON object of the reply names a key twice (not a ValueError: the decoder must not swallow it)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _RepeatedKey(key)
+        obj[key] = value
+    return obj
+
+
 def _json_array(text: str) -> Any:
-    """The first JSON value found: the whole text, a fenced block, or the outermost ``[...]``."""
+    """The first JSON value found: the whole text, a fenced block, or the outermost ``[...]``. An
+    object naming a key twice (``{"hit": true, "hit": false}``: which one the judge meant is
+    unknown) is a :class:`VerdictParseError`, never the last value silently."""
     candidates = [text, *(m.group(1) for m in _FENCE.finditer(text))]
     start, end = text.find("["), text.rfind("]")
     if 0 <= start < end:
         candidates.append(text[start : end + 1])
     for chunk in candidates:
         try:
-            return json.loads(chunk.strip())
+            return json.loads(chunk.strip(), object_pairs_hook=_unique_keys)
+        except _RepeatedKey as exc:
+            raise VerdictParseError(f"a verdict names {exc.args[0]!r} twice (contradictory, not resolved)") from None
         except (ValueError, RecursionError):  # RecursionError: arrays nested deeper than Python's stack
             continue
     raise VerdictParseError("reply is not a JSON array")
@@ -167,7 +184,8 @@ def parse_verdicts(text: str | None, key_points: Sequence[KeyPoint]) -> tuple[di
 
     Lenient about the wrapping (``<think>…</think>`` blocks, code fences, prose around the array),
     strict about the content: a JSON array with exactly one ``{qid, hit, reason}`` per key point,
-    ``hit`` a JSON boolean; missing, unknown or repeated qids are errors.
+    ``hit`` a JSON boolean; missing, unknown or repeated qids, and an object naming a key twice,
+    are errors.
 
     >>> kps = [KeyPoint("kp01", "mute"), KeyPoint("kp02", "phone")]
     >>> parse_verdicts('<think>hmm</think>```json\\n[{"qid": "kp01", "hit": true, "reason": "said"},'

@@ -165,6 +165,16 @@ def judges_from_args(args: argparse.Namespace) -> list[Judge]:
     return [judge_from_spec(spec, "--judge", **_options(args, i, len(specs))) for i, spec in enumerate(specs)]
 
 
+def judge_inputs(args: argparse.Namespace) -> list[str]:
+    """The files the ``--judge`` options read: each ``verdicts:PATH`` and the ``--judge-cache``
+    (an output folder may not hold them: :mod:`odu.outdir`)."""
+    specs = args.judge if isinstance(args.judge, list) else [args.judge]
+    kinds = [parse_judge_spec(str(spec or ""), "--judge")[0] for spec in specs]
+    return [k.removeprefix("verdicts:") for k in kinds if k.startswith("verdicts:")] + (
+        [args.judge_cache] if args.judge_cache else []
+    )
+
+
 def judge_from_args(args: argparse.Namespace) -> Judge:
     """The judge chosen by ``--judge`` and configured by the ``--judge-*`` options."""
     (judge,) = judges_from_args(args)
@@ -175,6 +185,7 @@ __all__ = [
     "add_judge_arguments",
     "judge_from_args",
     "judge_from_spec",
+    "judge_inputs",
     "judges_from_args",
     "json_object_arg",
     "parse_judge_spec",

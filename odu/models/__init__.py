@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..scrub import refuse_credentials
 from .base import Backend, Generation, SceneRequest, decode_output, encode_output
 from .floor import AlwaysTrigger, NeverTrigger
 from .replay import Replay
@@ -101,13 +102,15 @@ def make_backend(name: str, **options: Any) -> Backend:
     """The backend called ``name``, built with ``options`` (its constructor's keyword arguments).
 
     Raises :class:`ValueError` for an unknown backend, an argument it does not take or a required
-    one missing, naming the arguments it takes.
+    one missing, naming the arguments it takes, and for an argument holding a credential
+    (:func:`odu.scrub.refuse_credentials`).
     """
     import importlib
     import inspect
 
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    refuse_credentials(options, f"model {name!r}")  # keys come from environment variables only
     module, _, cls = BACKENDS[name].partition(":")
     backend = getattr(importlib.import_module(module), cls)
     signature = inspect.signature(backend)

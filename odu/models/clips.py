@@ -39,9 +39,9 @@ class DatasetClips:
         key = (source, config, revision)
         with self._lock:
             if key not in self._datasets:
-                import datasets
+                from ..data.hub import load_split  # the one loader: a card may not point outside its folder
 
-                self._datasets[key] = datasets.load_dataset(source, config, split="test", revision=revision)
+                self._datasets[key] = load_split(source, config, revision)
             return self._datasets[key]
 
     def load(self, where: str | Mapping[str, Any], scene_id: str, ref: ClipRef) -> LazyClip:

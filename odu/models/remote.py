@@ -37,6 +37,7 @@ from ..openai_client import (
     OpenAIClient,
     ServerUnavailableError,
 )
+from ..scrub import scrub_secrets
 from .base import Backend, ClipLoader, Generation, SceneBatch, SceneRequest
 
 #: Model calls in flight at once (``concurrency=`` model argument).
@@ -250,6 +251,8 @@ class RemoteBackend(Backend):
                 _CUT.reset(token)
             if cut and generation.error is None:
                 generation = replace(generation, truncated=True)
+        if generation.text:  # a server echoing the key or a URL's password: never written anywhere
+            generation = replace(generation, text=scrub_secrets(generation.text))
         if generation.error is not None:
             self._stats.errors += 1
         return generation

@@ -18,6 +18,7 @@ from typing import Any
 from ..caveats import SMALL_SAMPLE_SCENES
 from ..constants import MODALITIES
 from ..jsonio import encode, write_json
+from ..outdir import PatternKind, writing
 from ..tables import table3_caveat
 from .bootstrap import BOOTSTRAP_PERCENTILES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from .channels import channel_report
@@ -30,6 +31,8 @@ from .taxonomy import ftr_profile, m2_profile
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
+#: What the report writes: an existing ``--out`` holding anything else is never replaced (:mod:`odu.outdir`).
+REPORT = PatternKind("an odu-bench report", REPORT_JSON, (REPORT_JSON, REPORT_MD, "*.csv", "*.png"))
 
 
 def build_report(
@@ -102,24 +105,28 @@ def comparability_notes(systems: Sequence[System]) -> list[str]:
     return notes + [f"{s.name}: {c['text']}" for s in systems for c in s.caveats]
 
 
-def write_report(report: dict[str, Any], out_dir: str | Path, plots: bool = True) -> tuple[list[Path], str | None]:
-    """Write JSON, Markdown, CSVs and (if matplotlib is installed) PNGs into ``out_dir``.
+def write_report(
+    report: dict[str, Any], out_dir: str | Path, plots: bool = True, inputs: Sequence[str | Path | None] = ()
+) -> tuple[list[Path], str | None]:
+    """Write JSON, Markdown, CSVs and (if matplotlib is installed) PNGs into ``out_dir``, as one
+    folder: replaced only once complete, and only when it holds an earlier report (:data:`REPORT`);
+    ``inputs`` (the runs read) may not be, hold or lie inside it.
 
     Returns the written paths and a note when plots were skipped.
     """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / REPORT_JSON, report)  # odu.jsonio: any text, no NaN
-    (out / REPORT_MD).write_bytes(encode(markdown(report)))
-    written = [out / REPORT_JSON, out / REPORT_MD, *write_csvs(report, out)]
     note = None
-    if plots and not matplotlib_available():
-        from ..extras import install_hint
+    with writing(out, REPORT, inputs=inputs) as work:
+        write_json(work / REPORT_JSON, report)  # odu.jsonio: any text, no NaN
+        (work / REPORT_MD).write_bytes(encode(markdown(report)))
+        written = [work / REPORT_JSON, work / REPORT_MD, *write_csvs(report, work)]
+        if plots and not matplotlib_available():
+            from ..extras import install_hint
 
-        note = f"matplotlib is not installed: heatmap PNGs skipped ({install_hint('report')})"
-    elif plots:
-        written += write_plots(report, out)
-    return written, note
+            note = f"matplotlib is not installed: heatmap PNGs skipped ({install_hint('report')})"
+        elif plots:
+            written += write_plots(report, work)
+    return [out / p.relative_to(work) for p in written], note
 
 
-__all__ = ["REPORT_JSON", "REPORT_MD", "System", "build_report", "load_systems", "write_report"]
+__all__ = ["REPORT", "REPORT_JSON", "REPORT_MD", "System", "build_report", "load_systems", "write_report"]

@@ -13,15 +13,15 @@ carries the reasons, and the report marks its rows and shows no Avg for it.
 from __future__ import annotations
 
 import ast
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..caveats import APPROXIMATE_JUDGE, run_caveats, summary_counts
+from ..jsonio import iter_jsonl, read_json
 from ..models import lm_eval_system_label
-from ..run import RUN_CARD_NAME, SCENES_FILE, SUMMARY_FILE, incomplete, read_run, summarize_run
+from ..run import RUN_CARD_NAME, SCENES_FILE, SUMMARY_FILE, incomplete, read_run, row_problem, summarize_run
 
 #: scenes.jsonl fields the report reads.
 ROW_FIELDS: tuple[str, ...] = (
@@ -143,21 +143,20 @@ def read_harness_run(run_dir: Path) -> HarnessRun:
     judges: list[dict[str, Any]] = []
     language = "scene"
     for path in sorted(f for f in files if f.stem.endswith(f"_{stamp}")):
-        with path.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    scored = json.loads(line)["filtered_resps"][0]
-                    if isinstance(scored, str):  # lm-eval's CLI logs the filter's dict as its repr
-                        scored = ast.literal_eval(scored)
-                    sid = scored["scene"]["scene_id"]
-                except (json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError, SyntaxError) as exc:
-                    raise ValueError(f"{path}:{n}: not an ODU-Bench sample ({exc!r})") from None
-                rows.setdefault(sid, {**scored["scene"], "inference_error": scored.get("inference_error")})
-                outputs.setdefault(sid, scored.get("raw_output"))
-                judges += [scored["judge"]] if scored.get("judge") else []
-                language = scored.get("annotation_language") or language
+        for n, sample in iter_jsonl(path):  # bounded lines; JsonFileError names the file and line
+            try:
+                scored = sample["filtered_resps"][0]
+                if isinstance(scored, str):  # lm-eval's CLI logs the filter's dict as its repr
+                    scored = ast.literal_eval(scored)
+                sid = scored["scene"]["scene_id"]
+            except (KeyError, IndexError, TypeError, ValueError, SyntaxError) as exc:
+                raise ValueError(f"{path}:{n}: not an ODU-Bench sample ({exc!r})") from None
+            if (problem := row_problem(scored["scene"])) is not None:
+                raise ValueError(f"{path}:{n}: not an ODU-Bench sample: its scene row {problem}")
+            rows.setdefault(sid, {**scored["scene"], "inference_error": scored.get("inference_error")})
+            outputs.setdefault(sid, scored.get("raw_output"))
+            judges += [scored["judge"]] if scored.get("judge") else []
+            language = scored.get("annotation_language") or language
     card = read_object(run_dir / f"run_card_{stamp}.json")
     if not card.get("system"):  # plain lm_eval writes no run card: the system named from its results
         config = read_object(run_dir / f"results_{stamp}.json").get("config") or {}
@@ -175,14 +174,11 @@ def harness_system(run_dir: Path, harness: HarnessRun, name: str | None = None) 
 
 
 def read_object(path: Path) -> dict[str, Any]:
-    """A JSON object file: a run card, lm-eval's results (``{}`` when there is none); ``ValueError``
-    when it is not JSON."""
+    """A JSON object file: a run card, lm-eval's results (``{}`` when there is none or it holds no
+    object); :class:`odu.jsonio.JsonFileError` (a ``ValueError``) naming the file when it is not JSON."""
     if not path.is_file():
         return {}
-    try:
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+    card = read_json(path)
     return card if isinstance(card, dict) else {}
 
 

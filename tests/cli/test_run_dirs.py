@@ -117,7 +117,9 @@ def test_report_refuses_a_summary_beside_another_runs_scenes(tmp_path: Path, cap
     capsys.readouterr()
     assert main(["report", str(tmp_path / "b"), "--out", str(tmp_path / "report"), "--no-plots"]) == 2
     err = capsys.readouterr().err
-    assert f"run b ({tmp_path / 'b'}) is not reported" in err and "are not of run" in err
+    assert (
+        f"{tmp_path / 'b'}: " in err and "are not of run" in err and "summary.json disagrees with scenes.jsonl" in err
+    )
     assert not (tmp_path / "report").exists()
 
 
@@ -134,7 +136,7 @@ def test_scoring_into_an_eval_folder_is_refused_then_replaced_whole(
     capsys.readouterr()
 
     assert _score(folder, folder / "predictions.jsonl") == 2
-    assert f"--out {folder}: holds another run's files" in capsys.readouterr().err
+    assert f"--out {folder} contains the input {folder / 'predictions.jsonl'}" in capsys.readouterr().err
     assert sorted(p.name for p in folder.iterdir()) == held  # refused: nothing touched
 
     predictions = _references_as_outputs(tmp_path / "good.jsonl")
@@ -146,7 +148,9 @@ def test_scoring_into_an_eval_folder_is_refused_then_replaced_whole(
     assert "| never †" in printed and "odu-never" not in printed
 
     assert main(argv("eval", sample=True, model="never", tasks="odu_ao", out=tmp_path / "E")) == 2
-    assert f"--out {tmp_path / 'E'}: holds another run's files" in capsys.readouterr().err
+    assert (
+        f"--out {tmp_path / 'E'}: holds the runs of odu-bench eval (never); pass --overwrite" in capsys.readouterr().err
+    )
 
 
 # --- item 3: a failed judge -----------------------------------------------------------------------------

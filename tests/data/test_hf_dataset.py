@@ -38,6 +38,7 @@ from odu.data.dataset import (
 )
 from odu.data.media import LazyClip, MediaError, sample_times
 from odu.data.prepare import card_body, prepare, verify_dataset_dir
+from odu.outdir import OutDirError
 from odu.schema import scene_from_dict
 
 REPO = Path(__file__).resolve().parents[2]
@@ -350,7 +351,7 @@ def test_shards_and_row_groups_are_bounded(demo_release: Path, tmp_path: Path, h
 
 def test_prepare_keeps_a_foreign_folder(demo_release: Path, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine")
-    with pytest.raises(FileExistsError, match="not a prepared ODU-Bench dataset"):
+    with pytest.raises(OutDirError, match=r"not part of a prepared ODU-Bench dataset \(notes.txt\)"):
         prepare(demo_release, tmp_path)
     assert (tmp_path / "notes.txt").read_text() == "mine"
 

@@ -317,12 +317,12 @@ def test_a_killed_prepare_leaves_a_work_folder_the_next_run_removes(release: Pat
 
     out = tmp_path / "odu-bench"
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    stale = tmp_path / f".odu-bench.tmp-{int(dead.stdout)}"  # the pid of a process that has ended
+    stale = tmp_path / f".odu-bench.partial-{int(dead.stdout)}-x"  # the pid of a process that has ended
     (stale / "data").mkdir(parents=True)
     (stale / "data" / "half.parquet").write_bytes(b"\0" * 1000)
-    live = tmp_path / f".odu-bench.tmp-{os.getppid()}"  # a running process's folder is left alone
+    live = tmp_path / f".odu-bench.partial-{os.getppid()}-x"  # a running process's folder is left alone
     live.mkdir()
-    other = tmp_path / f".other.tmp-{int(dead.stdout)}"  # another output's folder too
+    other = tmp_path / f".other.partial-{int(dead.stdout)}-x"  # another output's folder too
     other.mkdir()
     assert main(["prepare", str(release), "--out", str(out), "--no-progress"]) == 0
     assert not stale.exists() and live.is_dir() and other.is_dir()

@@ -236,7 +236,7 @@ def test_run_card_keeps_no_credentials_and_flags_foreign_models() -> None:
         },
         recorder,
     )
-    assert card["model"]["model_args"] == {"model": "m", "base_url": "https://host:8443/v1"}
+    assert card["model"]["model_args"] == {"model": "m", "base_url": "https://host:8443/v1?key=***"}
     assert card["date"] == "1970-01-01T00:00:00+00:00"
     assert card["pitfalls"][0] == "sampling on" and "2 judge error(s)" in card["pitfalls"][1]
     foreign = build_run_card({"config": {"model": "hf", "model_args": "pretrained=gpt2"}}, RunRecorder())

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,10 @@ import pytest
 from support.cli import argv
 from support.omni_fakes import FakeOmni
 from support.openai_rules import API_KEY
-from support.openai_server import OpenAIServer, Reply
+from support.openai_server import OpenAIServer, Reply, dead_url
+from support.sample_runs import server_run_env
 
 from odu.cli import main
-from odu.data.sample import sample_dataset_dir
 from odu.estimate import CHARS_PER_TOKEN, JUDGE_OUTPUT_TOKENS_PER_POINT, MODEL_OUTPUT_TOKENS, PROVIDER_RATES
 from odu.scrub import ScrubFilter, scrub_text, scrub_url, scrub_value
 from odu.shards import parse_shard, shard_index
@@ -33,27 +32,9 @@ def eval_omni(dataset: Path, out: Path, base_url: str, model_args: str = "", **o
     return main(argv("eval", dataset=dataset, model="openai", tasks="odu_ao", model_args=args, out=out, **options))
 
 
-@pytest.fixture(scope="module")
-def sample_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return sample_dataset_dir(tmp_path_factory.mktemp("sample-cache"))
-
-
 @pytest.fixture(autouse=True)
 def _env(hf_cache: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import datasets
-
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    for name in ("ODU_JUDGE", "ODU_ASR", "ODU_DATASET"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def dead_url(userinfo: str = "") -> str:
-    """A loopback URL nothing listens on (a port just freed)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://{userinfo}127.0.0.1:{port}/v1"
+    server_run_env(monkeypatch, hf_cache, KEY)
 
 
 def scenes(dataset: Path) -> list[dict]:
@@ -63,16 +44,21 @@ def scenes(dataset: Path) -> list[dict]:
 # --- scrubbing ---------------------------------------------------------------------------------------------
 
 
-def test_scrub_url_removes_user_info_and_secret_query_values_only() -> None:
+def test_scrub_url_removes_user_info_and_every_query_value_but_the_harmless() -> None:
     assert scrub_url(f"http://user:{SECRET}@127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
     assert scrub_url(f"https://{SECRET}@h/v1") == "https://h/v1"
     signed = f"https://b.s3.amazonaws.com/x.mp4?X-Amz-Credential=AK&X-Amz-Signature={SECRET}&partNumber=2"
-    assert scrub_url(signed) == "https://b.s3.amazonaws.com/x.mp4?partNumber=2"
+    assert (
+        scrub_url(signed) == "https://b.s3.amazonaws.com/x.mp4?X-Amz-Credential=***&X-Amz-Signature=***&partNumber=***"
+    )
     gemini = f"https://generativelanguage.googleapis.com/v1beta/models/m:generateContent?key={SECRET}&alt=sse"
-    assert scrub_url(gemini).endswith(":generateContent?alt=sse")
-    assert scrub_url(f"http://h/v1?api-key={SECRET}&api-version=2024-06-01") == "http://h/v1?api-version=2024-06-01"
-    for plain in ("http://localhost:8000/v1", "https://api.openai.com/v1?limit=3#frag"):
-        assert scrub_url(plain) == plain
+    assert scrub_url(gemini).endswith(":generateContent?key=***&alt=***")
+    assert (
+        scrub_url(f"http://h/v1?api-key={SECRET}&api-version=2024-06-01")
+        == "http://h/v1?api-key=***&api-version=2024-06-01"
+    )
+    assert scrub_url(f"https://api.openai.com/v1?limit=3#{SECRET}") == "https://api.openai.com/v1?limit=***#***"
+    assert scrub_url("http://localhost:8000/v1") == "http://localhost:8000/v1"
 
 
 def test_scrub_text_and_value_reach_every_url_inside() -> None:
@@ -93,41 +79,6 @@ def test_log_records_are_scrubbed_with_their_arguments() -> None:
         "lm-eval", logging.INFO, __file__, 1, "model args: %s", (f"http://u:{SECRET}@h/v1",), None
     )
     assert ScrubFilter().filter(record) and record.getMessage() == "model args: http://h/v1"
-
-
-def test_a_password_in_a_url_reaches_no_file_and_no_output(
-    sample_dataset: Path, tmp_path: Path, capfd: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fake = FakeOmni(sample_dataset)
-    # httpx sends a URL's user info as a Basic Authorization header in place of the Bearer key: the
-    # server stands for one behind a basic-auth proxy, so it checks no Bearer key (api_key=None)
-    with OpenAIServer(fake, api_key=None, models=("omni-test", "judge-test")) as server:
-        url = server.base_url.replace("http://", f"http://user:{SECRET}@")
-        public = server.base_url
-        args = argv(
-            "eval",
-            dataset=sample_dataset,
-            model="openai",
-            tasks="odu_ao",
-            model_args=f"model=omni-test,base_url={url},progress=false",
-            judge="openai:judge-test",
-            judge_base_url=url,
-            judge_cache=tmp_path / "judge.sqlite",
-            out=tmp_path / "out",
-            verbosity="DEBUG",  # lm-eval logs its model arguments
-        )
-        monkeypatch.setattr("sys.argv", ["odu-bench", *args])  # the run card keeps the command line
-        code = main(args)
-    out, err = capfd.readouterr()
-    assert code == 0, err
-    files = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
-    assert {p.name for p in files} >= {"results.json", "run_card.json", "samples_odu_ao.jsonl", "summary.json"}
-    assert fake.probes and fake.model_requests
-    for path in files:
-        assert SECRET not in path.read_text(encoding="utf-8"), path.name
-    assert SECRET not in out and SECRET not in err and "Initializing" in err  # the log line was there, scrubbed
-    card = json.loads((files[0].parent / "run_card.json").read_text(encoding="utf-8"))
-    assert any(f"base_url={public}" in a for a in card["command"])  # argv kept, credentials gone
 
 
 def test_lm_eval_door_scrubs_its_output_files_and_console(
@@ -329,57 +280,6 @@ def test_shard_split_is_stable_and_parsed_strictly() -> None:
     for bad in ("0/2", "3/2", "1", "a/b", "1/0"):
         with pytest.raises(ValueError, match="K/N"):
             parse_shard(bad)
-
-
-def _summary(folder: Path) -> dict:
-    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    summary.pop("run_id")
-    for entry in summary["files"].values():
-        entry.pop("sha256")
-    return summary
-
-
-def _rows(path: Path) -> list[dict]:
-    return [
-        {k: v for k, v in json.loads(line).items() if k != "run_id"} for line in path.read_text("utf-8").splitlines()
-    ]
-
-
-def test_shards_merge_into_exactly_one_run(tmp_path: Path, capsys) -> None:
-    def run(out: str, *more: str) -> None:
-        assert main([*argv("eval", sample=True, model="always", out=tmp_path / out), *more]) == 0
-
-    run("full")
-    run("s1", "--shard", "1/2")
-    run("s2", "--shard", "2/2")
-    shards = [str(tmp_path / s / "always") for s in ("s2", "s1")]  # any order
-    assert main(["merge", *shards, "--out", str(tmp_path / "merged")]) == 0
-    full, merged = tmp_path / "full" / "always", tmp_path / "merged"
-    assert _summary(merged) == _summary(full)
-    for name in ("scenes.jsonl", "predictions.jsonl"):
-        assert _rows(merged / name) == _rows(full / name), name
-    card = json.loads((merged / "run_card.json").read_text(encoding="utf-8"))
-    assert [m["shard"] for m in card["merged_from"]] == ["1/2", "2/2"] and "shard" not in card
-    assert card["dataset"] == json.loads((full / "run_card.json").read_text(encoding="utf-8"))["dataset"]
-    one = json.loads((tmp_path / "s1" / "always" / "summary.json").read_text(encoding="utf-8"))
-    assert 0 < one["audio-visual"]["n_scenes"] < _summary(full)["audio-visual"]["n_scenes"]
-
-    capsys.readouterr()
-    # refused: a missing shard, a shard twice, shards of different splits or different runs
-    run("t1", "--shard", "1/3")
-    run("ao2", "--shard", "2/2", "--tasks", "odu_av")
-    for given, problem in (
-        ([shards[1]], "shard(s) 2/2 missing"),
-        ([shards[1], shards[1]], "shard 1/2 given twice"),
-        ([shards[1], str(tmp_path / "t1" / "always")], "shards of different splits"),
-        ([shards[1], str(tmp_path / "ao2" / "always")], "are shards of different runs"),
-        ([str(full), shards[0]], "not a shard"),
-    ):
-        assert main(["merge", *given, "--out", str(tmp_path / "refused")]) == 2, problem
-        assert problem in capsys.readouterr().err
-    assert not (tmp_path / "refused").exists()
-    assert main(argv("eval", sample=True, model="never", shard="1/2", limit=2)) == 2
-    assert "--limit with --shard" in capsys.readouterr().err
 
 
 def test_lm_eval_door_stops_on_a_failed_preflight(sample_dataset: Path, monkeypatch: pytest.MonkeyPatch, capfd) -> None:

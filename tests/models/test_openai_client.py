@@ -12,7 +12,8 @@ from odu.harness.asr import AsrError, TranscriptionEndpoint
 from odu.judge import JudgeUnavailableError, OpenAIJudge
 from odu.models.openai_omni import OpenAIOmni
 from odu.models.remote import ModelUnavailableError
-from odu.openai_client import LOCAL_SERVER_KEY, OpenAIClient, ServerUnavailableError, retry_after, url_secrets
+from odu.openai_client import LOCAL_SERVER_KEY, OpenAIClient, ServerUnavailableError, retry_after
+from odu.scrub import url_credentials
 
 URL = "https://bob:s3cret-pw@llm.example.com:8443/v1?api-key=abcd1234&v=1"
 
@@ -25,8 +26,8 @@ def test_scrub_hides_the_key_and_the_url_credentials(monkeypatch: pytest.MonkeyP
     for secret in ("k9", "s3cret-pw", "abcd1234", "bob:"):
         assert secret not in scrubbed
     assert "HTTP 401" in scrubbed and "v=1" not in scrubbed  # the whole query goes, short values stay readable
-    assert client.public_base_url == "https://llm.example.com:8443/v1"
-    assert url_secrets("http://localhost:8000/v1") == []
+    assert client.public_base_url == "https://llm.example.com:8443/v1?api-key=***&v=***"
+    assert url_credentials("http://localhost:8000/v1") == []
 
 
 def test_local_servers_get_the_placeholder_key_which_is_no_secret(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,7 +47,9 @@ def test_judge_model_and_asr_share_the_client(monkeypatch: pytest.MonkeyPatch, t
     ]
     for user in users:
         assert isinstance(user.client, OpenAIClient)
-        assert user.client.scrub(f"{URL} sk-shared-0123456789") == "https://***@llm.example.com:8443/v1?*** ***"
+        assert (
+            user.client.scrub(f"{URL} sk-shared-0123456789") == "https://llm.example.com:8443/v1?api-key=***&v=*** ***"
+        )
     assert [u.client.unavailable for u in users][:2] == [JudgeUnavailableError, ModelUnavailableError]
     assert issubclass(users[2].client.unavailable, AsrError)
     assert all(issubclass(u.client.unavailable, ServerUnavailableError) for u in users)

@@ -7,12 +7,13 @@ milliseconds, then seconds")."""
 from __future__ import annotations
 
 import asyncio
+import time
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from odu.openai_client import CallFailedError, TransientError, with_retries
+from odu.openai_client import MAX_RETRY_AFTER_S, CallFailedError, ReplicaPool, TransientError, retry_after, with_retries
 
 
 def waits(monkeypatch: pytest.MonkeyPatch, headers: dict[str, str] | None, failures: int, backoff=(1.0, 2.0, 60.0)):
@@ -66,3 +67,20 @@ def test_giving_up_after_the_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
     with pytest.raises(CallFailedError, match="after 3 attempts"):
         asyncio.run(with_retries(call, retries=2, backoff=(1.0, 2.0, 60.0), classify=lambda exc: None))
+
+
+def test_retry_after_999999_is_cut_to_the_documented_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23: ``Retry-After: 999999`` was obeyed; whatever the backoff, a server's wait is at most
+    ``MAX_RETRY_AFTER_S``, and a replica rests at most ten cooldowns."""
+    assert waits(monkeypatch, {"retry-after": "999999"}, 1, backoff=(1.0, 2.0, 1e9)) == [MAX_RETRY_AFTER_S]
+    for header in (
+        {"retry-after": "inf"},
+        {"retry-after-ms": "1e12"},
+        {"retry-after": "Fri, 31 Dec 9999 23:59:59 GMT"},
+    ):
+        assert retry_after(TransientError("429", SimpleNamespace(headers=header))) == MAX_RETRY_AFTER_S
+    assert retry_after(TransientError("429", SimpleNamespace(headers={"retry-after": "nan"}))) is None
+    assert retry_after(TransientError("429", SimpleNamespace(headers={"retry-after": "-5"}))) == 0.0
+    pool = ReplicaPool(["http://a/v1", "http://b/v1"], cooldown=1.0)
+    pool.fail(0, retry_after(TransientError("429", SimpleNamespace(headers={"retry-after": "999999"}))))
+    assert pool._rest_until[0] - time.monotonic() <= 10.0

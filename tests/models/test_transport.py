@@ -23,12 +23,11 @@ from odu.openai_client import (
     OpenAIClient,
     ReplicaPool,
     TransientError,
-    public_url,
     split_replicas,
-    url_secrets,
     with_retries,
 )
 from odu.schema import KeyPoint
+from odu.scrub import scrub_text, url_credentials
 
 ANSWER = '{"has_demand": false, "segments": []}'
 #: The judge and the omni model of these tests, served by every loopback server here.
@@ -206,8 +205,8 @@ def test_a_bad_usage_field_does_not_crash_the_model_run(
 def test_replicas_are_split_and_shown_without_credentials() -> None:
     url = "http://u:pw-secret@a:8000/v1?key=k-secret | http://b:9000/v1"
     assert split_replicas(url) == ["http://u:pw-secret@a:8000/v1?key=k-secret", "http://b:9000/v1"]
-    assert public_url(url) == "http://a:8000/v1|http://b:9000/v1"
-    assert {"pw-secret", "k-secret"} <= set(url_secrets(url))
+    assert scrub_text(url) == "http://a:8000/v1?key=*** | http://b:9000/v1"
+    assert {"pw-secret", "k-secret"} <= set(url_credentials(url))
     with pytest.raises(ValueError, match="empty replica"):
         split_replicas("http://a/v1||http://b/v1")
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -28,11 +30,17 @@ MUTATION = _script()
 
 
 @pytest.mark.parametrize("fault", MUTATION.FAULTS, ids=lambda f: f.name)
-def test_fault_applies_once_and_parses(fault) -> None:
+def test_fault_applies_once_and_parses(fault, tmp_path: Path) -> None:
+    """Python faults parse; the viewer's JavaScript faults pass ``node --check`` where Node is installed."""
     source = (ROOT / fault.path).read_text(encoding="utf-8")
     assert source.count(fault.old) == 1, f"{fault.name}: original text not found exactly once in {fault.path}"
     assert fault.new != fault.old
-    ast.parse(MUTATION.apply(source, fault))
+    mutated = MUTATION.apply(source, fault)
+    if fault.path.endswith(".py"):
+        ast.parse(mutated)
+    elif fault.path.endswith(".js") and shutil.which("node"):
+        (tmp_path / "mutated.js").write_text(mutated, encoding="utf-8")
+        subprocess.run(["node", "--check", str(tmp_path / "mutated.js")], check=True, capture_output=True)
 
 
 def test_faults_are_named_once_and_grouped_with_existing_tests() -> None:

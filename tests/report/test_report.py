@@ -18,7 +18,7 @@ from odu.report.channels import channel_report
 from odu.report.headline import bootstrap_metrics, headline, metrics_weighted, source_deltas
 from odu.report.runs import System
 from odu.report.taxonomy import ftr_profile, m2_profile
-from odu.run import ScoredRun, read_run, summarize, write_run
+from odu.run import ScoredRun, read_run, summarize, summarize_run, write_run
 from odu.schema import load_scenes
 from odu.scoring import score_scenes
 from odu.tables import table3_caveat
@@ -421,10 +421,11 @@ def test_cli_errors_name_the_problem(scored_runs, tmp_path, capsys, args, messag
 
 
 def test_runs_with_disagreeing_labels_are_rejected(tmp_path):
-    a = write_run(ScoredRun({"judge": {}}, [row("x")]), tmp_path / "a")
-    b = write_run(ScoredRun({"judge": {}}, [row("x", label="negative")]), tmp_path / "b")
+    a = write_run(ScoredRun(summarize_run([row("x")], {}, "scene"), [row("x")]), tmp_path / "a")
+    negative = [row("x", label="negative")]
+    b = write_run(ScoredRun(summarize_run(negative, {}, "scene"), negative), tmp_path / "b")
     with pytest.raises(ValueError, match="scene x"):
-        load_systems([a, b])
+        load_systems([a, b], allow_incomplete=True)
 
 
 def test_comparability_notes_flag_mixed_judges_and_languages():

@@ -234,7 +234,7 @@ def test_out_is_replaced_only_when_it_holds_a_view(runs, tmp_path, capsys):
     (foreign / "keep.txt").write_text("mine")
     args = [str(runs["never"]), "--sample", "--resamples", "20", "--no-progress", "--out"]
     assert main(["view", *args, str(foreign)]) == 2
-    assert "not an odu-bench view site" in capsys.readouterr().err
+    assert "not part of an odu-bench view site (keep.txt)" in capsys.readouterr().err
     assert [p.name for p in foreign.iterdir()] == ["keep.txt"]
     site = tmp_path / "site"
     assert main(["view", *args, str(site)]) == 0

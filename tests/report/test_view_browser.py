@@ -259,12 +259,16 @@ def test_problems_are_named_on_the_pages(browser, runs, tmp_path):
 def test_judge_errors_are_never_shown_as_misses(browser, runs, tmp_path):
     """A key point the judge failed on is flagged in the index and shown as a judge error, with
     its message, on the scene page."""
-    run = tmp_path / "run"
-    shutil.copytree(runs["a"], run)
-    rows = [json.loads(line) for line in (run / "scenes.jsonl").read_text(encoding="utf-8").splitlines()]
+    from odu.jsonio import iter_jsonl
+    from odu.run import ScoredRun, read_run, summarize_run, write_run
+
+    source = read_run(runs["a"])
+    rows = source.scenes
     row = next(r for r in rows if r["key_points"] and r["key_points"][0]["matched"])
     row["key_points"][0] |= {"hit": None, "judge_error": "judge timed out after 3 attempts"}
-    (run / "scenes.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    summary = summarize_run(rows, source.summary["judge"], source.summary["annotation_language"])
+    outputs = [{k: v for k, v in p.items() if k != "run_id"} for _, p in iter_jsonl(runs["a"] / "predictions.jsonl")]
+    run = write_run(ScoredRun(summary, rows), tmp_path / "run", jsonl_files={"predictions.jsonl": outputs})
     out = tmp_path / "site"
     assert build_view(out, run, resamples=20) == 0
     entry = next(s for s in read_index(out)["scenes"] if s["id"] == row["scene_id"])
@@ -291,3 +295,63 @@ def test_two_systems_fit_a_1400_px_window_and_small_samples_are_marked(browser, 
     cell = browser.find_element("css selector", "table.headline td.small")
     assert "a small sample" in cell.get_attribute("title")
     assert "fewer than 30 scenes: a small sample" in browser.find_element("css selector", ".headline-notes").text
+
+
+#: Markup where the viewer shows run, system and dataset names: each must appear as text.
+MARKUP = "<b>bold</b>"
+
+
+@pytest.fixture(scope="module")
+def marked_site(tmp_path_factory) -> tuple[Path, str]:
+    """A site whose scene id, system name and dataset path hold markup (and ``#``, ``?``, ``%``,
+    which a link to the scene must carry through its URL fragment)."""
+    from support.cli import argv
+    from support.view_support import write_predictions
+
+    from odu.cli import main
+
+    root = tmp_path_factory.mktemp("marked")
+    records = sample_records()[:3]
+    sid = f"{MARKUP} #?%23 x"
+    records[0] = {**records[0], "scene_id": sid}
+    dataset = root / "<i>ds" / "scenes.jsonl"
+    dataset.parent.mkdir()
+    dataset.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    predictions = write_predictions({r["scene_id"]: None for r in records}, root / "p.jsonl")
+    assert main(argv("score", scenes=dataset, predictions=predictions, out=root / "run", no_progress=True)) == 0
+    out = root / "site"
+    assert build_view(out, root / "run", dataset=dataset.parent, names=[f"{MARKUP} sys"], resamples=20) == 0
+    return out, sid
+
+
+def _no_markup(browser: Any) -> None:
+    """No element made of the markup in the names (the pages' own ``<b>`` hold other text)."""
+    made = "[...document.querySelectorAll('body *')].filter(e => e.textContent === 'bold').length"
+    assert browser.execute_script(f"return document.querySelectorAll('body i').length + {made}") == 0
+
+
+def test_names_ids_and_paths_with_markup_are_shown_as_text(browser, marked_site) -> None:
+    site, sid = marked_site
+    open_index(browser, site)
+    _no_markup(browser)
+    assert "<i>ds" in browser.find_element("id", "dataset").text
+    assert f"{MARKUP} sys" in browser.find_element("tag name", "body").text
+    assert sid in shown_ids(browser)
+    browser.execute_script(
+        "[...document.querySelectorAll('#scenes tbody tr')].find(r => r.dataset.id === arguments[0]).querySelector('a').click()",
+        sid,
+    )
+    wait(
+        browser,
+        f"document.getElementById('scene-id') && document.getElementById('scene-id').textContent === {json.dumps(sid)}",
+    )
+    _no_markup(browser)
+    assert browser.execute_script("return document.title").startswith(sid)
+    assert console_errors(browser) == []
+
+
+def test_both_pages_forbid_inline_scripts_and_remote_loads(marked_site) -> None:
+    site, _ = marked_site
+    for page in ("index.html", "scene.html"):
+        html = (site / page).read_text(encoding="utf-8")
+        assert "Content-Security-Policy" in html and "default-src 'self'" in html and "object-src 'none'" in html

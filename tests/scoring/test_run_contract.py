@@ -124,7 +124,7 @@ def test_a_failed_write_leaves_the_old_run_untouched(tmp_path: Path) -> None:
 
 def test_overwrite_replaces_the_whole_folder(tmp_path: Path) -> None:
     out = write_run(_demo_run(), tmp_path / "run", json_files={"run_card.json": {"system": "old"}})
-    with pytest.raises(RunError, match="holds another run's files .*pass --overwrite"):
+    with pytest.raises(RunError, match=r"holds a run \(.*\); pass --overwrite"):
         write_run(_demo_run(), out)
     write_run(_demo_run(), out, overwrite=True)
     assert sorted(p.name for p in out.iterdir()) == [SCENES_FILE, SUMMARY_FILE]  # the old run card is gone
@@ -135,7 +135,7 @@ def test_overwrite_never_clears_files_that_are_not_a_runs(tmp_path: Path) -> Non
     out = write_run(_demo_run(), tmp_path / "run")
     (out / "notes.txt").write_text("mine")
     for overwrite in (False, True):
-        with pytest.raises(RunError, match=r"notes\.txt|holds another run"):
+        with pytest.raises(RunError, match=r"not part of a run \(notes\.txt\)"):
             write_run(_demo_run(), out, overwrite=overwrite)
     assert (out / "notes.txt").read_text() == "mine"
     (tmp_path / "file").write_text("x")
@@ -325,3 +325,32 @@ def test_stored_verdicts_score_the_same_streamed(tmp_path: Path) -> None:
     run = score_scenes(load_scenes(records), outputs, judge)
     assert run.summary["judge_errors"] > 0  # points without a stored row are judge errors, never misses
     assert all(k["hit"] is not False for r in run.scenes for k in r["key_points"] if k["matched"])
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("s3", float("nan"), "'s3' must be a score in [0, 1] or null, got nan"),
+        ("s2", 1.5, "'s2' must be a score in [0, 1] or null, got 1.5"),
+        ("s4", -0.1, "'s4' must be a score in [0, 1] or null, got -0.1"),
+        ("s5", "0.5", "'s5' must be a score in [0, 1] or null, got '0.5'"),
+        ("s2_errors_as_misses", True, "'s2_errors_as_misses' must be a score in [0, 1] or null, got True"),
+        ("has_demand", 1, "'has_demand' must be true or false, got 1"),
+        ("modality", "video", "'modality' must be one of audio-visual, audio-only, got 'video'"),
+        (
+            "key_points",
+            [{"judge_error": 3}],
+            "'key_points' must be a list of objects, each with 'judge_error' text or null",
+        ),
+        ("inference_error", 0, "'inference_error' must be text or null, got 0"),
+    ],
+)
+def test_a_row_no_summary_could_count_is_named_by_its_field(field: str, value: object, said: str) -> None:
+    """Issue 23: a NaN scene score was averaged into the report; every field summarize() reads is checked."""
+    from odu.run import row_problem
+
+    row = dict(_demo_run().scenes[0])
+    assert row_problem(row) is None
+    assert row_problem({**row, field: value}) == said
+    for score in ("s2", "s3", "s4", "s5"):
+        assert row_problem({**row, score: None}) is None and row_problem({**row, score: 1}) is None

@@ -121,6 +121,16 @@ Responder = Callable[[Any], Answer]
 Handler = Callable[[RecordedRequest], Reply | Fault]
 
 
+def dead_url(userinfo: str = "") -> str:
+    """A loopback URL nothing listens on (a port just freed), ``userinfo`` (``user:pw@``) in it."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://{userinfo}127.0.0.1:{port}/v1"
+
+
 def _words(text: str) -> int:
     return len(text.split())
 

@@ -25,6 +25,23 @@ def prepared_sample(hf_cache: str, monkeypatch: pytest.MonkeyPatch) -> Path:
     return sample_dataset_dir()
 
 
+@pytest.fixture(scope="module")
+def sample_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample prepared once per test module, in a cache of its own."""
+    return sample_dataset_dir(tmp_path_factory.mktemp("sample-cache"))
+
+
+def server_run_env(monkeypatch: pytest.MonkeyPatch, hf_cache: str, key: str) -> None:
+    """What a test of runs against a loopback server sets: ``datasets``' cache in the session's,
+    ``OPENAI_API_KEY`` = ``key``, and none of the caller's ``ODU_JUDGE`` / ``ODU_ASR`` / ``ODU_DATASET``."""
+    import datasets
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    for name in ("ODU_JUDGE", "ODU_ASR", "ODU_DATASET"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def scored_sample_run(out: Path, rows: list[dict[str, Any]] | None = None, seed: int = 4) -> Path:
     """A run of the bundled sample's scenes (``odu-bench score``'s layout, no run card) scored by
     the lexical judge from damaged reference outputs, written to ``out``; ``rows``: scene rows to

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import shutil
 import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,15 +30,22 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from ...caveats import SMALL_SAMPLE_SCENES
+from ...outdir import PatternKind, writing
 from ...tables import table3_caveat
 from .. import comparability_notes
 from ..headline import headline
 from .payload import index_entry, scene_page, search_text
-from .sources import ClipSource, DatasetScenes, MediaError, Run, probe, swap_in_dir
+from .sources import ClipSource, DatasetScenes, MediaError, Run, probe
 
 #: Scenes per scene-data file: small enough to load at once, few enough files for 2,078 scenes.
 SCENES_PER_CHUNK = 64
-MARKER = "odu-view.json"
+#: What the site writes: an existing ``--out`` holding anything else is never replaced (:mod:`odu.outdir`).
+VIEW_SITE = PatternKind(
+    "an odu-bench view site",
+    "odu-view.json",
+    ("odu-view.json", "index.html", "scene.html", "assets/*", "data/index.js", "data/scenes/*.js", "media/*"),
+)
+MARKER = VIEW_SITE.marker
 FORMAT = "odu-bench-view/1"
 #: Page name -> its title; each page is ``page.html`` (the head: security policy, styles, scripts)
 #: around ``<name>.body.html``, and runs ``assets/<name>.js``.
@@ -111,11 +116,6 @@ class _Media:
             self.bytes += len(data)
         entry.update(media=self.written[digest], kind="video" if info.has_video else "audio")
         return entry
-
-
-def _check_out(out: Path) -> None:
-    if out.exists() and not (out / MARKER).is_file() and (not out.is_dir() or any(out.iterdir())):
-        raise ValueError(f"--out {out}: exists and is not an odu-bench view site; choose another --out")
 
 
 def _copy_assets(root: Path) -> None:
@@ -197,20 +197,20 @@ def build_site(
     seed: int,
     progress: bool = False,
     warn: Callable[[str], None] | None = None,
+    inputs: Sequence[str | Path | None] = (),
 ) -> SiteResult:
-    """Write the site for ``runs`` over ``dataset`` into ``out`` (replaced only once complete).
+    """Write the site for ``runs`` over ``dataset`` into ``out``: replaced only once complete, and
+    only when it holds an earlier site (:data:`VIEW_SITE`); ``inputs`` (the runs,
+    prediction files and dataset read) may not be, hold or lie inside ``out``.
 
     Scenes the dataset lacks and clips that cannot be read are named in the result, on the pages
     and through ``warn`` as they are met; the rest is built.
     """
     out = Path(out)
-    _check_out(out)
     warn = warn or (lambda _: None)
-    for problem in dataset.problems:
-        warn(problem)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
+    with writing(out, VIEW_SITE, inputs=inputs) as tmp:
+        for problem in dataset.problems:
+            warn(problem)
         for folder in ("assets", "data/scenes", "media"):
             (tmp / folder).mkdir(parents=True)
         entries, problems, media = _write_scenes(runs, dataset, tmp, warn, progress)
@@ -248,7 +248,4 @@ def build_site(
         (tmp / "data" / "index.js").write_text(_js("ODU.receiveIndex", index), encoding="utf-8")
         _copy_assets(tmp)
         (tmp / MARKER).write_text(json.dumps(result.as_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        swap_in_dir(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return result

@@ -13,15 +13,17 @@ files are there, else annotations only).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ...data.dataset import DEFAULT_CONFIG, SPLIT, USER, row_to_record, rows_without_media
-from ...data.media import MediaError, probe
-from ...data.prepare import CARD_NAME, DATA_DIR, check_dataset, swap_in_dir
+from ...data.dataset import DEFAULT_CONFIG, USER, row_to_record, rows_without_media
+from ...data.hub import load_split
+from ...data.media import MediaError, probe, read_media
+from ...data.prepare import CARD_NAME, DATA_DIR, check_dataset
 from ...data.release import MediaPathError, find_records, media_path
 from ...data.sample import sample_dataset_dir
 from ...match import merge_segments, pred_order_key
@@ -57,7 +59,6 @@ __all__ = [
     "Scene",
     "SchemaError",
     "scene_from_dict",
-    "swap_in_dir",
     "units",
 ]
 
@@ -163,10 +164,8 @@ class DatasetScenes:
 
 def _prepared(source: str, label: str | None = None) -> DatasetScenes:
     """A prepared dataset (directory or Hub repo): records from the rows, media bytes on demand."""
-    import datasets
-
     check_dataset(source)
-    ds = datasets.load_dataset(source, DEFAULT_CONFIG, split=SPLIT)
+    ds = load_split(source, DEFAULT_CONFIG)  # its card may not point outside the folder
 
     @lru_cache(maxsize=1)
     def user_media(index: int) -> list[bytes | None]:
@@ -206,7 +205,7 @@ def _release(path: Path) -> DatasetScenes:
     with_media = any(p.is_file() for ps in paths.values() for p in ps)
     for sid, record in out.records.items():
         out.clips[sid] = [
-            ClipSource(c["id"], c["src"], p.read_bytes if with_media else None)
+            ClipSource(c["id"], c["src"], functools.partial(read_media, p) if with_media else None)
             for c, p in zip(record["clips"], paths[sid])
         ]
     return out

@@ -1,0 +1,273 @@
+"""What ``odu/scrub.py`` promises, one promise per test: the URL rule (user info gone, every query
+value but the allow-list's and the fragment redacted, every replica, the ambiguous case), the
+registry of known secrets (every byte written or printed), keys refused on the command line, and
+the console, log and file scrubbers."""
+
+from __future__ import annotations
+
+import base64
+import io
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+
+from odu.jsonio import dump_line, encode, write_json
+from odu.openai_client import OpenAIClient
+from odu.scrub import (
+    MIN_SECRET_CHARS,
+    REDACTED,
+    ScrubbedStream,
+    ScrubFilter,
+    check_url,
+    refuse_credentials,
+    register_secret,
+    scrub_file,
+    scrub_secrets,
+    scrub_text,
+    scrub_url,
+    scrub_value,
+    scrubbed_console,
+    url_credentials,
+)
+
+PW = "pw-0123-secret"
+
+
+# --- the URL rule -------------------------------------------------------------------------------------
+
+
+def test_user_info_goes_and_the_host_path_and_port_stay() -> None:
+    assert scrub_url(f"https://bob:{PW}@api.example.com:8443/v1/x") == "https://api.example.com:8443/v1/x"
+    assert scrub_url(f"HTTP://bob:{PW}@h/v1") == "HTTP://h/v1"  # the scheme's case changes nothing
+    assert scrub_url(f"http://{PW}@h/v1") == "http://h/v1"  # a user alone
+
+
+def test_a_password_holding_an_at_sign_goes_whole() -> None:
+    assert scrub_url("http://u:p@ss-secret@h:9/v1") == "http://h:9/v1"
+
+
+@pytest.mark.parametrize("mark", ["#", "/", "?"])
+def test_a_password_that_cannot_be_told_from_the_path_takes_all_up_to_the_last_at(mark: str) -> None:
+    shown = scrub_url(f"http://user:se{mark}cret-pw@host:8000/v1")
+    assert shown == "http://***@host:8000/v1" and "cret-pw" not in shown and "se" not in shown.split("@")[0][7:]
+
+
+def test_every_query_value_is_redacted_but_the_allow_lists() -> None:
+    url = "http://h/v1?api-version=2024-06-01&sig=S&jwt=J&x-api-key=K&limit=3&api_version=2"
+    assert scrub_url(url) == "http://h/v1?api-version=2024-06-01&sig=***&jwt=***&x-api-key=***&limit=***&api_version=2"
+
+
+def test_a_bare_query_token_is_redacted_and_empty_pieces_stay() -> None:
+    assert scrub_url("http://h/v1?TOKEN123&&a=") == "http://h/v1?***&&a=***"
+
+
+def test_the_fragment_is_redacted_and_an_empty_one_stays_empty() -> None:
+    assert scrub_url("http://h/v1#access_token=F") == "http://h/v1#***"
+    assert scrub_url("http://h/v1?x=1#") == "http://h/v1?x=***#"
+
+
+def test_a_text_without_a_url_is_left_alone_but_for_known_secrets() -> None:
+    assert scrub_url("not a url") == "not a url"
+    register_secret("known-secret-9")
+    assert scrub_url("a known-secret-9 b") == f"a {REDACTED} b"
+    assert scrub_url("http://h/known-secret-9/v1") == "http://h/***/v1"
+
+
+def test_every_url_inside_a_text_every_replica_of_a_list() -> None:
+    text = f"base_url=http://a/v1?key=K1|HTTPS://u:{PW}@b/v1 --x 'http://c/v1#f' \"http://u:{PW}@d\""
+    assert scrub_text(text) == "base_url=http://a/v1?key=***|HTTPS://b/v1 --x 'http://c/v1#***' \"http://d\""
+
+
+def test_a_url_ends_at_a_backslash_or_angle_bracket() -> None:
+    assert scrub_text("<http://h/v1?k=V>") == "<http://h/v1?k=***>"
+    assert scrub_text("\\http://h/v1?k=V\\x") == "\\http://h/v1?k=***\\x"
+
+
+# --- credentials of a URL ----------------------------------------------------------------------------------
+
+
+def test_url_credentials_name_everything_a_server_could_echo() -> None:
+    url = "https://bob:p%40ss-word@h/v1?api-key=abcd1234&api-version=1#access_token=frag-5678"
+    found = url_credentials(url)
+    basic = base64.b64encode(b"bob:p@ss-word").decode()
+    for secret in (
+        "bob:p%40ss-word",
+        "p%40ss-word",
+        "p@ss-word",
+        basic,
+        "abcd1234",
+        "frag-5678",
+        "access_token=frag-5678",
+    ):
+        assert secret in found, secret
+    assert "1" not in found and "h" not in found
+
+
+def test_url_credentials_of_each_replica() -> None:
+    found = url_credentials(f"http://a/v1|http://u:{PW}@b/v1?k=second-secret")
+    assert PW in found and "second-secret" in found
+
+
+def test_url_credentials_of_a_url_without_any() -> None:
+    assert url_credentials("http://localhost:8000/v1") == [] and url_credentials(None) == []
+
+
+# --- the registry ---------------------------------------------------------------------------------------------
+
+
+def test_short_secrets_are_kept_out_unless_an_api_key() -> None:
+    short = "k" * (MIN_SECRET_CHARS - 1)
+    register_secret(short)
+    assert scrub_secrets(f"x {short} y") == f"x {short} y"
+    register_secret(short, always=True)
+    assert scrub_secrets(f"x {short} y") == f"x {REDACTED} y"
+
+
+def test_a_secret_holding_another_is_replaced_whole() -> None:
+    register_secret("abcd")
+    register_secret("abcd-efgh-ijkl")
+    assert scrub_secrets("[abcd-efgh-ijkl]") == "[***]"
+
+
+def test_every_json_file_written_is_scrubbed_of_known_secrets(tmp_path: Path) -> None:
+    register_secret("sk-file-secret-1")
+    assert encode("a sk-file-secret-1 b") == b"a *** b"
+    assert b"sk-file-secret-1" not in dump_line({"x": "sk-file-secret-1"})
+    write_json(tmp_path / "f.json", {"k": ["sk-file-secret-1"]})
+    assert "sk-file-secret-1" not in (tmp_path / "f.json").read_text()
+
+
+def test_a_client_registers_its_key_and_its_urls_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_KEY", "k9")
+    OpenAIClient("judge", "m", base_url=f"http://u:{PW}@h/v1?token=tok-secret-1", api_key_env="MY_KEY", timeout=1)
+    assert scrub_secrets(f"k9 {PW} tok-secret-1") == "*** *** ***"
+
+
+@pytest.mark.parametrize("name", ["sk-abc123", "my_key", "OPENAI-KEY", "9LIVES"])
+def test_a_key_where_its_variables_name_belongs_is_refused_unshown(name: str, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    with pytest.raises(ValueError, match="NAME") as refused:
+        OpenAIClient("judge", "m", base_url="http://h/v1", api_key_env=name, timeout=1)
+    assert name not in str(refused.value)
+
+
+# --- values, keys on the command line --------------------------------------------------------------------------
+
+
+def test_scrub_value_reaches_every_string_keys_too() -> None:
+    value = {f"http://u:{PW}@k": [f"http://u:{PW}@h", ("x", f"http://h/?a={PW}")], "n": 3, "b": True, "z": None}
+    scrubbed = scrub_value(value)
+    assert PW not in repr(scrubbed)
+    assert scrubbed["n"] == 3 and scrubbed["b"] is True and scrubbed["z"] is None
+    assert scrubbed["http://k"][1] == ["x", "http://h/?a=***"]
+
+
+def test_scrub_value_of_model_text_leaves_its_urls_alone() -> None:
+    register_secret("sk-model-text-1")
+    text = "see https://maps.example/?q=coffee sk-model-text-1"
+    assert scrub_value({"raw": text}, urls=False) == {"raw": "see https://maps.example/?q=coffee ***"}
+
+
+def test_scrub_value_keeps_an_object_whose_text_holds_nothing() -> None:
+    path = Path("/tmp/plain")
+    assert scrub_value(path) is path
+    assert scrub_value(Path(f"/tmp/{PW}-x")) == Path(f"/tmp/{PW}-x")
+    register_secret(PW)
+    assert scrub_value(Path(f"/tmp/{PW}-x")) == "/tmp/***-x"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"api_key": "V"},
+        {"API-KEY": "V"},
+        {"Token": "V"},
+        {"password": "V"},
+        {"jwt": "V"},
+        {"dashscope_key": "V"},
+        {"session_token": "V"},
+        {"client_secret": "V"},
+        {"proxy_password": "V"},
+        {"extra_body": {"headers": {"authorization": "V"}}},
+    ],
+)
+def test_options_named_like_a_credential_are_refused_unshown(options: dict) -> None:
+    with pytest.raises(ValueError, match="holds a credential") as refused:
+        refuse_credentials(options, "--model-args")
+    assert "'V'" not in str(refused.value)
+
+
+def test_options_that_only_look_alike_pass() -> None:
+    refuse_credentials({"max_tokens": 8, "top_k": 2, "monkey": 1, "tokens": 3, "extra_body": {"top_p": 1}}, "x")
+
+
+def test_make_backend_and_the_judge_refuse_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    from odu.judge.openai_judge import OpenAIJudge
+    from odu.models import make_backend
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    with pytest.raises(ValueError, match="holds a credential"):
+        make_backend("openai", model="m", base_url="http://h/v1", api_key="sk-arg")
+    with pytest.raises(ValueError, match="holds a credential"):
+        OpenAIJudge("j", base_url="http://h/v1", extra_body={"api_key": "sk-body"}, no_cache=True)
+
+
+# --- URLs a client can use -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("localhost:8000", r"not an http\(s\) URL"),
+        ("ftp://h/v1", r"not an http\(s\) URL"),
+        ("http://h:80a/v1", "port that is not a number"),
+        ("http://:8000/v1", "no host"),
+        ("http://u:p#w@h/v1", "must be percent-encoded"),
+    ],
+)
+def test_check_url_refuses_what_no_client_can_use(url: str, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        check_url(url, "--judge-base-url")
+
+
+@pytest.mark.parametrize("url", ["http://h/v1", "https://u:p@h:8443/v1", "HTTP://[::1]:8000/v1", "wss://h/rt"])
+def test_check_url_takes_a_usable_url(url: str) -> None:
+    check_url(url)
+
+
+# --- console, log records, files -----------------------------------------------------------------------------------
+
+
+def test_a_scrubbed_stream_writes_scrubbed_text_and_counts_what_it_was_given() -> None:
+    sink = io.StringIO()
+    text = f"to http://u:{PW}@h/v1\n"
+    assert ScrubbedStream(sink).write(text) == len(text)
+    assert sink.getvalue() == "to http://h/v1\n"
+
+
+def test_the_console_is_scrubbed_inside_the_block_and_restored_after(capsys) -> None:
+    before = sys.stdout, sys.stderr
+    with scrubbed_console():
+        print(f"http://u:{PW}@h/v1")
+        print(f"http://h/v1?k={PW}", file=sys.stderr)
+    assert (sys.stdout, sys.stderr) == before
+    out, err = capsys.readouterr()
+    assert PW not in out + err and "http://h/v1" in out
+
+
+def test_log_records_lose_their_arguments_once_scrubbed() -> None:
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "args %s and %d", (f"http://u:{PW}@h", 3), None)
+    assert ScrubFilter().filter(record)
+    assert record.getMessage() == "args http://h and 3" and record.args is None
+
+
+def test_scrub_file_replaces_a_link_never_writing_through_it(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.json"
+    target.write_text(f'{{"u": "http://u:{PW}@h"}}')
+    link = tmp_path / "results.json"
+    link.symlink_to(target)
+    assert scrub_file(link) is True
+    assert PW in target.read_text() and not link.is_symlink() and PW not in link.read_text()
+    assert scrub_file(link) is False
