@@ -156,7 +156,16 @@ def doc_asr(doc: Mapping[str, Any]) -> AsrInput | None:
     return _ASR_INPUTS[key]
 
 
-def load_docs(
+def load_docs(config: str = "av", **settings: Any) -> Any:
+    """``custom_dataset`` hook: :func:`scene_docs`, after installing :mod:`.preflight` (lm-eval's
+    ``evaluate``: refuse foreign models on native tasks, transcribe what is evaluated)."""
+    from .preflight import install
+
+    install()
+    return scene_docs(config, **settings)
+
+
+def scene_docs(
     config: str = "av",
     dataset: str | None = None,
     dataset_revision: str | None = None,
@@ -166,7 +175,7 @@ def load_docs(
     shard: str | None = None,
     **_harness: Any,
 ) -> Any:
-    """``custom_dataset`` hook: ``{"test": Dataset}`` of light docs for dataset config ``config``.
+    """``{"test": Dataset}`` of light docs for dataset config ``config``.
 
     ``dataset`` / ``dataset_revision`` / ``asr`` / ``asr_base_url`` / ``shard`` come from the task's
     ``metadata`` or lm-eval's ``--metadata``; every other key lm-eval passes (its metadata merges the
@@ -181,9 +190,6 @@ def load_docs(
     from ..data.prepare import check_dataset
     from ..models.clips import locator
     from ..shards import in_shard, parse_shard
-    from .preflight import install
-
-    install()  # lm-eval's evaluate: refuse foreign models on native tasks, transcribe what is evaluated
 
     source = dataset_source(dataset)
     check_dataset(source)
@@ -426,6 +432,7 @@ __all__ = [
     "load_docs",
     "load_tasks",
     "process_results",
+    "scene_docs",
     "scene_request",
     "score_responses",
     "summarize_items",
