@@ -23,7 +23,7 @@ lmms-eval (0.7.3) runs its own model backends; the task YAMLs point their hooks 
   or read frames only), ``native`` (the video file with its track: the backend feeds it itself) or
   ``none`` (the backend cannot take it: flagged on the console, once per task).
 * **scores** — lmms-eval strips every answer and hands :func:`process_results` strings, so there is no
-  batch filter: each doc's item is its scene id and answer, and the aggregation scores the whole task
+  batch filter: each doc's item is its scene id and the hash of its answer, and the aggregation scores the whole task
   once (parse, match, one judge batch: :func:`.tasks.score_responses`) and reads every metric from
   :func:`.tasks.summarize_items` — the numbers ``odu-bench score`` gives for the same outputs. An
   empty answer is an inference error (no output): lmms-eval's backends answer ``""`` when
@@ -32,17 +32,20 @@ lmms-eval (0.7.3) runs its own model backends; the task YAMLs point their hooks 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..constants import AUDIO_ONLY, AUDIO_VISUAL
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE
-from ..models.base import Generation, encode_output
+from ..models.base import Generation, decode_output, encode_output
 from ..prompts import Part
-from .tasks import METRICS, process_results as scene_item, scene_docs, scene_request, score_responses, summarize_items
+from .tasks import METRICS, scene_docs, scene_request, score_responses, summarize_items
+from .tasks import process_results as scene_item
 
 #: What the tasks' ``lmms_eval_specific_kwargs`` carry: the ``--model`` name lmms-eval resolved them for.
 BACKEND_KEY = "lmms_backend"
@@ -249,31 +252,37 @@ def doc_to_visual(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str
 
 #: Docs seen by :func:`process_results`, by scene id (the aggregation rebuilds the scenes from them).
 _DOCS: dict[str, Mapping[str, Any]] = {}
-#: Task scores by the (scene id, answer) pairs they were computed from: one scoring per task.
+#: Raw outputs seen by :func:`process_results`, by their sha256 (the items name them by it: lmms-eval
+#: logs every metric's item with each sample, sixteen copies of an output otherwise).
+_OUTPUTS: dict[str, str] = {}
+#: Task scores by the (scene id, output hash) pairs they were computed from: one scoring per task.
 _SUMMARIES: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
 
 
-def answer_output(answer: str | None) -> str:
+def answer_output(answer: Any) -> str:
     """The raw output recorded for an lmms-eval answer: an empty one is an inference error."""
-    if answer is None or not answer.strip():
+    if isinstance(answer, (list, tuple)):
+        answer = answer[0] if answer else None
+    if not isinstance(answer, str) or not answer.strip():
         return encode_output(Generation.failed(EMPTY_ANSWER))
     return answer
 
 
 def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, Any]:
-    """Per-doc items: the scene id and its raw output (lmms-eval logs each metric's item per sample)."""
-    _DOCS[doc["scene_id"]] = doc
-    item = {"scene_id": doc["scene_id"], "output": answer_output(results[0] if results else None)}
-    return dict.fromkeys(METRICS, item)
+    """Per-doc items: the scene id and the sha256 of its raw output (the same item for every metric)."""
+    output = answer_output(results[0] if results else None)
+    digest = hashlib.sha256(output.encode("utf-8")).hexdigest()
+    _DOCS[doc["scene_id"]], _OUTPUTS[digest] = doc, output
+    return dict.fromkeys(METRICS, {"scene_id": doc["scene_id"], "output_sha256": digest})
 
 
 def task_summary(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The scores of one task's items (:func:`.tasks.summarize_items` over the scored scenes), computed
-    once per set of answers: every metric's aggregation reads the same summary."""
-    key = tuple((i["scene_id"], i["output"]) for i in items)
+    once per set of outputs: every metric's aggregation reads the same summary."""
+    key = tuple((i["scene_id"], i["output_sha256"]) for i in items)
     if key not in _SUMMARIES:
         docs = [_DOCS[sid] for sid, _ in key]
-        scored = score_responses([[output] for _, output in key], docs)
+        scored = score_responses([[_OUTPUTS[digest]] for _, digest in key], docs)
         _SUMMARIES[key] = summarize_items([scene_item(d, [s])["m1"] for d, s in zip(docs, scored)])
     return _SUMMARIES[key]
 
@@ -290,23 +299,23 @@ def aggregation(metric: str) -> Callable[[Sequence[Mapping[str, Any]]], Any]:
     return aggregate
 
 
-def predictions(samples: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """``odu-bench score --predictions`` rows from lmms-eval's logged samples (``--log_samples``):
-    the scene id and raw output each sample's ``m1`` item holds (``null`` for an inference error)."""
-    from ..models.base import decode_output
-
+def predictions(samples: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``odu-bench score --predictions`` rows from lmms-eval's logged samples (``--log_samples``): each
+    sample's answer as lmms-eval logged it (``filtered_resps``), ``null`` for an empty one (an
+    inference error), under the scene id of its ``m1`` item."""
     rows = []
     for sample in samples:
-        item = sample["m1"]
-        generation = decode_output(item["output"])
-        rows.append({"scene_id": item["scene_id"], "output": None if generation.error else generation.text})
+        output = answer_output(sample["filtered_resps"])
+        failed = decode_output(output).error is not None
+        rows.append({"scene_id": sample["m1"]["scene_id"], "output": None if failed else output})
     return rows
 
 
-def write_predictions(samples_jsonl: str, out: str) -> int:
-    """:func:`predictions` of an lmms-eval ``samples_*.jsonl`` file, written as JSONL to ``out``."""
+def write_predictions(samples_jsonl: str | os.PathLike[str], out: str | os.PathLike[str]) -> int:
+    """:func:`predictions` of an lmms-eval ``samples_*.jsonl`` file, written as JSONL to ``out``;
+    returns the number of rows."""
     with open(samples_jsonl, encoding="utf-8") as fh:
-        rows = predictions([json.loads(line) for line in fh if line.strip()])
+        rows = predictions(json.loads(line) for line in fh if line.strip())
     with open(out, "w", encoding="utf-8") as fh:
         fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     return len(rows)

@@ -48,13 +48,17 @@ def docs(config: str) -> list[dict[str, Any]]:
 
 def kwargs(backend: str) -> dict[str, str]:
     """``lmms_eval_specific_kwargs`` as lmms-eval resolves them from the YAML for ``--model backend``."""
-    table = yaml.safe_load((Path(lmms_task_dir()) / "odu" / "_odu_base_yaml").read_text(encoding="utf-8").replace("!function ", ""))
+    table = yaml.safe_load(
+        (Path(lmms_task_dir()) / "odu" / "_odu_base_yaml").read_text(encoding="utf-8").replace("!function ", "")
+    )
     specific = table["lmms_eval_specific_kwargs"]
     return specific[backend] if backend in specific else {**specific, **specific["default"]}
 
 
 def test_the_yaml_names_every_backend_of_the_table() -> None:
-    table = yaml.safe_load((Path(lmms_task_dir()) / "odu" / "_odu_base_yaml").read_text(encoding="utf-8").replace("!function ", ""))
+    table = yaml.safe_load(
+        (Path(lmms_task_dir()) / "odu" / "_odu_base_yaml").read_text(encoding="utf-8").replace("!function ", "")
+    )
     specific = table["lmms_eval_specific_kwargs"]
     assert set(specific) - {"default"} == set(lmms.BACKENDS)
     assert all(specific[name] == {lmms.BACKEND_KEY: name} for name in lmms.BACKENDS)
@@ -110,7 +114,9 @@ def test_ao_messages_and_the_simple_backends_inputs() -> None:
     assert [Path(p).suffix for p in lmms.doc_to_visual(av, kwargs("video_salmonn_2"))] == [".mp4"] * len(av["clips"])
 
 
-def test_pitfalls_name_what_a_backend_misses(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pitfalls_name_what_a_backend_misses(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(lmms, "_FLAGGED", set())
     assert lmms.pitfalls("qwen2_5_omni", "audio-visual") == []
     assert lmms.pitfalls("kimi_audio", "audio-only") == []
@@ -128,7 +134,8 @@ def test_pitfalls_name_what_a_backend_misses(capsys: pytest.CaptureFixture[str],
 
 def test_scores_equal_odu_bench_score_on_the_same_outputs(sample_dataset: Path, tmp_path: Path) -> None:
     """process_results + the aggregations, as lmms-eval calls them, against ``odu-bench score`` on
-    predictions written from the logged items; an empty answer is an inference error (no output)."""
+    predictions written from the samples as lmms-eval logs them (the stripped answer as
+    ``filtered_resps``, the items); an empty answer is an inference error (no output)."""
     results: dict[str, dict[str, Any]] = {}
     samples: list[dict[str, Any]] = []
     for config in ("av", "ao"):
@@ -136,11 +143,17 @@ def test_scores_equal_odu_bench_score_on_the_same_outputs(sample_dataset: Path, 
         answers = []
         for i, doc in enumerate(task_docs):
             scene = scene_from_dict(json.loads(doc["record"]))
-            answers.append(["", "Sorry, I cannot help.", perfect_output(scene)][i % 3] if i < 6 else perfect_output(scene))
+            answers.append(
+                ["", "Sorry, I cannot help.", perfect_output(scene)][i % 3] if i < 6 else perfect_output(scene)
+            )
         items = {m: [] for m in METRICS}  # type: dict[str, list[Any]]
         for doc, answer in zip(task_docs, answers):
             per_doc = lmms.process_results(doc, [answer.strip()])  # lmms-eval strips every answer
-            samples.append({"doc_id": doc["scene_id"], **per_doc})
+            samples.append({"doc_id": doc["scene_id"], "filtered_resps": answer.strip(), **per_doc})
+            assert all(
+                item == {"scene_id": doc["scene_id"], "output_sha256": item["output_sha256"]}
+                for item in per_doc.values()
+            )
             for m, item in per_doc.items():
                 items[m].append(item)
         results[config] = {m: lmms.aggregation(m)(items[m]) for m in METRICS}

@@ -1,0 +1,106 @@
+"""The wheel built from this tree, installed (not editable) into a fresh virtual environment, as a new
+user meets the project (tests/doors/test_wheel_acceptance.py, tests/lmms/).
+
+The wheel is built once per call (``pip wheel --no-deps``); the venv gets only the wheel (``--no-deps``)
+and reaches the dependencies already installed through a path entry to this environment's
+site-packages (a ``.pth`` line: the editable install's finder there is never activated; the tests
+check that ``odu`` is imported from the wheel).
+"""
+
+from __future__ import annotations
+
+import shutil
+import site
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from support.process import fresh_env
+
+REPO = Path(__file__).resolve().parents[2]
+#: What the wheel build reads from the tree (everything else stays behind).
+BUILD_INPUTS = (
+    "setup.py",
+    "setup.cfg",
+    "pyproject.toml",
+    "MANIFEST.in",
+    "README.md",
+    "odu",
+    "odu_metric",
+    "lm_eval_tasks",
+    "lmms_eval_tasks",
+    "odu_bench.py",
+    "odu_lm_eval_bridge.py",
+    "odu_lm_eval_bridge.pth",
+)
+
+
+@dataclass(frozen=True)
+class WheelEnv:
+    python: Path
+    site_packages: Path
+    home: Path  # an empty folder per command is made under it
+
+
+def build_wheel(tmp: Path) -> Path:
+    src = tmp / "src"
+    src.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "dist")
+    for name in BUILD_INPUTS:
+        path = REPO / name
+        (shutil.copytree(path, src / name, ignore=ignore) if path.is_dir() else shutil.copy2(path, src / name))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    [wheel] = (tmp / "dist").glob("odu_bench-*.whl")
+    return wheel
+
+
+def make_wheel_env(tmp: Path) -> WheelEnv:
+    """A venv under ``tmp`` holding the wheel, with this environment's packages behind it."""
+    wheel = build_wheel(tmp)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp / "venv")], check=True, timeout=300)
+    python = tmp / "venv" / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", purelib, str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert install.returncode == 0, install.stderr[-3000:]
+    # the dependencies: this environment's site-packages, after the venv's own (its .pth files are not run)
+    Path(purelib, "zz_test_dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
+    return WheelEnv(python, Path(purelib), tmp)
+
+
+def user_env(env: WheelEnv, name: str, **extra: str) -> tuple[dict[str, str], Path]:
+    """A user's environment (offline, private caches, nothing of the repository on the path: no
+    ``PYTHONPATH``, no ``VIRTUAL_ENV``, no API key) and an empty folder to run in."""
+    folder = env.home / name
+    (folder / "empty").mkdir(parents=True)
+    environ = fresh_env(folder, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
+    for key in ("PYTHONPATH", "VIRTUAL_ENV", "OPENAI_API_KEY"):
+        environ.pop(key, None)
+    return environ | extra, folder / "empty"
+
+
+def start(env: WheelEnv, args: list[str], environ: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [str(env.python), *args], env=environ, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 900) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err
