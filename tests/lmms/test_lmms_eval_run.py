@@ -107,22 +107,19 @@ def test_lmms_eval_finds_the_tasks_from_any_folder(wheel_env: WheelEnv) -> None:
         "include_path=sys.argv[1:] or None).task_index; "
         "print(json.dumps({n: index[n]['yaml_path'] for n in ('odu_av', 'odu_ao_text', 'odu') if n in index}))"
     )
-    found = {}
+    procs = {}
     for name, extra, env in (("plain", [], {}), ("mine", [str(mine)], {}), ("off", [], {"ODU_LM_EVAL_BRIDGE": "0"})):
         environ, cwd = lmms_env(wheel_env, f"index-{name}", **env)
-        proc = subprocess.run(
-            [str(wheel_env.python), "-c", probe, *extra],
-            env=environ,
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        found[name] = json.loads(proc.stdout.strip().splitlines()[-1])
+        procs[name] = start(wheel_env, ["-c", probe, *extra], environ, cwd)  # concurrently
+    found = {}
+    for name, proc in procs.items():
+        code, out, err = finish(proc, timeout=900)
+        assert code == 0, err[-3000:]
+        found[name] = json.loads(out.strip().splitlines()[-1])
     ours = wheel_env.site_packages / "odu" / "harness" / "lmms_eval_tasks" / "odu"
     assert found["plain"]["odu_av"] == str(ours / "odu_av.yaml")
-    assert found["plain"]["odu_ao_text"] == str(ours / "odu_ao_text.yaml") and found["plain"]["odu"] == -1
+    assert found["plain"]["odu_ao_text"] == str(ours / "odu_ao_text.yaml")
+    assert found["plain"]["odu"] == str(ours / "odu.yaml")  # the group
     assert found["mine"]["odu_av"] == str(mine / "mine.yaml") and found["mine"]["odu_ao_text"].startswith(str(ours))
     assert found["off"] == {}
 
@@ -172,8 +169,19 @@ def test_metrics_equal_odu_bench_score_on_the_logged_outputs(qwen_run: Run, whee
             [str(wheel_env.python), "-c", write, str(qwen_run.samples[task]), str(predictions)],
             env=environ, cwd=cwd, check=True, timeout=300,
         )  # fmt: skip
+        logged = {json.loads(line)["scene_id"] for line in predictions.read_text(encoding="utf-8").splitlines()}
+        assert len(logged) == LIMIT
+        subset = cwd / f"{task}-scenes.jsonl"  # the scenes of the run (--limit), as the task scored them
+        subset.write_text(
+            "".join(
+                line + "\n"
+                for line in scenes.read_text(encoding="utf-8").splitlines()
+                if json.loads(line)["scene_id"] in logged
+            ),
+            encoding="utf-8",
+        )
         score = subprocess.run(
-            [str(wheel_env.python), "-m", "odu", "score", "--scenes", str(scenes), "--predictions", str(predictions),
+            [str(wheel_env.python), "-m", "odu", "score", "--scenes", str(subset), "--predictions", str(predictions),
              "--out", str(scored), "--no-progress"],
             env=environ, cwd=cwd, capture_output=True, text=True, timeout=600,
         )  # fmt: skip
