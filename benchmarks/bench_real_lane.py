@@ -124,11 +124,11 @@ def main() -> int:
     figures: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        os.environ["ODU_CACHE_DIR"] = str(root / "cache")
         start = time.perf_counter()
         checkpoints = build_checkpoints(root / "checkpoints")
         figures["build_all_checkpoints_s"] = round(time.perf_counter() - start, 1)
         for kind, model_args in (("qwen2_5_omni", {}), ("qwen2_5_omni_thinker", {"max_tokens": 8})):
+            os.environ["ODU_CACHE_DIR"] = str(root / f"cache-{kind}")  # each run spools its clips afresh
             start = time.perf_counter()
             with serve(checkpoints[kind], root) as served:
                 started = time.perf_counter() - start

@@ -25,14 +25,19 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from _timing import best_of
 
-from odu.report.bootstrap import BOOTSTRAP_RESAMPLES, SceneBootstrap, percentile_interval, ratio
-from odu.report.channels import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.report_rows import key_point, report_row  # noqa: E402
+
+from odu.report.bootstrap import BOOTSTRAP_RESAMPLES, SceneBootstrap, percentile_interval, ratio  # noqa: E402
+from odu.report.channels import (  # noqa: E402
     CHANNEL_ALL_CONTEXT,
     CHANNEL_REQUEST,
     CHANNELS,
@@ -40,10 +45,10 @@ from odu.report.channels import (
     channel_report,
     scene_counts,
 )
-from odu.report.headline import bootstrap_metrics
-from odu.report.runs import System
-from odu.run import summarize
-from odu.tables import TABLE3_COLUMNS
+from odu.report.headline import bootstrap_metrics  # noqa: E402
+from odu.report.runs import System  # noqa: E402
+from odu.run import summarize  # noqa: E402
+from odu.tables import TABLE3_COLUMNS  # noqa: E402
 
 N_SCENES, N_POSITIVE, N_SYSTEMS = 1347, 1060, 4
 MODALITY, SEED = "audio-visual", 1
@@ -67,38 +72,19 @@ def synthetic_rows(seed: int) -> list[dict[str, Any]]:
         positive = i < N_POSITIVE
         matched = rng.random() < 0.9
         points = [
-            {
-                "segment": 0,
-                "qid": f"kp{k:02d}",
-                "point": "p",
-                "source": rng.choice(SOURCES),
-                "tiers": ["T1"],
-                "matched": matched,
-                "hit": matched and rng.random() < 0.6,
-                "judge_error": None,
-            }
+            key_point(f"kp{k:02d}", rng.choice(SOURCES), matched and rng.random() < 0.6, matched)
             for k in range(rng.randint(2, 5) if positive else 0)
         ]
         score = (lambda: rng.random()) if positive else (lambda: None)
         rows.append(
-            {
-                "scene_id": f"avp_gen_{i:06d}" if positive else f"avn_gen_{i:06d}",
-                "modality": "audio-visual",
-                "language": "zh",
-                "source": "generated",
-                "label": "positive" if positive else "negative",
-                "axes": {},
-                "has_demand": positive,
-                "predicted_has_demand": rng.random() < (0.9 if positive else 0.6),
-                "s2": score(),
-                "s2_errors_as_misses": None,
-                "s3": score(),
-                "s4": score(),
-                "s5": score(),
-                "key_points": points,
-                "parse_error": False,
-                "no_output": False,
-            }
+            report_row(
+                f"avp_gen_{i:06d}" if positive else f"avn_gen_{i:06d}",
+                positive,
+                rng.random() < (0.9 if positive else 0.6),
+                (score(), score(), score(), score()),
+                language="zh",
+                key_points=points,
+            )
         )
     return rows
 

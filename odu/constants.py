@@ -74,7 +74,7 @@ CONTAINMENT_SPAN_MIN = 0.5
 #: other non-space characters (an English word, a number) counting as one token.
 CJK_DOMINANT_MIN = 0.5
 
-# --- robustness limits for model output (App A.1 gives no rule; see README "Parsing rules") ----
+# --- robustness limits for model output (App A.1 gives no rule; see docs/scoring.md, "Parsing rules") ----
 
 #: Raw outputs longer than this are cut before JSON extraction (an issue is recorded).
 MAX_OUTPUT_CHARS = 200_000

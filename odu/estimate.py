@@ -251,7 +251,7 @@ def render(est: Mapping[str, Any]) -> str:
     lines.append("")
     lines.append(
         "judge requests are an upper bound (one per reference segment); tokens are estimates "
-        "(docs/harness.md#dry-run); "
+        "(docs/harness.md#preflight-dry-run-shards-credentials); "
         + (
             "cost at the prices given, per million tokens"
             if priced

@@ -2,7 +2,7 @@
 
 Lenient extraction, strict validation. Extraction drops ``<think>`` blocks and code fences and
 finds the JSON object in surrounding prose. Validation then applies one documented rule per
-problem (README "Parsing rules"); every rule that fires adds an entry to ``Prediction.issues``.
+problem (docs/scoring.md, "Parsing rules"); every rule that fires adds an entry to ``Prediction.issues``.
 Output with no usable JSON object is scored as "no demand, no segments" and flagged
 ``parse_error``. Nothing here raises on model output.
 

@@ -8,7 +8,7 @@
 * :data:`AO_INSTRUCTION` applies the App F.2 differences to it: video -> audio wording, evidence
   from linguistic content and audio cues, six context types (no ``visual``), no ``user_in_frame``.
   The paper does not print the audio-only example JSON; ours swaps the ``visual`` context item
-  for an ``audio`` one (README "lm-evaluation-harness").
+  for an ``audio`` one (docs/harness.md).
 * The user turn follows App D.1 / D.2: the clips in chronological order, each assistant reply as
   text after the clip it answers, the final clip last and marked as the one to annotate, then the
   closing instruction. The turn labels and closing sentences are the App D.2 templates, which

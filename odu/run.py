@@ -143,8 +143,10 @@ class ModalitySummary(TypedDict, total=False):
 
 #: ``summary.json``: the run id, a :class:`ModalitySummary` per modality present (``"audio-visual"``,
 #: ``"audio-only"``), the judge's ``info()`` block, run-wide counts, the reference language; runs
-#: made through lm-eval add ``inference_errors`` and per-task metrics (``tasks``); last, the
-#: run's other ``files`` with their SHA-256 (added by :meth:`RunWriter.commit`).
+#: made through lm-eval add ``inference_errors``, per-task metrics (``tasks``), the system's name,
+#: the answers cut at the output-token limit (``truncated``), the dataset each task read and the
+#: ``caveats`` of the numbers (:mod:`odu.caveats`); last, the run's other ``files`` with their
+#: SHA-256 (added by :meth:`RunWriter.commit`).
 RunSummary = TypedDict(
     "RunSummary",
     {
@@ -158,6 +160,10 @@ RunSummary = TypedDict(
         "judge_errors": int,
         "annotation_language": str,
         "tasks": dict[str, dict[str, Any]],
+        "system": str,
+        "truncated": int,
+        "dataset": dict[str, Any],
+        "caveats": list[dict[str, str]],
         "files": dict[str, dict[str, Any]],
     },
     total=False,

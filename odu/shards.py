@@ -257,16 +257,22 @@ def merged_judge(shards: Sequence[Shard]) -> dict[str, Any]:
     return merged
 
 
+def merged_datasets(per_shard: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The dataset records of the shards (key -> record, as the run card or results.json's ``"odu"``
+    block holds them) as those of one run: the first shard's, scene counts summed, the shard dropped."""
+    datasets = {}
+    for key, info in (per_shard[0] or {}).items():
+        n = sum(int((d or {}).get(key, {}).get("n_scenes") or 0) for d in per_shard)
+        kept = {k: v for k, v in info.items() if k not in (SHARD_KEY, "n_scenes_total")}
+        datasets[key] = {**kept, "n_scenes": n}
+    return datasets
+
+
 def merged_card(shards: Sequence[Shard], command: Sequence[str]) -> dict[str, Any]:
     """The run card of the merged run: the first shard's, its dataset counts summed, the shard
     replaced by the list of shards merged."""
     card = {k: v for k, v in shards[0].card.items() if k not in (RUN_ID, SHARD_KEY, "command")}
-    datasets = {}
-    for key, info in (card.get("dataset") or {}).items():
-        n = sum(int((s.card.get("dataset") or {}).get(key, {}).get("n_scenes") or 0) for s in shards)
-        kept = {k: v for k, v in info.items() if k not in (SHARD_KEY, "n_scenes_total")}
-        datasets[key] = {**kept, "n_scenes": n}
-    card["dataset"] = datasets
+    card["dataset"] = merged_datasets([s.card.get("dataset") or {} for s in shards])
     card["command"] = list(command)
     card["merged_from"] = [
         {"run_id": s.summary.get(RUN_ID), "shard": f"{s.index}/{s.count}", "command": s.card.get("command")}
@@ -291,6 +297,7 @@ __all__ = [
     "check_merge_target",
     "in_shard",
     "merged_card",
+    "merged_datasets",
     "merged_judge",
     "merged_samples",
     "parse_shard",

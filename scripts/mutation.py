@@ -184,7 +184,7 @@ FAULTS: tuple[Fault, ...] = (
       "chars = is_cjk_dominant(ref_norm)", "chars = is_cjk_dominant(hyp_norm)"),
     F("edit-length-of-hypothesis", "text", "odu/text.py",
       "return Levenshtein.distance(ref_units, hyp_units), len(ref_units)", "return Levenshtein.distance(ref_units, hyp_units), len(hyp_units)"),
-    # --- parsing model output (App A.1; README "Parsing rules")
+    # --- parsing model output (App A.1; docs/scoring.md, "Parsing rules")
     F("think-content-kept", "parse", "odu/parse.py",
       "pos = closed.end()", "pos = opened.end()"),
     F("unclosed-think-answer-kept", "parse", "odu/parse.py",
@@ -258,7 +258,7 @@ FAULTS: tuple[Fault, ...] = (
       "if sid in outputs:", "if False:"),
     F("unknown-modality-accepted", "schema", "odu/schema.py",
       "if modality not in MODALITIES:", "if False:"),
-    # --- named choices (odu/constants.py; README "Scoring choices")
+    # --- named choices (odu/constants.py; docs/scoring.md, "Scoring choices")
     F("avg-weight-m2", "constants", "odu/constants.py",
       '"m2": 0.60', '"m2": 0.50'),
     F("transcript-match-min", "constants", "odu/constants.py",
@@ -291,7 +291,7 @@ FAULTS: tuple[Fault, ...] = (
     F("bootstrap-percentiles", "report", "odu/report/bootstrap.py",
       "BOOTSTRAP_PERCENTILES: tuple[float, float] = (2.5, 97.5)", "BOOTSTRAP_PERCENTILES: tuple[float, float] = (5.0, 95.0)"),
     F("bootstrap-last-scene-never-drawn", "report", "odu/report/bootstrap.py",
-      "draws = rng.integers(0, self.n, size=(rows, self.n), dtype=dtype)", "draws = rng.integers(0, max(1, self.n - 1), size=(rows, self.n), dtype=dtype)"),
+      "draws = rng.integers(0, units, size=(rows, units), dtype=dtype)", "draws = rng.integers(0, max(1, units - 1), size=(rows, units), dtype=dtype)"),
     F("interval-nan-not-ignored", "report", "odu/report/bootstrap.py",
       "np.nanpercentile(flat[:, defined], percentiles, axis=0)", "np.percentile(flat[:, defined], percentiles, axis=0)"),
     F("weighted-macro-f1-absent-class-counted", "report", "odu/report/weighted.py",

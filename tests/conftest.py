@@ -2,7 +2,8 @@
 
 Tests are grouped by the part of the toolkit they pin: ``scoring/``, ``judge/``, ``models/``,
 ``data/``, ``harness/``, ``report/``, ``cli/``, ``doors/`` (the ``evaluate`` metric), ``project/``
-(layout, citation, docs, lint and types); test data in ``fixtures/``.
+(layout, citation, docs, lint and types), ``real/`` (the real lane, docs/real-lane.md); test data in
+``fixtures/``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from support.openai_rules import API_KEY
 from support.openai_server import OpenAIServer
 from support.sample_runs import prepared_sample  # noqa: F401  (the bundled sample where eval --sample puts it)
 from support.view_support import runs, site  # noqa: F401  (session fixtures of the viewer tests)
+from support.wheel import wheel_env  # noqa: F401  (session fixture: the wheel in a fresh venv, tests/doors/)
 
 
 @pytest.fixture

@@ -21,9 +21,10 @@ Every checkpoint carries a processor assembled from its parts: a byte-level BPE 
 the spot with ``tokenizers`` (the Qwen special tokens ``<|im_start|>``, ``<|AUDIO|>``, ``<|VIDEO|>``,
 ``<|IMAGE|>``, ``<|audio_bos|>`` … as the tokenizer's named extra special tokens), the Qwen2-VL image and
 video processors, Whisper's feature extractor (128 mel bins) and the Qwen-Omni chat template.
-``--processor published`` keeps the published checkpoint's preprocessing values (30 s feature window
-becomes the published 300 s, the published pixel bounds) for measuring preprocessing cost; the default
-``tiny`` keeps frames small so a CPU run is quick. Weights come from ``torch.manual_seed(seed)``::
+``--processor published`` keeps the published checkpoint's preprocessing values (the 300 s audio feature
+window, the published image pixel bounds); the default ``tiny`` keeps Whisper's 30 s window and small
+images. Video frames are sized by the Omni processor's own per-call default (128 to 768 merged patches
+a frame) either way, as on a real checkpoint. Weights come from ``torch.manual_seed(seed)``::
 
     python tools/tiny_checkpoints.py --kind qwen2_5_omni --out /tmp/tiny-omni
     transformers serve /tmp/tiny-omni --port 8000
@@ -130,8 +131,9 @@ def build_tokenizer(named: bool = True) -> Any:
 
 
 def build_omni_processor(tokenizer: Any, processor_class: str, published: bool, patch_size: int = 14) -> Any:
-    """The Omni processor from its parts; ``published``: the published checkpoint's pixel bounds and 300 s
-    audio window, else frames of at most 4 x 4 merged patches; ``patch_size``: the vision tower's
+    """The Omni processor from its parts; ``published``: the published checkpoint's image pixel bounds and
+    300 s audio window, else images of at most 4 x 4 merged patches and Whisper's 30 s window (video
+    frames follow the processor's per-call default either way); ``patch_size``: the vision tower's
     (Qwen2.5-Omni 14, Qwen3-Omni 16)."""
     import transformers
 
@@ -376,14 +378,26 @@ def build(kind: str, out: Path, seed: int = 0, processor: str = "tiny") -> Path:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if processor not in PROCESSORS:
         raise ValueError(f"processor must be one of {PROCESSORS}, got {processor!r}")
-    import torch
     import transformers
 
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()  # the Omni configs warn about their default sub-configs' token ids
+    try:
+        _write(kind, out, seed, processor == "published")
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+    return out
+
+
+def _write(kind: str, out: Path, seed: int, published: bool) -> None:
+    """The checkpoint of :func:`build` into the empty folder ``out``."""
+    import torch
+    import transformers
+
     torch.manual_seed(seed)
-    published = processor == "published"
     if kind == "text":
         tokenizer = build_tokenizer(named=False)
         tokenizer.chat_template = TEXT_CHAT_TEMPLATE
@@ -415,7 +429,6 @@ def build(kind: str, out: Path, seed: int = 0, processor: str = "tiny") -> Path:
     model.eval().save_pretrained(out)
     for part in parts:
         part.save_pretrained(out)
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:

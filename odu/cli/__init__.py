@@ -11,6 +11,7 @@ from collections.abc import Sequence
 COMMANDS: tuple[str, ...] = (
     "score",
     "report",
+    "export",
     "view",
     "prepare",
     "download",
@@ -28,12 +29,28 @@ _MODULE_OF = {"lm-eval": "lm_eval_cmd"}
 
 def build_parser(commands: Sequence[str] = COMMANDS) -> argparse.ArgumentParser:
     """The parser of ``commands`` (module names; all of them by default)."""
-    parser = argparse.ArgumentParser(prog="odu-bench", description="ODU-Bench toolkit")
+    parser = argparse.ArgumentParser(
+        prog="odu-bench",
+        description="ODU-Bench toolkit. Docs: README.md and docs/*.md of the odu-bench repository.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in commands:
         module = importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
         module.add_parser(sub)
     return parser
+
+
+def version() -> str:
+    """The installed odu-bench's version (``setup.cfg``), and where it is installed from."""
+    from importlib import metadata
+    from pathlib import Path
+
+    try:
+        number = metadata.version("odu-bench")
+    except metadata.PackageNotFoundError:
+        number = "(not installed)"
+    return f"{number} ({Path(__file__).resolve().parents[1]})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -45,6 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     first = argv[0] if argv else ""
     module = _MODULE_OF.get(first, first)
     chosen = [module] if module in COMMANDS or module.replace("_", "-") in COMMANDS else COMMANDS
+    if first == "--version":  # printed whole (argparse's version action wraps it at the terminal's width)
+        print(f"odu-bench {version()}")
+        return 0
     args = build_parser(chosen).parse_args(argv)
     return int(args.run(args) or 0)
 

@@ -18,6 +18,13 @@ def add_annotation_language(
     parser.add_argument("--annotation-language", choices=("scene", *LANGUAGES), default="scene", help=help)
 
 
+def add_run_dirs(parser: argparse.ArgumentParser, what: str = "`odu-bench score` output directory") -> None:
+    """Add the ``RUN_DIR`` arguments (one system each) and ``--names`` (one per run; default: the
+    run card's model, else the folder, :mod:`odu.report.runs`)."""
+    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help=what)
+    parser.add_argument("--names", nargs="+", metavar="NAME", help="system names, one per RUN_DIR")
+
+
 def add_overwrite(parser: argparse.ArgumentParser) -> None:
     """Add ``--overwrite``: replace a run already in ``--out`` (:func:`odu.run.check_out_dir`)."""
     parser.add_argument(

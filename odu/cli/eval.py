@@ -20,8 +20,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+from ..caveats import APPROXIMATE_JUDGE, caveat_lines, marked, run_caveats, summary_counts
 from ..judge.openai_judge import merge_judge_infos
-from ..models import BACKENDS, BASELINES, lm_eval_name
+from ..models import BACKENDS, BASELINES, backend_name, lm_eval_name, system_label
 from ..run import (
     RUN_CARD_NAME,
     SCENES_FILE,
@@ -61,7 +62,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="run models on ODU-Bench end to end through lm-eval and print Table 3-style rows")
     data = p.add_mutually_exclusive_group()
     data.add_argument(
-        "--sample", action="store_true", help="the bundled offline sample (default without --dataset / $ODU_DATASET)"
+        "--sample",
+        action="store_true",
+        help="the bundled offline sample (default without --dataset, $ODU_DATASET or a prepared ./odu-bench here)",
     )
     data.add_argument(
         "--dataset", metavar="DIR|REPO", help="a prepared dataset directory or Hub repo (odu-bench prepare / download)"
@@ -71,7 +74,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--model",
         default=",".join(DEFAULT_MODELS),
         metavar="NAME[,NAME]",
-        help=f"backend(s): {', '.join(BACKENDS)} (default: {','.join(DEFAULT_MODELS)}, the floor baselines)",
+        help=f"backend(s): {', '.join(BACKENDS)}, or lm-eval's names for them (odu-openai, ...) "
+        f"(default: {','.join(DEFAULT_MODELS)}, the floor baselines)",
     )
     p.add_argument(
         "--model-args",
@@ -111,6 +115,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--allow-inference-errors",
         action="store_true",
         help="exit 0 even when some scenes got no answer from the model (they are reported and scored as no output)",
+    )
+    p.add_argument(
+        "--allow-truncated",
+        action="store_true",
+        help="exit 0 even when answers were cut at the output-token limit (they are reported, and read as parse errors)",
     )
     p.add_argument(
         "--no-preflight",
@@ -159,9 +168,8 @@ def write_model_outputs(results: Mapping[str, Any], writer: RunWriter) -> list[E
                 scored = sample["filtered_resps"][0]
                 sid = scored["scene"]["scene_id"]
                 outputs.setdefault(sid, scored["raw_output"])
-                rows.setdefault(
-                    sid, cast(EvalSceneRow, {**scored["scene"], "inference_error": scored["inference_error"]})
-                )
+                row = {**scored["scene"], "inference_error": scored["inference_error"]}
+                rows.setdefault(sid, cast(EvalSceneRow, row | {"truncated": bool(scored.get("truncated"))}))
     with writer.jsonl("predictions.jsonl") as predictions:
         for sid, output in outputs.items():
             predictions.write({"scene_id": sid, "output": output})
@@ -169,15 +177,31 @@ def write_model_outputs(results: Mapping[str, Any], writer: RunWriter) -> list[E
 
 
 def summary_of(
-    rows: Sequence[EvalSceneRow], results: Mapping[str, Any], judge: Mapping[str, Any], annotation_language: str
+    rows: Sequence[EvalSceneRow],
+    results: Mapping[str, Any],
+    judge: Mapping[str, Any],
+    annotation_language: str,
+    limit: int | None = None,
+    shard: str | None = None,
+    system: str | None = None,
 ) -> RunSummary:
     """``summary.json`` in the ``odu-bench score`` layout (:func:`odu.run.summarize_run`: inference
-    errors counted), plus the per-task metrics lm-eval reported."""
+    errors counted), plus the system's name, the answers cut at the output-token limit, the per-task
+    metrics lm-eval reported, the dataset each task read and the caveats of the numbers
+    (:mod:`odu.caveats`)."""
     summary = summarize_run(rows, judge, annotation_language)
     summary["tasks"] = {
         task: {k.split(",")[0]: v for k, v in metrics.items() if "," in k and "_stderr" not in k}
         for task, metrics in results["results"].items()
     }
+    if system:
+        summary["system"] = system
+    summary["truncated"] = sum(bool(r.get("truncated")) for r in rows)
+    summary["dataset"] = dict((results.get("odu") or {}).get("datasets") or {})
+    total = sum((n or {}).get("original") or 0 for n in (results.get("n-samples") or {}).values())
+    summary["caveats"] = run_caveats(
+        judge, summary_counts(summary), limit=limit, shard=shard, truncated=summary["truncated"], n_total=total
+    )
     return summary
 
 
@@ -232,7 +256,7 @@ def _run(args: argparse.Namespace) -> int:
     from ..data.sample import sample_dataset_dir
     from ..harness.asr import AsrError
     from ..harness.runcard import RECORDER, build_run_card
-    from ..harness.tasks import dataset_source, load_tasks, task_dir, use_judge
+    from ..harness.tasks import dataset_choice, load_tasks, task_dir, use_judge
     from ..judge import JudgeUnavailableError
     from ..judge.spec import judge_from_args
     from ..models.remote import ModelUnavailableError
@@ -241,13 +265,10 @@ def _run(args: argparse.Namespace) -> int:
     from ..shards import LOGGED_TASKS_KEY, SHARD_KEY, parse_shard
     from ..tables import table3, table3_caveat
 
-    models = [m.strip() for m in args.model.split(",") if m.strip()]
-    unknown = [m for m in models if m not in BACKENDS]
-    if unknown:
-        print(
-            f"odu-bench eval: error: unknown model(s) {', '.join(unknown)}; choose from {', '.join(BACKENDS)}",
-            file=sys.stderr,
-        )
+    try:
+        models = [backend_name(m.strip()) for m in args.model.split(",") if m.strip()]
+    except ValueError as exc:
+        print(f"odu-bench eval: error: {exc}", file=sys.stderr)
         return 2
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     out = Path(args.out or Path("runs") / time.strftime("%Y%m%d-%H%M%S"))
@@ -260,7 +281,7 @@ def _run(args: argparse.Namespace) -> int:
         shard = parse_shard(args.shard) if args.shard else None
         if shard and args.limit:
             raise ValueError("--limit with --shard: the shards' first N scenes are not the run's first N; drop one")
-        source = str(sample_dataset_dir()) if args.sample else dataset_source(args.dataset)
+        source, reason = (str(sample_dataset_dir()), "--sample") if args.sample else dataset_choice(args.dataset)
         metadata = {
             "dataset": source,
             "dataset_revision": args.revision,
@@ -286,12 +307,10 @@ def _run(args: argparse.Namespace) -> int:
         RECORDER.clear()
         loaded = load_tasks(manager, tasks)  # each task's data loaded and prepared once, for every model
         systems: dict[str, RunSummary] = {}
-        judge_errors = inference_errors = 0
+        judge_errors = inference_errors = truncated = 0
         for model in models:
             RECORDER.clear("judges")  # the datasets (and ASR) recorded while loading hold for every model
-            label = BASELINES.get(model) or str(
-                args.model_args.get("model") or args.model_args.get("pretrained") or model
-            )
+            label = system_label(model, args.model_args)
             folder = out / re.sub(r"[^A-Za-z0-9._-]+", "_", model if model in BASELINES else f"{model}-{label}")
             model_args = {} if model in BASELINES else dict(args.model_args)
             if args.no_preflight:
@@ -313,7 +332,7 @@ def _run(args: argparse.Namespace) -> int:
             with RunWriter(folder) as writer:
                 rows = write_model_outputs(results, writer)
                 judge = merge_judge_infos(list(RECORDER.judges.values()))
-                summary = summary_of(rows, results, judge, args.annotation_language)
+                summary = summary_of(rows, results, judge, args.annotation_language, args.limit, args.shard, label)
                 with writer.jsonl(SCENES_FILE) as scenes:
                     for row in rows:
                         scenes.write(row)
@@ -326,9 +345,11 @@ def _run(args: argparse.Namespace) -> int:
             systems[label] = summary
             judge_errors += summary["judge_errors"]
             inference_errors += summary["inference_errors"]
+            truncated += summary["truncated"]
             print(
-                f"{label}: {len(rows)} scenes, {summary['parse_errors']} parse errors, {summary['inference_errors']} "
-                f"inference errors, {summary['judge_errors']} judge errors -> {folder}",
+                f"{label}: {len(rows)} scenes, {summary['parse_errors']} parse errors"
+                + (f" ({summary['truncated']} of them answers cut at max_tokens)" if summary["truncated"] else "")
+                + f", {summary['inference_errors']} inference errors, {summary['judge_errors']} judge errors -> {folder}",
                 file=sys.stderr,
             )
             for reason, count in Counter(r["inference_error"] for r in rows if r["inference_error"]).most_common(3):
@@ -341,14 +362,23 @@ def _run(args: argparse.Namespace) -> int:
         AsrError,
         ValueError,
         OSError,
+        ImportError,
         JudgeUnavailableError,
         ModelUnavailableError,
         PreflightError,
     ) as exc:
         print(scrub_text(f"odu-bench eval: error: {exc}"), file=sys.stderr)
         return 2
-    print(table3(systems, judge_note(next((summary["judge"] for summary in systems.values()), {}))))
+    caveats = {
+        label: [c for c in summary["caveats"] if c["kind"] != APPROXIMATE_JUDGE]  # the judge line says so
+        for label, summary in systems.items()
+    }
+    rows_shown = {marked(label, caveats[label]): summary for label, summary in systems.items()}
+    print(table3(rows_shown, judge_note(next((summary["judge"] for summary in systems.values()), {}))))
+    if lines := caveat_lines(caveats):
+        print('Caveats of these numbers (stored in summary.json "caveats"):', *lines, sep="\n")
     print("\n".join(table3_caveat(systems.values())))
+    print(f"dataset: {source} ({reason})")
     print(f"results: {out}")
     code = judge_errors_exit_code(judge_errors, args, "eval")
     if inference_errors and not args.allow_inference_errors:
@@ -356,6 +386,14 @@ def _run(args: argparse.Namespace) -> int:
             f"odu-bench eval: {inference_errors} scene(s) got no answer from the model (scored as no output; "
             "reasons above and in samples_<task>.jsonl). With --use-cache a rerun retries only them; "
             "or pass --allow-inference-errors.",
+            file=sys.stderr,
+        )
+        code = 1
+    if truncated and not args.allow_truncated:
+        print(
+            f"odu-bench eval: {truncated} answer(s) were cut at the output-token limit and read as parse errors "
+            "(caveats above). Raise the limit (lm_eval / odu-bench lm-eval: --gen_kwargs max_gen_toks=N; the "
+            "gemini and realtime backends: --model-args max_output_tokens=N) and run again, or pass --allow-truncated.",
             file=sys.stderr,
         )
         code = 1

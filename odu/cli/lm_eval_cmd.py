@@ -91,17 +91,19 @@ def run(args: argparse.Namespace) -> int:
 
     import odu.harness.models  # noqa: F401  # registers the odu-* models
 
+    from ..harness.annotate import install_table_note
     from ..harness.runcard import RECORDER
     from ..harness.tasks import task_dir
 
     argv = forwarded_args(list(args.args), str(task_dir()))
     started = time.time()
     RECORDER.clear()
+    install_table_note()  # lm-eval's table ends with our caveats, with the start-up bridge off too
     saved, sys.argv = sys.argv, ["lm-eval", *argv]
     try:
         with scrubbed_console():  # lm-eval prints and logs its --model_args verbatim
             cli_evaluate()
-    except PreflightError as exc:  # a server failed its check when lm-eval built the model
+    except (PreflightError, ImportError) as exc:  # a server failed its check; a backend's extra is missing
         print(f"odu-bench lm-eval: error: {exc}", file=sys.stderr)
         return 2
     finally:

@@ -24,7 +24,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def merged_results(results: dict[str, Any], samples: dict[str, list[dict[str, Any]]], shards: Any) -> dict[str, Any]:
     """lm-eval's results of the merged run: the first shard's, each task's metrics recomputed over
     all its samples (as lm-eval aggregates them), its sample counts summed over the shards."""
-    from ..shards import task_metrics
+    from ..harness.annotate import RESULTS_KEY, task_caveats
+    from ..shards import merged_datasets, task_metrics
 
     out = {k: v for k, v in results.items() if k != "samples"}
     tasks = {}
@@ -40,6 +41,13 @@ def merged_results(results: dict[str, Any], samples: dict[str, list[dict[str, An
             k: sum((s.results.get("n-samples") or {}).get(task, {}).get(k, 0) for s in shards) for k in block
         }
     out["n-samples"] = counts
+    if isinstance(block := results.get(RESULTS_KEY), dict):  # the dataset, judge and caveats of the whole run
+        datasets = merged_datasets([(s.results.get(RESULTS_KEY) or {}).get("datasets") or {} for s in shards])
+        caveats = {
+            task: task_caveats((block.get("judges") or {}).get(task) or {}, tasks.get(task) or {}, n, None, None)
+            for task, n in counts.items()
+        }
+        out[RESULTS_KEY] = {**block, "datasets": datasets, "caveats": caveats}
     return {**out, "samples": samples}
 
 
@@ -59,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
         judge = merged_judge(shards)
         with RunWriter(out, args.overwrite) as writer:
             rows = write_model_outputs(results, writer)
-            summary = summary_of(rows, results, judge, shards[0].summary.get("annotation_language", "scene"))
+            language = shards[0].summary.get("annotation_language", "scene")
+            summary = summary_of(rows, results, judge, language, system=shards[0].summary.get("system"))
             with writer.jsonl(SCENES_FILE) as scenes:
                 for row in rows:
                     scenes.write(row)

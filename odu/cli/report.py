@@ -1,4 +1,4 @@
-"""``odu-bench report``: the paper's analyses over scored runs (README "Reports")."""
+"""``odu-bench report``: the paper's analyses over scored runs (docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..constants import MODALITIES
-from .common import add_bootstrap_options, check_resamples
+from .common import add_bootstrap_options, add_run_dirs, check_resamples
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -17,9 +17,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="channels, taxonomy, generated vs recorded, bootstrap CIs and tables over scored runs",
         description="Analyses of App E.1/E.3, §5.4/5.5 over `odu-bench score` output directories (one per system).",
     )
-    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="`odu-bench score` output directory")
+    add_run_dirs(p)
     p.add_argument("--out", default="odu-report", help="output directory (default: ./odu-report)")
-    p.add_argument("--names", nargs="+", metavar="NAME", help="system names, one per RUN_DIR")
     p.add_argument(
         "--allow-incomplete",
         action="store_true",
@@ -27,19 +26,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "(default: refuse them); their rows are marked ‡ and have no Avg",
     )
     add_bootstrap_options(p)
+    p.add_argument(
+        "--cluster-by",
+        metavar="ATTRIBUTE",
+        help="resample and relabel scenes in clusters sharing this scenes.jsonl attribute in the paired "
+        "comparisons (e.g. source, language, axes.axis1; default: each scene alone)",
+    )
     p.add_argument("--no-plots", action="store_true", help="skip the heatmap PNGs")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..caveats import caveat_lines
     from ..report import build_report, load_systems, write_report
-    from ..report.render import marked_names
+    from ..report.render import marked_names, paired_line
     from ..tables import table3
 
     try:
         check_resamples(args)
         systems = load_systems(args.run_dirs, args.names, args.allow_incomplete)
-        report = build_report(systems, args.resamples, args.seed)
+        report = build_report(systems, args.resamples, args.seed, args.cluster_by)
     except ValueError as exc:
         print(f"odu-bench report: error: {exc}", file=sys.stderr)
         return 2
@@ -57,7 +63,11 @@ def run(args: argparse.Namespace) -> int:
             {marked[s.name]: _without_avg(s.summary) if s.incomplete else s.summary for s in systems}, "\n".join(notes)
         )
     )
+    if lines := caveat_lines({s.name: s.caveats for s in systems}):
+        print("Caveats of these numbers:", *lines, sep="\n")
     print("\n".join(report["table3_caveat"]))
+    for entry in report["paired"]["comparisons"]:
+        print(paired_line(entry) + "".join(f"\n  warning: {w}" for w in entry["warnings"]))
     if note:
         print(note, file=sys.stderr)
     print(f"wrote {len(written)} files to {args.out}: " + ", ".join(p.name for p in written))

@@ -1,4 +1,4 @@
-"""``odu-bench score``: score raw model outputs against scene records (issue contract, README)."""
+"""``odu-bench score``: score raw model outputs against scene records (docs/scoring.md)."""
 
 from __future__ import annotations
 

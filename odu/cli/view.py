@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .common import add_bootstrap_options, check_resamples
+from .common import add_bootstrap_options, add_run_dirs, check_resamples
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -16,8 +16,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="A static site over `odu-bench score` / `eval` directories or lm-eval output folders: "
         "index of every scene, scene pages with media, timeline, edits and verdicts, systems side by side.",
     )
-    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="scored run directory or lm-eval output folder")
-    p.add_argument("--names", nargs="+", metavar="NAME", help="system names, one per RUN_DIR")
+    add_run_dirs(p, "scored run directory or lm-eval output folder")
     p.add_argument(
         "--predictions",
         nargs="+",

@@ -378,8 +378,12 @@ def check_dataset(source: str) -> None:
                 f"dataset {source}: not a prepared ODU-Bench dataset directory (no {CARD_NAME} + "
                 f"{DATA_DIR}/); make one with odu-bench prepare, or fetch one with odu-bench download"
             )
-    elif not re.fullmatch(r"[\w.-]+/[\w.-]+", source):
-        raise ValueError(f"dataset {source}: no such directory, and not a Hub repo id (ORG/NAME)")
+    elif source.startswith((".", "/", "~")) or not re.fullmatch(r"[\w-][\w.-]*/[\w.-]+", source):
+        raise ValueError(
+            f"dataset {source}: no such directory (looked in {Path.cwd()}), and not a Hub repo id (ORG/NAME). "
+            f"Make it with odu-bench prepare RELEASE --out {source}, fetch it with odu-bench download ORG/NAME "
+            f"--out {source} (odu-bench eval and view take --sample for the bundled sample)"
+        )
 
 
 def verify_dataset_dir(root: str | Path, configs: Sequence[str] | None = None) -> list[str]:

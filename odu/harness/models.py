@@ -119,7 +119,7 @@ class OduLM(LM):
 
             def done(k: int, generation: Generation, indices: list[int] = indices) -> None:
                 if generation.error is None:  # cache each success at once: a killed run keeps it
-                    self.cache_hook.add_partial("generate_until", requests[indices[k]].args, generation.text or "")
+                    self.cache_hook.add_partial("generate_until", requests[indices[k]].args, encode_output(generation))
 
             generations = self.backend.generate([scenes[i] for i in indices], load_clip, gen_kwargs, on_done=done)
             for i, generation in zip(indices, generations):

@@ -1,4 +1,4 @@
-"""What runs after lm-eval has built the model and loaded the tasks, before the first request.
+"""What runs after lm-eval has built the model and loaded the tasks, before the first request (and after the last).
 
 lm-eval's ``simple_evaluate`` builds the model, then loads the tasks (our ``load_docs`` calls
 :func:`install`), then calls ``lm_eval.evaluator.evaluate``, which it looks up as a module global at
@@ -11,7 +11,10 @@ that moment. :func:`install` wraps that function once, so that:
   ``KeyError: 'visual'`` inside lm-eval;
 * the text-only tasks' clips are transcribed for exactly the docs lm-eval will evaluate
   (``--limit`` / ``--samples`` applied, lm-eval's own ``doc_iterator``), one concurrent batch per
-  ASR input (:class:`.asr.AsrInput`).
+  ASR input (:class:`.asr.AsrInput`);
+
+and, once ``evaluate`` returns, its results name the dataset each task read, the judge and the
+caveats of the numbers (:func:`.annotate.annotate`), which lm-eval's printed table ends with.
 
 A caller that imported ``evaluate`` by name before the tasks loaded keeps the unwrapped function:
 native tasks then meet lm-eval's own check, and text-only docs are transcribed one by one as
@@ -23,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .annotate import annotate
 from .tasks import doc_asr, doc_to_clips, doc_to_prompt
 
 #: The attribute that marks the wrapped ``evaluate`` (installed once per process).
@@ -43,8 +47,12 @@ def install() -> None:
 
     @functools.wraps(original)
     def evaluate(*args: Any, **kwargs: Any) -> Any:
-        check(signature.bind(*args, **kwargs).arguments)
-        return original(*args, **kwargs)
+        arguments = signature.bind(*args, **kwargs).arguments
+        check(arguments)
+        results = original(*args, **kwargs)
+        if isinstance(results, dict):  # None on ranks other than 0
+            annotate(results, arguments.get("limit"))
+        return results
 
     setattr(evaluate, MARK, True)
     evaluator.evaluate = evaluate

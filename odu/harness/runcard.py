@@ -25,6 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..models import lm_eval_system_label
 from ..prompts import PROMPT_VERSION, prompt_fingerprint
 from ..run import RUN_CARD_NAME
 from ..scrub import scrub_value
@@ -127,6 +128,7 @@ def build_run_card(
         date = datetime.fromtimestamp(date, tz=timezone.utc).isoformat(timespec="seconds")
     return {
         "format": "odu-bench-run-card/1",
+        "system": lm_eval_system_label(config.get("model"), model_args),
         "date": date,
         "prompt": {"version": PROMPT_VERSION, "sha256": prompt_fingerprint()},
         "dataset": dict(recorder.datasets),

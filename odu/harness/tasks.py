@@ -3,8 +3,9 @@
 The task YAMLs point their hooks here through ``lm_eval_tasks/odu/utils.py``:
 
 * :func:`load_docs` (``custom_dataset``): scenes of one config from a prepared dataset directory or
-  Hub repo — the ``dataset`` metadata key, else ``$ODU_DATASET``, else the bundled sample prepared
-  into the cache (:func:`odu.data.sample.sample_dataset_dir`) — as light docs: the release record, clip
+  Hub repo — the ``dataset`` metadata key, else ``$ODU_DATASET``, else a prepared ``./odu-bench``,
+  else the bundled sample prepared into the cache (:func:`odu.data.sample.sample_dataset_dir`), said
+  on the console (:func:`announce_dataset`) — as light docs: the release record, clip
   references (id, sha256, duration, replies) and a locator of the dataset row. Media bytes stay in
   the dataset; models fetch them by locator when they send a scene. Text-only docs (App D.2) name
   their ASR input (:class:`.asr.AsrInput`: a sidecar file, checked here, or an
@@ -36,13 +37,14 @@ import contextlib
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..judge.base import Judge
-from ..models.base import SceneRequest, decode_output
+from ..models.base import TRUNCATED_ISSUE, SceneRequest, decode_output
 from ..parse import parse_output
 from ..prompts import ClipRef, Turn, instruction
 from ..run import summarize
@@ -54,6 +56,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from .asr import AsrInput
 
 DATASET_ENV = "ODU_DATASET"
+#: The dataset a bare name means when none is given: a prepared folder of this name in the current
+#: folder (the task YAMLs' ``dataset_path``; ``load_dataset("odu-bench", ...)`` reads the same).
+LOCAL_DATASET = "odu-bench"
+#: Why the tasks read the bundled sample (:func:`dataset_choice`).
+SAMPLE_REASON = "the bundled sample"
 JUDGE_ENV = "ODU_JUDGE"
 ANNOTATION_LANGUAGE_ENV = "ODU_ANNOTATION_LANGUAGE"
 ASR_ENV = "ODU_ASR"
@@ -75,6 +82,7 @@ METRICS: tuple[str, ...] = (
     "parse_errors",
     "no_output",
     "inference_errors",
+    "truncated",
     "judge_error_points",
     "judge_requests",
     "judge_cache_hits",
@@ -112,14 +120,47 @@ def task_dir() -> Path:
 # --- docs --------------------------------------------------------------------------------------------
 
 
-def dataset_source(dataset: str | os.PathLike[str] | None = None) -> str:
-    """Where the tasks read scenes: ``dataset``, else ``$ODU_DATASET``, else the bundled sample."""
-    chosen = dataset or os.environ.get(DATASET_ENV)
-    if chosen:
-        return str(chosen)
+def dataset_choice(dataset: str | os.PathLike[str] | None = None) -> tuple[str, str]:
+    """Where the tasks read scenes, and why there: ``dataset`` (metadata ``dataset``, ``--dataset``),
+    else ``$ODU_DATASET``, else a prepared ``./odu-bench`` (:data:`LOCAL_DATASET`, the name the task
+    YAMLs give as ``dataset_path``), else the bundled sample."""
+    if dataset:
+        return str(dataset), "named"
+    if chosen := os.environ.get(DATASET_ENV):
+        return chosen, f"${DATASET_ENV}"
+    from ..data.prepare import MANIFEST_NAME
+
+    if (Path(LOCAL_DATASET) / MANIFEST_NAME).is_file():
+        return str(Path(LOCAL_DATASET).resolve()), f"the prepared ./{LOCAL_DATASET} in the current folder"
     from ..data.sample import sample_dataset_dir
 
-    return str(sample_dataset_dir())
+    return str(sample_dataset_dir()), SAMPLE_REASON
+
+
+def dataset_source(dataset: str | os.PathLike[str] | None = None) -> str:
+    """Where the tasks read scenes (:func:`dataset_choice`)."""
+    return dataset_choice(dataset)[0]
+
+
+#: Sources already announced on the console in this process (each task loads its docs once).
+_ANNOUNCED: set[str] = set()
+
+
+def announce_dataset(source: str, reason: str, n_scenes: int, config: str) -> None:
+    """Say on stderr which dataset the tasks read when nobody named it (once per source): the
+    prepared ``./odu-bench``, or — loudly — the bundled sample."""
+    if reason == "named" or source in _ANNOUNCED:
+        return
+    _ANNOUNCED.add(source)
+    if reason == SAMPLE_REASON:
+        print(
+            f"odu-bench: WARNING: the tasks read the bundled SAMPLE ({source}; {n_scenes} {config} scenes, synthetic, "
+            f"they measure nothing): no metadata 'dataset', no ${DATASET_ENV} and no prepared ./{LOCAL_DATASET} in "
+            f'{Path.cwd()}. Name yours: --metadata \'{{"dataset": "PATH"}}\' or {DATASET_ENV}=PATH',
+            file=sys.stderr,
+        )
+    else:
+        print(f"odu-bench: the tasks read {source} ({reason})", file=sys.stderr)
 
 
 #: ASR inputs of the text-only tasks in this process, by :meth:`AsrInput.key` (the docs' ``asr`` field).
@@ -191,7 +232,7 @@ def scene_docs(
     from ..models.clips import locator
     from ..shards import in_shard, parse_shard
 
-    source = dataset_source(dataset)
+    source, reason = dataset_choice(dataset)
     check_dataset(source)
     ds = load_split(source, config, dataset_revision)  # warns when datasets served an older cached copy
     rows = rows_without_media(ds)
@@ -232,6 +273,7 @@ def scene_docs(
                 "asr": "",
             }
         )
+    announce_dataset(source, reason, len(docs), config)
     key = f"{config}{'_text' if text_only else ''}"
     if text_only:
         asr_source = asr_input(asr, asr_base_url)
@@ -355,6 +397,9 @@ def score_responses(resps: Sequence[Sequence[str]], docs: Sequence[Mapping[str, 
         s.scene_id: None if g.error is not None or g.text is None else parse_output(g.text, s.modality)
         for s, g in zip(scenes, generations)
     }
+    for scene, generation in zip(scenes, generations):
+        if generation.truncated and (cut := predictions[scene.scene_id]) is not None:
+            predictions[scene.scene_id] = replace(cut, issues=(TRUNCATED_ISSUE, *cut.issues))
     language = _annotation_language or os.environ.get(ANNOTATION_LANGUAGE_ENV) or TASK_ANNOTATION_LANGUAGE
     judge = task_judge()
     try:
@@ -370,6 +415,7 @@ def score_responses(resps: Sequence[Sequence[str]], docs: Sequence[Mapping[str, 
             {
                 "raw_output": raw if generation.error is None else None,
                 "inference_error": generation.error,
+                "truncated": generation.truncated,
                 "prediction": asdict(prediction) if prediction is not None else None,
                 "scene": row,
                 "judge": info if i == 0 else None,  # the batch's accounting, once
@@ -386,6 +432,7 @@ def process_results(doc: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
     item = {k: row[k] for k in _ROW_KEYS}
     item["key_points"] = [{"judge_error": k["judge_error"]} for k in row["key_points"] if k["judge_error"] is not None]
     item["inference_error"] = scored["inference_error"] is not None
+    item["truncated"] = bool(scored.get("truncated"))
     item["judge"] = (
         {k: (scored["judge"] or {}).get(v, 0) for k, v in _JUDGE_COUNTS.items()} if scored["judge"] else None
     )
@@ -401,6 +448,7 @@ def summarize_items(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             f"an ODU-Bench task must hold one modality (Table 3 reports them apart), got {sorted(modalities)}"
         )
     summary: dict[str, Any] = dict(summarize(items))
+    summary["truncated"] = sum(bool(i.get("truncated")) for i in items)
     for name in _JUDGE_COUNTS:
         summary[name] = sum((i["judge"] or {}).get(name, 0) for i in items)
     return summary
@@ -422,9 +470,12 @@ __all__ = [
     "ANNOTATION_LANGUAGE_ENV",
     "ASR_ENV",
     "DATASET_ENV",
+    "LOCAL_DATASET",
     "JUDGE_ENV",
     "METRICS",
     "aggregation",
+    "announce_dataset",
+    "dataset_choice",
     "dataset_source",
     "doc_to_clips",
     "doc_to_text",

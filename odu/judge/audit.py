@@ -6,7 +6,8 @@
   available candidate text, on the demand scenes present in every run. Per judge and system,
   coverage is point-weighted over the *all-judge common verdict set* of that system (points every
   judge decided, i.e. without judge errors). Reported: coverage, its range across judges (max -
-  min), and whether every judge orders the systems the same way.
+  min), and whether every judge orders the systems the same way (an ordering is a list of tiers:
+  systems with equal coverage tie, printed ``a = b > c``, never as an order).
 * **Panel A (target recoverability).** Each reference segment's own ``structured_intent`` and
   ``required_context`` descriptions, formatted as a candidate (App A.5; necessity notes left out,
   App D.3), are judged against its key points. Recoverability is the point-weighted hit rate over
@@ -105,6 +106,33 @@ def _rate(hits: Iterable[bool]) -> tuple[float | None, int]:
     return (sum(values) / len(values) if values else None), len(values)
 
 
+#: Coverages that agree to this many decimals are a tie in an ordering (float noise is no order).
+TIE_DECIMALS = 12
+
+
+def ranking(coverage: Mapping[str, float | None]) -> list[list[str]]:
+    """Systems from the highest coverage down, as tiers: systems with equal coverage share a tier
+    (names sorted within it); systems without coverage come last, together.
+
+    >>> ranking({"oracle": 0.5, "good": 0.5, "bad": 0.25, "none": None})
+    [['good', 'oracle'], ['bad'], ['none']]
+    """
+    tiers: dict[float | None, list[str]] = {}
+    for system, value in coverage.items():
+        tiers.setdefault(None if value is None else round(value, TIE_DECIMALS), []).append(system)
+    order = sorted(tiers, key=lambda v: (v is None, -(v or 0.0)))
+    return [sorted(tiers[v]) for v in order]
+
+
+def ordering_text(tiers: Sequence[Sequence[str]]) -> str:
+    """An ordering as text: ``>`` between tiers, ``=`` within one.
+
+    >>> ordering_text([["good", "oracle"], ["bad"]])
+    'good = oracle > bad'
+    """
+    return " > ".join(" = ".join(tier) for tier in tiers)
+
+
 def audit(
     runs: Mapping[str, Sequence[Mapping[str, Any]]],
     judges: Mapping[str, Judge],
@@ -136,8 +164,8 @@ def audit(
         decided = {j: [hit for k in keys if (hit := points_by_judge[j][k]) is not None] for j in labels}
         return {j: _rate(decided[j])[0] for j in labels}, len(keys), total
 
-    def by_coverage(judge: str) -> list[str]:
-        return sorted(runs, key=lambda s: (-(coverage[s][judge] or 0.0), s))
+    def by_coverage(judge: str) -> list[list[str]]:
+        return ranking({s: coverage[s][judge] for s in runs})
 
     result: dict[str, Any] = {
         "population": {
@@ -158,7 +186,8 @@ def audit(
             s: (max(v) - min(v)) if (v := [c for c in coverage[s].values() if c is not None]) else None for s in runs
         }
         orderings = {j: by_coverage(j) for j in labels}
-        modal, agreeing = Counter(tuple(o) for o in orderings.values()).most_common(1)[0] if labels else ((), 0)
+        counts = Counter(tuple(map(tuple, o)) for o in orderings.values())
+        modal, agreeing = counts.most_common(1)[0] if labels else ((), 0)
         result["panel_b"] = {
             "coverage": coverage,
             "common_points": points,
@@ -168,7 +197,7 @@ def audit(
             "ordering_agreement": {
                 "judges_agreeing": agreeing,
                 "judges": len(labels),
-                "modal_ordering": list(modal),
+                "modal_ordering": [list(tier) for tier in modal],
                 "identical": agreeing == len(labels),
             },
         }
@@ -214,7 +243,7 @@ def audit_table(result: Mapping[str, Any]) -> str:
             [
                 "B",
                 "Model ordering",
-                *(" > ".join(b["orderings"][j]) for j in labels),
+                *(ordering_text(b["orderings"][j]) for j in labels),
                 f"identical for {agree['judges_agreeing']} of {agree['judges']} judges",
             ]
         )

@@ -3,7 +3,7 @@
 One :class:`JudgeRequest` per matched reference segment: the candidate text (predicted
 ``structured_intent`` and ``required_context`` descriptions, concatenated as in App A.5) and the
 segment's key points. A judge answers each request with a :class:`JudgeVerdict`: a hit per qid, or
-an error. Errors are never misses: the scorer reports them apart (README "Judge errors").
+an error. Errors are never misses: the scorer reports them apart (docs/judges.md, "Judge errors are never misses").
 """
 
 from __future__ import annotations

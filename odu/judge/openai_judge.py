@@ -45,7 +45,7 @@ from .base import Judge, JudgeRequest, JudgeVerdict
 from .cache import VerdictCache, cache_key
 from .prompt import JUDGE_PROMPT_VERSION, VerdictParseError, build_messages, parse_verdicts, reask_messages
 
-# Settings of the judge's transport are ours (README "Judges"); retries, backoff and the key's
+# Settings of the judge's transport are ours (docs/judges.md); retries, backoff and the key's
 # variable are the client's (:mod:`odu.openai_client`).
 
 #: Judge calls in flight at once (``--judge-concurrency``).

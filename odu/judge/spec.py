@@ -2,7 +2,7 @@
 
 A judge spec is ``lexical`` (offline, approximate), ``verdicts:PATH`` (stored verdicts) or
 ``openai:MODEL`` (the App F.4 judge on an OpenAI-compatible server), optionally followed by the
-``--judge-*`` options of ``odu-bench score`` (README "Judges")::
+``--judge-*`` options of ``odu-bench score`` (docs/judges.md)::
 
     openai:qwen3-235b --judge-base-url http://localhost:8000/v1 --judge-concurrency 32
 
@@ -51,7 +51,7 @@ def add_judge_arguments(
 ) -> None:
     """Add ``--judge`` and the ``--judge-*`` options to ``parser``."""
     many: dict[str, Any] = {"action": "append"} if multiple else {}
-    group = parser.add_argument_group("judge (M2 key-point coverage; README 'Judges')")
+    group = parser.add_argument_group("judge (M2 key-point coverage; docs/judges.md)")
     group.add_argument(
         "--judge",
         **many,

@@ -17,6 +17,7 @@ from these names in :mod:`odu.harness.models`, imported only when lm-eval runs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .base import Backend, Generation, SceneRequest, decode_output, encode_output
@@ -35,6 +36,8 @@ BACKENDS: dict[str, str] = {
 }
 #: Display labels of the baselines, which take no model arguments (``odu-bench eval`` rows).
 BASELINES: dict[str, str] = {"never": "floor: never-trigger", "always": "floor: always-trigger"}
+#: The prefix of every backend's lm-eval model name (:func:`lm_eval_name`).
+LM_EVAL_PREFIX = "odu-"
 
 
 def lm_eval_name(backend: str) -> str:
@@ -43,7 +46,55 @@ def lm_eval_name(backend: str) -> str:
     >>> lm_eval_name("qwen-omni")
     'odu-qwen-omni'
     """
-    return f"odu-{backend}"
+    return f"{LM_EVAL_PREFIX}{backend}"
+
+
+def backend_name(name: str) -> str:
+    """The backend called ``name`` in either spelling: its own (``openai``, what ``odu-bench eval
+    --model`` lists) or its lm-eval model name (``odu-openai``). :class:`ValueError` names both
+    spellings of every backend otherwise.
+
+    >>> backend_name("odu-openai"), backend_name("never")
+    ('openai', 'never')
+    """
+    if name in BACKENDS:
+        return name
+    if name.startswith(LM_EVAL_PREFIX) and name[len(LM_EVAL_PREFIX) :] in BACKENDS:
+        return name[len(LM_EVAL_PREFIX) :]
+    raise ValueError(
+        f"unknown model {name!r}; choose a backend: {', '.join(BACKENDS)} "
+        f"(lm-eval's names for the same: {', '.join(map(lm_eval_name, BACKENDS))})"
+    )
+
+
+def system_label(backend: str, model_args: Mapping[str, Any] | None = None) -> str:
+    """The one name of a system in tables, run cards and reports: a baseline's label
+    (:data:`BASELINES`), else the served model (``model`` / ``pretrained`` argument), else the backend.
+
+    >>> system_label("always"), system_label("openai", {"model": "qwen3-omni"})
+    ('floor: always-trigger', 'qwen3-omni')
+    """
+    if backend in BASELINES:
+        return BASELINES[backend]
+    args = model_args or {}
+    return str(args.get("model") or args.get("pretrained") or backend)
+
+
+def lm_eval_system_label(model: Any, model_args: Any = None) -> str | None:
+    """:func:`system_label` of an lm-eval model name (``odu-never`` -> ``floor: never-trigger``; a
+    model of lm-eval's own: its ``model`` argument, else its name) and its arguments.
+
+    >>> lm_eval_system_label("odu-never"), lm_eval_system_label("local-chat-completions", "model=gpt,x=1")
+    ('floor: never-trigger', 'gpt')
+    """
+    if not isinstance(model, str):
+        return None
+    if isinstance(model_args, str):  # lm-eval's command line form, key=value,key=value
+        model_args = dict(pair.split("=", 1) for pair in model_args.split(",") if "=" in pair)
+    backend = model.removeprefix(LM_EVAL_PREFIX)
+    return system_label(
+        backend if backend in BACKENDS else model, model_args if isinstance(model_args, Mapping) else {}
+    )
 
 
 def make_backend(name: str, **options: Any) -> Backend:
@@ -71,14 +122,18 @@ def make_backend(name: str, **options: Any) -> Backend:
 __all__ = [
     "BACKENDS",
     "BASELINES",
+    "LM_EVAL_PREFIX",
     "AlwaysTrigger",
     "Backend",
     "Generation",
     "NeverTrigger",
     "Replay",
+    "backend_name",
     "SceneRequest",
     "decode_output",
     "encode_output",
     "lm_eval_name",
+    "lm_eval_system_label",
     "make_backend",
+    "system_label",
 ]

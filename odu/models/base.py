@@ -10,7 +10,7 @@ expands it with :func:`odu.prompts.build_chat` and loads media only when it actu
 A backend answers each request with a :class:`Generation`: the raw text, or an inference error
 after its retries. An error is never an empty answer: through lm-eval it travels as a marked
 string (:func:`encode_output`) that the scorer counts as an inference error and scores as "no
-output" (README "lm-evaluation-harness").
+output" (docs/harness.md).
 """
 
 from __future__ import annotations
@@ -26,6 +26,11 @@ from ..prompts import PROMPT_VERSION, ChatInput, ClipRef, Turn, build_chat
 REQUEST_KIND = "odu-scene-request/1"
 #: Marks a backend failure inside lm-eval's string responses (never produced by a model).
 INFERENCE_ERROR_MARK = "<<odu-bench:inference-error>> "
+#: Marks an answer the server cut at the output-token limit (``finish_reason: length``) inside
+#: lm-eval's string responses and its ``--use_cache`` database, so a rerun from the cache knows it.
+TRUNCATED_MARK = "<<odu-bench:truncated>> "
+#: The parse issue of such an answer: what happened and what to change.
+TRUNCATED_ISSUE = "answer cut at the output-token limit (finish_reason: length): raise it (max_gen_toks) and rerun"
 
 #: Output-token room per scene (task ``max_gen_toks``): the demand JSON of a few segments takes well
 #: under 1,000 tokens; the rest is headroom so that no answer is cut mid-JSON (thinking models:
@@ -84,10 +89,12 @@ class SceneRequest:
 
 @dataclass(frozen=True, slots=True)
 class Generation:
-    """A backend's answer to one request: ``text``, or ``error`` when inference failed for good."""
+    """A backend's answer to one request: ``text``, or ``error`` when inference failed for good;
+    ``truncated`` when the server stopped the answer at the output-token limit."""
 
     text: str | None
     error: str | None = None
+    truncated: bool = False
 
     @classmethod
     def failed(cls, error: str) -> Generation:
@@ -100,17 +107,21 @@ def encode_output(generation: Generation) -> str:
     >>> encode_output(Generation.failed("HTTP 500"))
     '<<odu-bench:inference-error>> HTTP 500'
     >>> decode_output(encode_output(Generation("{}")))
-    Generation(text='{}', error=None)
+    Generation(text='{}', error=None, truncated=False)
+    >>> decode_output(encode_output(Generation('{"has_dem', truncated=True)))
+    Generation(text='{"has_dem', error=None, truncated=True)
     """
     if generation.error is not None:
         return INFERENCE_ERROR_MARK + generation.error
-    return generation.text or ""
+    return (TRUNCATED_MARK if generation.truncated else "") + (generation.text or "")
 
 
 def decode_output(text: str | None) -> Generation:
     """Inverse of :func:`encode_output`."""
     if text is not None and text.startswith(INFERENCE_ERROR_MARK):
         return Generation.failed(text[len(INFERENCE_ERROR_MARK) :] or "inference error")
+    if text is not None and text.startswith(TRUNCATED_MARK):
+        return Generation(text[len(TRUNCATED_MARK) :], truncated=True)
     return Generation(text)
 
 
@@ -244,6 +255,8 @@ __all__ = [
     "MODEL_FRAMES_FPS",
     "MODEL_MAX_TOKENS",
     "MODEL_MIN_SAFE_MAX_TOKENS",
+    "TRUNCATED_ISSUE",
+    "TRUNCATED_MARK",
     "Backend",
     "ClipLoader",
     "Decoding",

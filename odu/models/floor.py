@@ -1,11 +1,12 @@
-"""Floor baselines: reference rows any model should beat (README "lm-evaluation-harness").
+"""Floor baselines: reference rows any model should beat (docs/harness.md).
 
 * ``never`` — never triggers: ``{"has_demand": false, "segments": []}`` for every scene. M1 is the
   macro-F1 of the all-negative predictor, FTR is 0, and M2-M5 are 0 on every positive scene.
 * ``always`` — always triggers, with one segment over the whole final clip (``0`` to its duration)
   and every text field empty: no intent, no context, no transcript, gender and age group
-  ``"unknown"`` and no ``user_in_frame`` guess. It shows what localisation alone earns (M3) and
-  that M2 cannot be had without content; FTR is 1.
+  ``"unknown"`` and ``user_in_frame`` false, the value App F.1 gives when it is "impossible to
+  determine" who speaks (a well-formed answer: no parse issue). It shows what localisation alone
+  earns (M3) and that M2 cannot be had without content; FTR is 1.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def always_output(request: SceneRequest) -> str:
         "required_context": [],
     }
     if request.modality == AUDIO_VISUAL:
-        segment["user_in_frame"] = None  # no guess: scored as wrong
+        segment["user_in_frame"] = False  # App F.1: false when it is "impossible to determine" (no guess)
     segment |= {"user_gender": "unknown", "user_age_group": "unknown"}
     return json.dumps({"has_demand": True, "segments": [segment]})
 

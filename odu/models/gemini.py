@@ -202,7 +202,9 @@ class GeminiModel(RemoteBackend):
         try:
             import google.genai  # noqa: F401
         except ImportError:
-            raise ValueError("the gemini backend needs the google-genai SDK: pip install 'odu-bench[gemini]'") from None
+            from ..extras import install_hint
+
+            raise ValueError(f"the gemini backend needs the google-genai SDK: {install_hint('gemini')}") from None
         super().__init__(model, GeminiStats(), **server)
         if thinking_level is not None and thinking_budget is not None:
             # "You cannot use both thinking_level and thinking_budget in the same request; doing so
@@ -410,7 +412,7 @@ class GeminiModel(RemoteBackend):
         parts = (candidate.content.parts or []) if candidate.content is not None else []
         text = "".join(p.text for p in parts if p.text and not p.thought)
         if finish == "MAX_TOKENS":
-            self._stats.truncated += 1
+            self.count_truncated()
             if not text:
                 return Generation.failed(
                     f"no answer text before max_output_tokens={self._decoding.max_tokens} "

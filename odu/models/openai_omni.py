@@ -37,6 +37,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import sys
+import threading
 from collections.abc import AsyncIterator, Mapping
 from fractions import Fraction
 from typing import Any
@@ -158,6 +159,7 @@ class OpenAIOmni(RemoteBackend):
         self.audio_in_video, self.stream, self.extra_body = audio_in_video, stream, dict(self._extra_body)
         self._decoding = Decoding.of({}, MODEL_MAX_TOKENS).with_max_tokens(max_tokens)
         self._clip_server: ClipServer | None = None
+        self._clip_server_lock = threading.Lock()
         self.hearing: Hearing | None = None
         self._asked = False
         self._modalities: set[str] = set()
@@ -460,9 +462,10 @@ class OpenAIOmni(RemoteBackend):
     def _clips(self) -> ClipServer:
         """The run's clip server (started on first use, on :attr:`media_host` or the address the
         model server reaches this machine on)."""
-        if self._clip_server is None:
-            self._clip_server = ClipServer(self.media_host or serving_host(self.client.replicas.urls[0]))
-        return self._clip_server
+        with self._clip_server_lock:  # scenes are encoded on worker threads
+            if self._clip_server is None:
+                self._clip_server = ClipServer(self.media_host or serving_host(self.client.replicas.urls[0]))
+            return self._clip_server
 
     def close(self) -> None:
         if self._clip_server is not None:
@@ -513,7 +516,7 @@ class OpenAIOmni(RemoteBackend):
     def _count_finish(self, choice: Any) -> None:
         """An answer the server cut at ``max_tokens`` (``finish_reason: "length"``) is counted."""
         if getattr(choice, "finish_reason", None) == "length":
-            self._stats.truncated += 1
+            self.count_truncated()
 
 
 __all__ = [

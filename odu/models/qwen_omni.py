@@ -1,4 +1,4 @@
-"""Qwen2.5-Omni / Qwen3-Omni run locally with ``transformers`` (``pip install odu-bench[torch]``).
+"""Qwen2.5-Omni / Qwen3-Omni run locally with ``transformers`` (``pip install -e ".[torch]"``).
 
 Follows the Hugging Face model docs ("Text-only generation"): the *Thinker* class only
 (``Qwen2_5OmniThinkerForConditionalGeneration`` / ``Qwen3OmniMoeThinkerForConditionalGeneration``:
@@ -73,8 +73,10 @@ class QwenOmniLocal(Backend):
             import torch  # noqa: F401
             import transformers
         except ImportError as exc:
+            from ..extras import install_hint
+
             raise ImportError(
-                "the local Qwen-Omni backend needs torch and transformers: pip install 'odu-bench[torch]'"
+                f"the local Qwen-Omni backend needs torch and transformers: {install_hint('torch')}"
             ) from exc
         config = transformers.AutoConfig.from_pretrained(pretrained, revision=revision)
         if config.model_type not in THINKERS:

@@ -113,7 +113,9 @@ class RealtimeModel(RemoteBackend):
         try:
             import websockets  # noqa: F401
         except ImportError:
-            raise ValueError("the realtime backend needs websockets: pip install 'odu-bench[realtime]'") from None
+            from ..extras import install_hint
+
+            raise ValueError(f"the realtime backend needs websockets: {install_hint('realtime')}") from None
         super().__init__(model, RealtimeStats(), **server)
         if max_output_tokens is not None and not 1 <= max_output_tokens <= REALTIME_MAX_OUTPUT_TOKENS:
             raise ValueError(f"max_output_tokens in 1..{REALTIME_MAX_OUTPUT_TOKENS}")
@@ -307,7 +309,7 @@ class RealtimeModel(RemoteBackend):
         if status == "completed":
             return text
         if status == "incomplete":
-            self._stats.truncated += 1
+            self.count_truncated()
             return text
         error = details.get("error") or {}
         message = (

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import inspect
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar
 
 from tqdm.auto import tqdm
@@ -42,6 +43,11 @@ from .base import Backend, ClipLoader, Generation, SceneBatch, SceneRequest
 MODEL_CONCURRENCY = 4
 #: Seconds before one model HTTP request is abandoned and retried; omni prefill of long video is slow.
 MODEL_TIMEOUT_S = 600.0
+
+
+#: The answer being produced in this task was cut at the output-token limit: a cell per scene,
+#: set around :meth:`RemoteBackend.send` (a context variable: scenes are answered concurrently).
+_CUT: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar("odu_answer_cut", default=None)
 
 
 class ModelUnavailableError(ServerUnavailableError):
@@ -184,6 +190,13 @@ class RemoteBackend(Backend):
             "retries": self.client.retries,
         }
 
+    def count_truncated(self) -> None:
+        """The answer of the scene being sent stopped at the output-token limit: counted in the
+        stats, and its :class:`.base.Generation` is marked ``truncated``."""
+        self._stats.truncated += 1
+        if (cell := _CUT.get()) is not None:
+            cell.append(True)
+
     def count_media(self, data: bytes) -> bytes:
         """``data``, counted as media sent."""
         self._stats.media_bytes += len(data)
@@ -222,10 +235,16 @@ class RemoteBackend(Backend):
         except MediaError as exc:
             generation = Generation.failed(f"media: {exc}")
         else:
+            cut: list[bool] = []
+            token = _CUT.set(cut)
             try:
                 generation = await self.send(sdk, encoded)
             except CallFailedError as exc:
                 generation = Generation.failed(self.client.scrub(f"model call failed: {exc}"))
+            finally:
+                _CUT.reset(token)
+            if cut and generation.error is None:
+                generation = replace(generation, truncated=True)
         if generation.error is not None:
             self._stats.errors += 1
         return generation

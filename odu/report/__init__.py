@@ -4,7 +4,9 @@ Input: one or more ``odu-bench score`` output directories (summary.json + scenes
 system. Output: headline metrics with scene-bootstrap 95% intervals in the Table 3 layout,
 generated vs human-recorded deltas (Table 4), key-point coverage by evidence channel with the
 request-minus-context gap and its interval (Table 6), M2 challenge profiles (Figs. 9/10) and
-false-trigger patterns (Fig. 5) — as ``report.json``, ``report.md``, CSV tables and heatmap PNGs.
+false-trigger patterns (Fig. 5), and paired comparisons between systems on the same scenes
+(bootstrap interval of each difference, permutation p-value) — as ``report.json``,
+``report.md``, CSV tables and heatmap PNGs.
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..caveats import SMALL_SAMPLE_SCENES
 from ..constants import MODALITIES
 from ..jsonio import encode, write_json
 from ..tables import table3_caveat
 from .bootstrap import BOOTSTRAP_PERCENTILES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from .channels import channel_report
 from .headline import headline, source_deltas
+from .paired import paired_comparisons
 from .plots import matplotlib_available, write_plots
 from .render import markdown, write_csvs
 from .runs import System, load_systems
@@ -29,14 +33,23 @@ REPORT_MD = "report.md"
 
 
 def build_report(
-    systems: Sequence[System], resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+    systems: Sequence[System],
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    cluster_by: str | None = None,
 ) -> dict[str, Any]:
-    """Every analysis of the report, as one JSON-ready dict (fractions, ``None`` = undefined)."""
+    """Every analysis of the report, as one JSON-ready dict (fractions, ``None`` = undefined);
+    ``cluster_by`` clusters the paired comparisons' draws by that scene attribute."""
     if not systems:
         raise ValueError("a report needs at least one scored run")
     present = [m for m in MODALITIES if any(s.rows_of(m) for s in systems)]
     return {
-        "settings": {"resamples": resamples, "seed": seed, "percentiles": list(BOOTSTRAP_PERCENTILES)},
+        "settings": {
+            "resamples": resamples,
+            "seed": seed,
+            "percentiles": list(BOOTSTRAP_PERCENTILES),
+            "small_sample_scenes": SMALL_SAMPLE_SCENES,
+        },
         "systems": [
             {
                 "name": s.name,
@@ -45,12 +58,14 @@ def build_report(
                 "n_scenes": len(s.rows),
                 "annotation_language": s.summary.get("annotation_language"),
                 "incomplete": s.incomplete,
+                "caveats": s.caveats,
             }
             for s in systems
         ],
         "notes": comparability_notes(systems),
         "table3_caveat": table3_caveat([s.summary for s in systems]),
         "headline": headline(systems, resamples, seed),
+        "paired": paired_comparisons(systems, resamples, seed, cluster_by),
         "sources": source_deltas(systems),
         "channels": {m: channel_report(systems, m, resamples, seed) for m in present},
         "taxonomy": {
@@ -84,7 +99,7 @@ def comparability_notes(systems: Sequence[System]) -> list[str]:
         counts = [f"{s.name}: {s.summary[key]}" for s in systems if s.summary.get(key)]
         if counts:
             notes.append(f"{what}: {', '.join(counts)}")
-    return notes
+    return notes + [f"{s.name}: {c['text']}" for s in systems for c in s.caveats]
 
 
 def write_report(report: dict[str, Any], out_dir: str | Path, plots: bool = True) -> tuple[list[Path], str | None]:
@@ -99,7 +114,9 @@ def write_report(report: dict[str, Any], out_dir: str | Path, plots: bool = True
     written = [out / REPORT_JSON, out / REPORT_MD, *write_csvs(report, out)]
     note = None
     if plots and not matplotlib_available():
-        note = 'matplotlib is not installed: heatmap PNGs skipped (pip install "odu-bench[report]")'
+        from ..extras import install_hint
+
+        note = f"matplotlib is not installed: heatmap PNGs skipped ({install_hint('report')})"
     elif plots:
         written += write_plots(report, out)
     return written, note

@@ -6,7 +6,10 @@ resample is a vector of scene multiplicities ``w`` (how often each scene was dra
 matrix product ``W @ X`` gives the sums of every column for every resample at once.
 
 Draws depend only on ``(seed, population name, number of scenes)``: every system and every
-statistic over the same population sees the SAME draws, as in App E.1.
+statistic over the same population sees the SAME draws, as in App E.1. Asked to cluster
+(``clusters``), the bootstrap draws whole clusters of scenes instead (each drawn cluster brings
+all its scenes), and :class:`SceneSwaps` draws the relabellings of a paired permutation test
+(:mod:`odu.report.paired`) by the same rules.
 
 >>> boot = SceneBootstrap(4, resamples=3, seed=0, population="demo")
 >>> w = boot.multiplicities()
@@ -20,7 +23,7 @@ statistic over the same population sees the SAME draws, as in App E.1.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -34,8 +37,12 @@ BOOTSTRAP_SEED = 20_260_501
 _BLOCK = 1000
 
 
-class SceneBootstrap:
-    """Resamples of ``n`` scenes drawn uniformly with replacement, reproducible from the seed."""
+class SceneDraws:
+    """Reproducible blocks of per-scene weights ``(rows, n)``, drawn per scene or, with
+    ``clusters``, per cluster (every scene of a cluster gets its cluster's weight).
+
+    ``clusters`` labels each scene with a cluster index in ``0 .. G-1`` (:func:`cluster_codes`).
+    Subclasses say how one block of weights over ``units`` (scenes or clusters) is drawn."""
 
     def __init__(
         self,
@@ -43,34 +50,77 @@ class SceneBootstrap:
         resamples: int = BOOTSTRAP_RESAMPLES,
         seed: int = BOOTSTRAP_SEED,
         population: str = "",
+        clusters: Sequence[int] | np.ndarray | None = None,
     ) -> None:
         if n < 1 or resamples < 1:
             raise ValueError(f"bootstrap needs scenes and resamples (got n={n}, resamples={resamples})")
         self.n, self.resamples, self.seed, self.population = n, resamples, seed, population
+        self.clusters = None if clusters is None else np.asarray(clusters, dtype=np.int64)
+        if self.clusters is not None and (self.clusters.shape != (n,) or self.clusters.min() < 0):
+            raise ValueError(f"clusters must label each of the {n} scenes with an index >= 0")
+        self.units = n if self.clusters is None else int(self.clusters.max()) + 1
+
+    def _draw(self, rng: np.random.Generator, rows: int) -> np.ndarray:
+        """One block ``(rows, units)`` of weights."""
+        raise NotImplementedError
 
     def blocks(self) -> Iterator[np.ndarray]:
-        """Multiplicity blocks ``(rows, n)``; regenerated identically on every call."""
+        """Weight blocks ``(rows, n)``; regenerated identically on every call."""
         rng = np.random.default_rng([self.seed, zlib.crc32(self.population.encode())])
         done = 0
         while done < self.resamples:
             rows = min(_BLOCK, self.resamples - done)
-            dtype = np.int32 if rows * self.n < 2**31 else np.int64
-            draws = rng.integers(0, self.n, size=(rows, self.n), dtype=dtype)
-            draws += (np.arange(rows, dtype=dtype) * self.n)[:, None]  # row r counts in [r*n, (r+1)*n)
-            counts = np.bincount(draws.ravel(), minlength=rows * self.n)
-            yield counts.reshape(rows, self.n).astype(np.float64)
+            block = self._draw(rng, rows)
+            yield (block if self.clusters is None else block[:, self.clusters]).astype(np.float64)
             done += rows
 
-    def multiplicities(self) -> np.ndarray:
-        """All resamples as a ``(resamples, n)`` matrix of draw counts."""
+    def weights(self) -> np.ndarray:
+        """All draws as a ``(resamples, n)`` matrix."""
         return np.concatenate(list(self.blocks()))
 
     def weighted_sums(self, columns: np.ndarray) -> np.ndarray:
-        """``(resamples, k)`` sums of the ``(n, k)`` per-scene ``columns`` under each resample."""
+        """``(resamples, k)`` sums of the ``(n, k)`` per-scene ``columns`` under each draw."""
         columns = np.asarray(columns, dtype=np.float64)
         if columns.ndim != 2 or columns.shape[0] != self.n:
             raise ValueError(f"expected ({self.n}, k) columns, got {columns.shape}")
         return np.concatenate([block @ columns for block in self.blocks()])
+
+
+class SceneBootstrap(SceneDraws):
+    """Resamples of ``n`` scenes drawn uniformly with replacement, reproducible from the seed; with
+    ``clusters``, the clusters are drawn (a cluster bootstrap) and each brings all its scenes."""
+
+    def _draw(self, rng: np.random.Generator, rows: int) -> np.ndarray:
+        units = self.units
+        dtype = np.int32 if rows * units < 2**31 else np.int64
+        draws = rng.integers(0, units, size=(rows, units), dtype=dtype)
+        draws += (np.arange(rows, dtype=dtype) * units)[:, None]  # row r counts in [r*units, (r+1)*units)
+        return np.bincount(draws.ravel(), minlength=rows * units).reshape(rows, units)
+
+    def multiplicities(self) -> np.ndarray:
+        """All resamples as a ``(resamples, n)`` matrix of draw counts."""
+        return self.weights()
+
+
+class SceneSwaps(SceneDraws):
+    """Random relabellings of a paired comparison: per draw, each scene (or, with ``clusters``,
+    each cluster) is 1 when its two systems' outputs are swapped, 0 when not, each with
+    probability 1/2 (the paired permutation test's null distribution)."""
+
+    def _draw(self, rng: np.random.Generator, rows: int) -> np.ndarray:
+        return rng.integers(0, 2, size=(rows, self.units), dtype=np.int8)
+
+
+def cluster_codes(values: Sequence[object]) -> tuple[np.ndarray, list[str]]:
+    """Each value's cluster index (clusters in sorted order of their text) and the cluster names.
+
+    >>> codes, names = cluster_codes(["zh", "en", "zh"])
+    >>> codes.tolist(), names
+    ([1, 0, 1], ['en', 'zh'])
+    """
+    names = sorted({str(v) for v in values})
+    index = {name: i for i, name in enumerate(names)}
+    return np.array([index[str(v)] for v in values], dtype=np.int64), names
 
 
 def percentile_interval(samples: np.ndarray, percentiles: tuple[float, float] = BOOTSTRAP_PERCENTILES) -> np.ndarray:

@@ -33,7 +33,7 @@ from .weighted import (
 GENERATED, RECORDED = "generated", "human-recorded"
 
 
-def _metric_columns(rows: Sequence[Row]) -> dict[str, np.ndarray]:
+def metric_columns(rows: Sequence[Row]) -> dict[str, np.ndarray]:
     """Per-scene columns of every Table 3 metric but Avg (App A.3-A.4), from scenes.jsonl rows."""
     y_true = [r["has_demand"] for r in rows]
     y_pred = [r["predicted_has_demand"] for r in rows]
@@ -44,7 +44,7 @@ def _metric_columns(rows: Sequence[Row]) -> dict[str, np.ndarray]:
     return columns
 
 
-def _metrics_from_sums(columns: dict[str, np.ndarray], sums: np.ndarray) -> dict[str, np.ndarray]:
+def metrics_from_sums(columns: dict[str, np.ndarray], sums: np.ndarray) -> dict[str, np.ndarray]:
     """Split the ``(R, k)`` sums of the stacked ``columns`` back per metric and finish each one."""
     parts, start = {}, 0
     for name, cols in columns.items():
@@ -59,15 +59,15 @@ def _metrics_from_sums(columns: dict[str, np.ndarray], sums: np.ndarray) -> dict
 
 def metrics_weighted(rows: Sequence[Row], weights: np.ndarray) -> dict[str, np.ndarray]:
     """M1-M5, Avg and FTR of ``rows`` under each row of ``weights`` (scene multiplicities)."""
-    columns = _metric_columns(rows)
-    return _metrics_from_sums(columns, np.atleast_2d(weights) @ np.hstack(list(columns.values())))
+    columns = metric_columns(rows)
+    return metrics_from_sums(columns, np.atleast_2d(weights) @ np.hstack(list(columns.values())))
 
 
 def bootstrap_metrics(rows: Sequence[Row], boot: SceneBootstrap) -> dict[str, np.ndarray]:
     """Every Table 3 metric for every resample of ``boot`` (rows in the bootstrap's scene order);
     all metrics' columns are stacked so each block of draws is read once."""
-    columns = _metric_columns(rows)
-    return _metrics_from_sums(columns, boot.weighted_sums(np.hstack(list(columns.values()))))
+    columns = metric_columns(rows)
+    return metrics_from_sums(columns, boot.weighted_sums(np.hstack(list(columns.values()))))
 
 
 def headline(systems: Sequence[System], resamples: int, seed: int) -> dict[str, list[dict[str, Any]]]:

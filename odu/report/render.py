@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..caveats import CAVEAT_MARK
 from ..constants import MODALITIES
 from ..jsonio import SURROGATE_ERRORS
 from ..tables import TABLE3_COLUMNS, percent, render
@@ -50,6 +51,8 @@ def _with_interval(metric: Mapping[str, Any]) -> str:
 #: Marks after a system's name: its M2 (and Avg) from an approximate judge; an incomplete run
 #: (``--allow-incomplete``), shown without Avg.
 APPROXIMATE_MARK, INCOMPLETE_MARK = "†", "‡"
+#: Mark after the scene count of an interval resting on a small sample (:data:`odu.caveats.SMALL_SAMPLE_SCENES`).
+SMALL_MARK = CAVEAT_MARK
 
 
 def _mark(name: str, approximate: bool, incomplete: bool = False) -> str:
@@ -87,12 +90,15 @@ def _headline_md(report: Mapping[str, Any]) -> list[str]:
                 cells[e["system"]][f"{_SHORT[m]} {_NAMES[c]}"] = percent(e["metrics"][c]["value"])
     marked = marked_names(report)
     table = render(header, [[marked[n]] + [cells[n].get(h, "-") for h in header[1:]] for n in names])
+    small = report["settings"]["small_sample_scenes"]
     ci_header = ["System", "Modality", "n"] + [_NAMES[c] for c in TABLE3_COLUMNS]
     ci_rows = [
-        [marked[e["system"]], _SHORT[m], str(e["n_scenes"])] + [_with_interval(e["metrics"][c]) for c in TABLE3_COLUMNS]
+        [marked[e["system"]], _SHORT[m], f"{e['n_scenes']}{SMALL_MARK if e['n_scenes'] < small else ''}"]
+        + [_with_interval(e["metrics"][c]) for c in TABLE3_COLUMNS]
         for m in present
         for e in report["headline"][m]
     ]
+    few = any(e["n_scenes"] < small for m in present for e in report["headline"][m])
     return [
         "## Main results (Table 3 layout)",
         "",
@@ -103,7 +109,75 @@ def _headline_md(report: Mapping[str, Any]) -> list[str]:
         "",
         render(ci_header, ci_rows),
         "",
+        *(
+            [
+                f"{SMALL_MARK} fewer than {small} scenes: a small sample, whose intervals say little (one scene "
+                "gives [100.0, 100.0]); read them as a smoke test, not a measurement.",
+                "",
+            ]
+            if few
+            else []
+        ),
     ]
+
+
+def p_value(p: float | None) -> str:
+    """A p-value with two significant digits; "-" when undefined.
+
+    >>> p_value(0.0123), p_value(1.0), p_value(0.00009999), p_value(None)
+    ('0.012', '1', '0.0001', '-')
+    """
+    return "-" if p is None else f"{p:.2g}"
+
+
+def paired_line(entry: Mapping[str, Any], metric: str = "avg") -> str:
+    """One comparison in a line: ``A − B (modality, n scenes): Avg +6.2 pp [1.0, 11.3], p = 0.012``."""
+    head = f"{entry['a']} − {entry['b']} ({entry['modality']}, {entry['n_scenes']} common scenes)"
+    cell = entry["metrics"].get(metric)
+    if not cell or cell["difference"] is None:
+        return f"{head}: {_NAMES[metric]} -"
+    return f"{head}: {_NAMES[metric]} {points(cell['difference'])} pp {interval(cell['ci'])}, p = {p_value(cell['p_value'])}"
+
+
+def _paired_md(report: Mapping[str, Any]) -> list[str]:
+    paired = report["paired"]
+    if not paired["comparisons"]:
+        return []
+    settings = paired["settings"]
+    clustered = f", clustered by `{settings['cluster_by']}`" if settings["cluster_by"] else ""
+    lines = [
+        "## Paired comparisons (same scenes)",
+        "",
+        f"Difference = first − second system on the scenes both scored, percentage points; 95% paired "
+        f"scene-bootstrap interval ({settings['resamples']} resamples shared by both systems, seed {settings['seed']}"
+        f"{clustered}) and two-sided paired permutation p-value ({settings['permutations']} random swaps of the "
+        "two systems' outputs per scene).",
+        "",
+    ]
+    marked = marked_names(report)
+    for entry in paired["comparisons"]:
+        lines += [
+            f"### {marked[entry['a']]} − {marked[entry['b']]}, {entry['modality']}: {entry['n_scenes']} common scenes",
+            "",
+        ]
+        if entry["metrics"]:
+            header = ["Metric", "n", entry["a"], entry["b"], "Δ (pp)", "95% CI (pp)", "p"]
+            rows = [
+                [
+                    _NAMES[m],
+                    str(c["n"]),
+                    percent(c["a"]),
+                    percent(c["b"]),
+                    points(c["difference"]),
+                    interval(c["ci"]),
+                    p_value(c["p_value"]),
+                ]
+                for m, c in entry["metrics"].items()
+            ]
+            lines += [render(header, rows), ""]
+        lines += [f"- **warning**: {w}" for w in entry["warnings"]]
+        lines += [""] if entry["warnings"] else []
+    return lines
 
 
 def _sources_md(report: Mapping[str, Any]) -> list[str]:
@@ -233,7 +307,9 @@ def markdown(report: Mapping[str, Any]) -> str:
     if other:
         lines += ["", "**Comparability:**", *(f"- {n}" for n in other)]
     lines.append("")
-    lines += _headline_md(report) + _sources_md(report) + _channels_md(report) + _taxonomy_md(report)
+    lines += (
+        _headline_md(report) + _paired_md(report) + _sources_md(report) + _channels_md(report) + _taxonomy_md(report)
+    )
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -280,6 +356,25 @@ def write_csvs(report: Mapping[str, Any], out: Path) -> list[Path]:
         for s in report["sources"]
         for m, v in s["metrics"].items()
     ]
+    paired = [
+        {
+            "a": e["a"],
+            "b": e["b"],
+            "modality": e["modality"],
+            "metric": m,
+            "a_value": c["a"],
+            "b_value": c["b"],
+            "difference": c["difference"],
+            "ci_low": c["ci"][0],
+            "ci_high": c["ci"][1],
+            "p_value": c["p_value"],
+            "n": c["n"],
+            "n_scenes": e["n_scenes"],
+            "cluster_by": report["paired"]["settings"]["cluster_by"],
+        }
+        for e in report["paired"]["comparisons"]
+        for m, c in e["metrics"].items()
+    ]
     channels = [row for ch in report["channels"].values() for row in channel_rows(ch)]
     m2 = [r for m, t in report["taxonomy"]["m2"].items() for r in profile_rows(t, m, "m2")]
     ftr = [
@@ -288,6 +383,7 @@ def write_csvs(report: Mapping[str, Any], out: Path) -> list[Path]:
     return [
         _write_csv(out / "table3.csv", table3_rows(report)),
         _write_csv(out / "headline_ci.csv", headline),
+        _write_csv(out / "paired.csv", paired),
         _write_csv(out / "sources.csv", sources),
         _write_csv(out / "channels.csv", channels),
         _write_csv(out / "taxonomy_m2.csv", m2),

@@ -12,13 +12,16 @@ carries the reasons, and the report marks its rows and shows no Avg for it.
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..run import RUN_CARD_NAME, SCENES_FILE, incomplete, read_run
+from ..caveats import APPROXIMATE_JUDGE, run_caveats, summary_counts
+from ..models import lm_eval_system_label
+from ..run import RUN_CARD_NAME, SCENES_FILE, SUMMARY_FILE, incomplete, read_run, summarize_run
 
 #: scenes.jsonl fields the report reads.
 ROW_FIELDS: tuple[str, ...] = (
@@ -56,6 +59,19 @@ class System:
         return bool(self.summary.get("judge", {}).get("approximate"))
 
     @property
+    def caveats(self) -> list[dict[str, str]]:
+        """What qualifies this run's numbers (:mod:`odu.caveats`): those ``odu-bench eval`` stored in
+        ``summary.json``, else the small-sample ones of its scene counts; the approximate judge is
+        left to the † mark."""
+        stored = self.summary.get("caveats")
+        caveats: Sequence[Mapping[str, Any]] = (
+            [c for c in stored if isinstance(c, Mapping) and "kind" in c and "text" in c]
+            if isinstance(stored, list)
+            else run_caveats({}, summary_counts(self.summary))
+        )
+        return [{"kind": str(c["kind"]), "text": str(c["text"])} for c in caveats if c["kind"] != APPROXIMATE_JUDGE]
+
+    @property
     def incomplete(self) -> list[str]:
         """Why no Avg may rest on this run: its files disagree, judge errors remain, M2 is missing."""
         return [*self.problems, *incomplete(self.summary)]
@@ -67,14 +83,8 @@ class System:
 def _card_name(run_dir: Path, summary: Mapping[str, Any]) -> str | None:
     """``system`` of the run card, else its model (``model_args.model`` / ``pretrained``, else the
     backend name; ``odu.harness.runcard`` layout), else ``system`` of summary.json."""
-    card_path = run_dir / RUN_CARD_NAME
-    if card_path.is_file():
-        try:
-            card = json.loads(card_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{card_path}: not valid JSON ({exc})") from None
-        if name := card_system_name(card):
-            return name
+    if name := card_system_name(read_object(run_dir / RUN_CARD_NAME)):
+        return name
     name = summary.get("system")
     return name if isinstance(name, str) and name else None
 
@@ -93,10 +103,96 @@ def card_system_name(card: Mapping[str, Any]) -> str | None:
     return None
 
 
+#: The samples files lm-eval's CLI writes with ``--log_samples`` (``samples_<task>_<timestamp>.jsonl``).
+HARNESS_SAMPLES = "samples_*_*.jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class HarnessRun:
+    """The newest lm-eval run of an output folder: each scene's scored row and raw output, the
+    judges' accounting, the reference language, its timestamp and its run card (``{}``: none)."""
+
+    rows: list[dict[str, Any]]
+    outputs: dict[str, str | None]
+    judges: list[dict[str, Any]]
+    language: str
+    stamp: str
+    card: dict[str, Any]
+
+
+def harness_folder(run_dir: Path) -> Path | None:
+    """The lm-eval output folder ``run_dir`` names: itself when it holds samples files and no
+    ``summary.json`` / ``scenes.jsonl`` of a scored run, or its one model folder when it is the
+    ``--output_path`` lm-eval wrote that folder into; else None."""
+    if (run_dir / SUMMARY_FILE).is_file() or (run_dir / SCENES_FILE).is_file() or not run_dir.is_dir():
+        return None
+    if any(run_dir.glob(HARNESS_SAMPLES)):
+        return run_dir
+    inner = [d for d in run_dir.iterdir() if d.is_dir() and any(d.glob(HARNESS_SAMPLES))]
+    return inner[0] if len(inner) == 1 else None
+
+
+def read_harness_run(run_dir: Path) -> HarnessRun:
+    """The newest lm-eval run in ``run_dir``: its samples files hold each scene's scored row
+    (``filtered_resps[0]``, written by ``odu.harness.tasks.score_responses``; lm-eval's CLI logs it as
+    a Python literal, read with ``ast.literal_eval``, which evaluates no code) and raw output."""
+    files = sorted(run_dir.glob(HARNESS_SAMPLES))
+    stamp = max(f.stem.rsplit("_", 1)[1] for f in files)
+    rows: dict[str, dict[str, Any]] = {}
+    outputs: dict[str, str | None] = {}
+    judges: list[dict[str, Any]] = []
+    language = "scene"
+    for path in sorted(f for f in files if f.stem.endswith(f"_{stamp}")):
+        with path.open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    scored = json.loads(line)["filtered_resps"][0]
+                    if isinstance(scored, str):  # lm-eval's CLI logs the filter's dict as its repr
+                        scored = ast.literal_eval(scored)
+                    sid = scored["scene"]["scene_id"]
+                except (json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError, SyntaxError) as exc:
+                    raise ValueError(f"{path}:{n}: not an ODU-Bench sample ({exc!r})") from None
+                rows.setdefault(sid, {**scored["scene"], "inference_error": scored.get("inference_error")})
+                outputs.setdefault(sid, scored.get("raw_output"))
+                judges += [scored["judge"]] if scored.get("judge") else []
+                language = scored.get("annotation_language") or language
+    card = read_object(run_dir / f"run_card_{stamp}.json")
+    if not card.get("system"):  # plain lm_eval writes no run card: the system named from its results
+        config = read_object(run_dir / f"results_{stamp}.json").get("config") or {}
+        card = {**card, "system": lm_eval_system_label(config.get("model"), config.get("model_args"))}
+    return HarnessRun(list(rows.values()), outputs, judges, language, stamp, card)
+
+
+def harness_system(run_dir: Path, harness: HarnessRun, name: str | None = None) -> System:
+    """The system of an lm-eval run: its rows summarised as ``odu-bench score`` does
+    (:func:`odu.run.summarize_run`), named by ``name``, its run card, or the folder."""
+    from ..judge.openai_judge import merge_judge_infos
+
+    summary = summarize_run(harness.rows, merge_judge_infos(harness.judges), harness.language)
+    return System(name or card_system_name(harness.card) or run_dir.resolve().name, summary, harness.rows)
+
+
+def read_object(path: Path) -> dict[str, Any]:
+    """A JSON object file: a run card, lm-eval's results (``{}`` when there is none); ``ValueError``
+    when it is not JSON."""
+    if not path.is_file():
+        return {}
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+    return card if isinstance(card, dict) else {}
+
+
 def load_system(run_dir: str | Path, name: str | None = None, allow_incomplete: bool = False) -> System:
-    """Read a scored run directory; ``ValueError`` names the directory and what is wrong with it,
+    """Read a scored run directory, or an lm-eval output folder written with ``--log_samples``
+    (:func:`read_harness_run`); ``ValueError`` names the directory and what is wrong with it,
     including an incomplete run (:attr:`System.incomplete`) unless ``allow_incomplete``."""
     run_dir = Path(run_dir)
+    if (folder := harness_folder(run_dir)) is not None:
+        return _checked(harness_system(folder, read_harness_run(folder), name), folder, allow_incomplete)
     run = read_run(run_dir, strict=False)
     for n, row in enumerate(run.scenes, 1):
         missing = [k for k in ROW_FIELDS if k not in row]
@@ -106,10 +202,14 @@ def load_system(run_dir: str | Path, name: str | None = None, allow_incomplete: 
     if len(set(ids)) != len(ids):
         raise ValueError(f"{run_dir}: duplicate scene ids in {SCENES_FILE}")
     name = name or _card_name(run_dir, run.summary) or run_dir.resolve().name
-    system = System(name, run.summary, run.scenes, tuple(run.problems))
+    return _checked(System(name, run.summary, run.scenes, tuple(run.problems)), run_dir, allow_incomplete)
+
+
+def _checked(system: System, run_dir: Path, allow_incomplete: bool) -> System:
+    """``system``, unless it is incomplete and that is not allowed (``ValueError`` naming why)."""
     if system.incomplete and not allow_incomplete:
         raise ValueError(
-            f"run {name} ({run_dir}) is not reported: {'; '.join(system.incomplete)}. No Avg may rest on it: "
+            f"run {system.name} ({run_dir}) is not reported: {'; '.join(system.incomplete)}. No Avg may rest on it: "
             "score it again (--overwrite), or pass --allow-incomplete to show it marked, without Avg"
         )
     return system

@@ -99,7 +99,12 @@ def test_model_arguments_a_backend_does_not_take_are_named() -> None:
 
 def test_eval_names_a_dataset_that_is_not_one(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["eval", "--dataset", str(tmp_path / "nope")]) == 2
-    assert f"dataset {tmp_path / 'nope'}: no such directory, and not a Hub repo id" in capsys.readouterr().err
+    assert f"dataset {tmp_path / 'nope'}: no such directory (looked in {Path.cwd()}), and not a Hub repo id" in (
+        err := capsys.readouterr().err
+    )
+    assert f"odu-bench prepare RELEASE --out {tmp_path / 'nope'}" in err  # the fix, named
+    assert main(["eval", "--dataset", "./nope"]) == 2  # a relative path is no Hub repo id either
+    assert "dataset ./nope: no such directory" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
     assert main(["eval", "--dataset", str(tmp_path / "empty")]) == 2
     assert "not a prepared ODU-Bench dataset directory" in capsys.readouterr().err

@@ -67,7 +67,8 @@ def expected_result() -> dict:
 def test_install_metric_makes_the_bare_name_load_offline_from_an_empty_folder(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    env = fresh_env(tmp_path, HF_HUB_OFFLINE="1", HF_EVALUATE_OFFLINE="1")
+    # the start-up hook off (it loads the installed metric by name itself): install-metric's own way
+    env = fresh_env(tmp_path, HF_HUB_OFFLINE="1", HF_EVALUATE_OFFLINE="1", ODU_LM_EVAL_BRIDGE="0")
     before = subprocess.run(
         [sys.executable, "-c", "import evaluate; evaluate.load('odu_metric')"],
         env=env,

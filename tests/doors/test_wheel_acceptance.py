@@ -7,11 +7,15 @@
   receives the App D.2 prompt as text;
 * ``evaluate.load("odu_metric")`` (after ``odu-bench install-metric``) loads, and rows of
   ``load_dataset("odu-bench", "av", split="test")`` passed in batches as references give exactly
-  the numbers of ``odu-bench score``;
+  the numbers of ``odu-bench score``, and ``odu-bench export`` of that run writes an Every Eval Ever
+  record that the schema shipped in the wheel accepts;
 * and: ``--tasks odu`` (the group), ``lm_eval ls tasks`` listing ours next to a user's
   ``--include_path`` task, and a plain interpreter start importing nothing of ours but the bridge.
 
-The wheel and its venv: :mod:`support.wheel_env`. The ``lm_eval`` commands run concurrently.
+The wheel is built once (``pip wheel --no-deps``); the venv gets only the wheel (``--no-deps``) and
+reaches the dependencies already installed through a path entry to this environment's
+site-packages (a ``.pth`` line: the editable install's finder there is never activated; the test
+checks that ``odu`` is imported from the wheel). The ``lm_eval`` commands run concurrently.
 """
 
 from __future__ import annotations
@@ -25,17 +29,11 @@ from pathlib import Path
 
 import pytest
 from support.openai_server import OpenAIServer, Reply
-from support.wheel_env import WheelEnv, finish, make_wheel_env, start, user_env
+from support.wheel import SECRET, WheelEnv, finish, start, user_env
 
 from odu.prompts import AO_INSTRUCTION
 
-SECRET = "sk-acceptance-5e4d3c2b1a"
 TABLE3 = ("m1", "m2", "m3", "m4", "m5", "avg", "ftr")
-
-
-@pytest.fixture(scope="module")
-def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> WheelEnv:
-    return make_wheel_env(tmp_path_factory.mktemp("wheel"))
 
 
 @dataclass
@@ -264,3 +262,15 @@ def test_evaluate_load_by_name_gives_the_numbers_of_odu_bench_score(wheel_env: W
     assert result["audio-visual"] == summary["audio-visual"]
     assert result["audio-visual"]["no_output"] == 1 and result["audio-visual"]["parse_errors"] == 1
     assert result["audio-visual"]["m1"] > 0 and result["judge"]["name"] == summary["judge"]["name"] == "lexical"
+    # the run travels: odu-bench export from the wheel, checked against the schemas the wheel ships
+    exported = odu("export", "run", "--format", "eee", "--out", "eee", "--resamples", "50")
+    assert exported.returncode == 0, exported.stderr[-2000:]
+    [aggregate] = (cwd / "eee").rglob("*.json")
+    check = (
+        "import json, sys, jsonschema; from odu.export import load_schema; "
+        "jsonschema.validate(json.load(open(sys.argv[1])), load_schema('eee_eval_0.2.0.schema.json')); print('valid')"
+    )
+    valid = subprocess.run(
+        [str(wheel_env.python), "-c", check, str(aggregate)], env=environ, cwd=cwd, capture_output=True, text=True
+    )
+    assert valid.stdout.strip() == "valid", valid.stderr[-2000:]

@@ -163,3 +163,100 @@ def test_odu_is_imported_only_when_one_of_our_models_is_asked_for() -> None:
     assert json.loads(_child(code)) == [False, "odu.harness.models:OduNeverTrigger"]
     off = "from lm_eval.api.registry import get_model\ntry:\n    get_model('odu-never')\nexcept ValueError:\n    print('refused')"
     assert _child(off, ODU_LM_EVAL_BRIDGE="0") == "refused"
+
+
+# --- issue 21: what a newcomer meets through the bridge ---------------------------------------------
+
+
+def test_a_run_of_our_tasks_only_indexes_no_builtin_task(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """lm-eval's command line asking for ``odu*`` tasks only builds its TaskManager without lm-eval's
+    ~14,700 built-in names (benchmarks/bench_startup.py); any other task, or one of ours redefined
+    under ``--include_path``, gets the full index."""
+    assert bridge._ours_only("odu_av,odu_ao", None) and bridge._ours_only(["odu"], None)
+    assert not bridge._ours_only("odu_av,hellaswag", None) and not bridge._ours_only("", None)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "t.yaml").write_text("task: my_task\n", encoding="utf-8")
+    assert bridge._ours_only("odu_av", [str(mine)]) and bridge._ours_only("odu_av", bridge.task_dir())
+    (mine / "odu_av.yaml").write_text("task: odu_av\n", encoding="utf-8")  # the user's odu_av overrides ours
+    assert not bridge._ours_only("odu_av", [str(mine)])
+
+    manager = _hooked_manager(monkeypatch)
+    bridge._OURS_ONLY.append(True)
+    try:
+        manager(include_path="/mine")
+    finally:
+        bridge._OURS_ONLY.pop()
+    assert _Index.roots == [[Path(bridge.task_dir()), Path("/mine")]]  # no built-in folder
+
+    config = types.SimpleNamespace(
+        EvaluatorConfig=type("Config", (), {"process_tasks": lambda self: bool(bridge._OURS_ONLY)})
+    )
+    bridge._index_only_ours(config)
+    ours, theirs = config.EvaluatorConfig(), config.EvaluatorConfig()
+    ours.tasks, ours.include_path, theirs.tasks, theirs.include_path = "odu_av", None, "arc_easy", None
+    assert ours.process_tasks() is True and theirs.process_tasks() is False and not bridge._OURS_ONLY
+
+
+def test_the_git_lookup_is_quiet_and_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd) -> None:
+    import lm_eval.loggers.utils as loggers
+
+    module = types.SimpleNamespace(get_git_commit_hash=lambda: None, get_commit_from_path=loggers.get_commit_from_path)
+    bridge._quiet_git(module)
+    monkeypatch.chdir(tmp_path)  # no checkout here: git fails, the fallback reads no .git either
+    assert module.get_git_commit_hash() is None
+    assert "fatal" not in capfd.readouterr().err
+    monkeypatch.chdir(REPO)
+    if (REPO / ".git").exists():
+        expected = subprocess.run(["git", "describe", "--always"], capture_output=True, text=True).stdout.strip()
+        assert module.get_git_commit_hash() == expected
+
+
+def test_lm_eval_s_table_ends_with_our_note_only_under_our_results() -> None:
+    module = types.SimpleNamespace(make_table=lambda result_dict, column="results": "|table|\n")
+    bridge.note_tables(module)
+    bridge.note_tables(module)  # once
+    caveat = {"kind": "limit", "text": "--limit 2: ..."}
+    ours = {"odu": {"datasets": {"odu_av": {"source": "/d", "n_scenes": 2}}, "caveats": {"odu_av": [caveat]}}}
+    assert module.make_table(ours) == (
+        '|table|\nodu-bench: odu_av read /d (2 scenes)\nCaveats of these numbers (stored in results.json under "odu"):\n'
+        "* odu_av: --limit 2: ...\n"
+    )
+    assert module.make_table(ours, "groups") == module.make_table({"results": {}}) == "|table|\n"
+
+
+def test_eval_s_model_names_are_pointed_to_from_lm_eval() -> None:
+    calls = []
+    fake = types.SimpleNamespace(model_registry={"odu-openai": object()})
+
+    def get_model(name: str):
+        calls.append(name)
+        raise ValueError(f"Attempted to load model '{name}'")
+
+    fake.get_model = get_model
+    bridge._point_to_our_names(fake)
+    with pytest.raises(ValueError, match=r"(?s)model 'openai'.*is --model odu-openai in lm_eval"):
+        fake.get_model("openai")
+    with pytest.raises(ValueError, match=r"^Attempted to load model 'gpt9'$"):
+        fake.get_model("gpt9")
+    assert calls == ["openai", "gpt9"]
+
+
+def test_the_metric_loads_by_name_and_a_missing_dataset_folder_fails_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from odu.metric_door import metric_script
+
+    loaded = []
+    evaluate = types.SimpleNamespace(load=lambda path, *a, **k: loaded.append(path))
+    datasets = types.SimpleNamespace(load_dataset=lambda path, *a, **k: loaded.append(path))
+    bridge._load_our_metric(evaluate)
+    bridge._refuse_a_missing_dataset_folder(datasets)
+    monkeypatch.chdir(tmp_path)
+    evaluate.load("odu_metric")
+    evaluate.load("ORG/odu_metric")
+    with pytest.raises(FileNotFoundError, match=r"no folder \./odu-bench in .*Pass the folder's path"):
+        datasets.load_dataset("odu-bench", "av_en")
+    (tmp_path / "odu-bench").mkdir()  # from its parent folder the bare name is the folder: datasets' own way
+    datasets.load_dataset("odu-bench", "av_en")
+    assert loaded == [str(metric_script().parent), "ORG/odu_metric", "odu-bench"]

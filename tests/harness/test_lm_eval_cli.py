@@ -51,7 +51,8 @@ def test_readme_command_one_runs_the_sample_end_to_end(tmp_path: Path) -> None:
         for line in lines
         if line.startswith("| floor")
     }
-    assert set(rows) == {"floor: always-trigger", "floor: never-trigger"}
+    assert set(rows) == {"floor: always-trigger *", "floor: never-trigger *"}  # * the sample is small
+    rows = {name.removesuffix(" *"): cells for name, cells in rows.items()}
     assert rows["floor: always-trigger"][6] == "100.0" and rows["floor: never-trigger"][6] == "0.0"  # AV FTR
     assert rows["floor: never-trigger"][2] == "0.0"  # AV M2
     assert any("APPROXIMATE" in line for line in lines)
@@ -178,7 +179,8 @@ def test_lm_eval_forwarding_adds_the_task_path() -> None:
 
 
 def test_lm_eval_cli_validates_and_runs_with_a_run_card(tmp_path: Path) -> None:
-    """lm-eval's own ``validate`` and ``run`` (each indexes lm-eval's ~10k built-in tasks: ~20 s)."""
+    """lm-eval's own ``validate`` (indexing lm-eval's ~14,700 built-in task names: ~20 s) and ``run`` (of our
+    tasks only: no such index)."""
     env = fresh_env(tmp_path, HF_HUB_OFFLINE="1")
     tasks = "odu,odu_av,odu_ao,odu_av_en,odu_av_zh,odu_ao_en,odu_ao_zh,odu_av_text,odu_ao_text"
     validate = run_odu(["lm-eval", "validate", "--tasks", tasks], env)
@@ -209,6 +211,11 @@ def test_lm_eval_cli_validates_and_runs_with_a_run_card(tmp_path: Path) -> None:
     assert any("--limit 3" in p for p in card["pitfalls"])
     assert next(out.rglob("samples_odu_ao_*.jsonl")).is_file()
     assert "m1" in run.stdout and "odu_ao" in run.stdout
+    # issue 21: the table ends with the caveats, results.json stores them, the card names the system
+    assert "* odu_ao: --limit 3: the first 3 scenes of each task (3 of 9 scenes)" in run.stdout
+    assert "* odu_ao: M2 and Avg from the approximate lexical judge" in run.stdout
+    assert json.loads(results.read_text(encoding="utf-8"))["odu"]["judges"]["odu_ao"]["approximate"] is True
+    assert card["system"] == "floor: never-trigger"
 
 
 def test_run_card_keeps_no_credentials_and_flags_foreign_models() -> None:

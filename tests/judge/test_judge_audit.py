@@ -114,7 +114,7 @@ def test_table7_panels(
         assert b["coverage"][system]["openai:strict"] == pytest.approx(_expected(runs[system], strict_hit))
         values = b["coverage"][system].values()
         assert b["range"][system] == pytest.approx(max(values) - min(values))
-    assert b["orderings"]["openai:lenient"] == b["orderings"]["openai:strict"] == ["full", "intent-only"]
+    assert b["orderings"]["openai:lenient"] == b["orderings"]["openai:strict"] == [["full"], ["intent-only"]]
     assert b["ordering_agreement"]["identical"] is True
 
     scenes = [s for s in load_scenes(FIXTURE) if s.is_positive]
@@ -182,3 +182,18 @@ def test_mismatched_per_judge_options_are_refused(runs: dict[str, Path], capsys:
         ]
     )
     assert code == 2 and "given 2 times for 3 judges" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("order", [("good", "oracle"), ("oracle", "good")])
+def test_a_tie_is_printed_as_a_tie_whatever_the_order_of_the_runs(
+    runs: dict[str, Path], order: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 21 item 6: two runs with identical scores are "good = oracle", never "good > oracle"."""
+    same = runs["full"]
+    args = ["judge-audit", *(a for name in order for a in ("--run", f"{name}={same}")), "--no-progress"]
+    assert main([*args, "--judge", "lexical", "--judge", "lexical"]) == 0
+    out = capsys.readouterr().out
+    result = json.loads(out[: out.index("\nSetting")])
+    assert result["panel_b"]["orderings"]["lexical #1"] == [["good", "oracle"]]
+    assert result["panel_b"]["ordering_agreement"]["identical"] is True
+    assert "good = oracle" in out and ">" not in out.split("Model ordering", 1)[1].splitlines()[0]

@@ -30,23 +30,21 @@ from support.lmms_lane import (
     seed_processor,
     transformers4_checkpoint,
 )
-from support.wheel_env import WheelEnv, finish, make_wheel_env, start, user_env
+from support.wheel import WheelEnv, finish, start, user_env
 
 TABLE3 = ("m1", "m2", "m3", "m4", "m5", "avg", "ftr")
 #: Scenes per task of the end-to-end run.
 LIMIT = 2
 
 
-@pytest.fixture(scope="module")
-def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> WheelEnv:
+@pytest.fixture(autouse=True, scope="module")
+def _lmms_installed() -> None:
     require_lmms()
-    return make_wheel_env(tmp_path_factory.mktemp("lmms-wheel"))
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny Qwen2.5-Omni checkpoint (published layout), in transformers 4's spelling."""
-    require_lmms()
     import tiny_checkpoints
 
     root = tmp_path_factory.mktemp("lmms-tiny")
@@ -57,7 +55,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def lmms_env(env: WheelEnv, name: str, tiny: Path | None = None, **extra: str) -> tuple[dict[str, str], Path]:
     """A user's environment for lmms-eval: the transformers 4 layer first on ``PYTHONPATH`` and, with
     ``tiny``, its processor seeded under lmms-eval's Hub id in the private Hugging Face cache."""
-    environ, cwd = user_env(env, name, PYTHONPATH=str(TRANSFORMERS4), TOKENIZERS_PARALLELISM="false", **extra)
+    environ, cwd = user_env(env, f"lmms-{name}", PYTHONPATH=str(TRANSFORMERS4), TOKENIZERS_PARALLELISM="false", **extra)
     if tiny is not None:
         seed_processor(Path(environ["HF_HOME"]) / "hub", tiny)
     return environ, cwd
@@ -99,7 +97,7 @@ def qwen_run(wheel_env: WheelEnv, tiny: Path) -> Run:
 def test_lmms_eval_finds_the_tasks_from_any_folder(wheel_env: WheelEnv) -> None:
     """Plain lmms-eval indexes our tasks (from the wheel); a user's --include_path task of the same name
     wins; with the bridge off there are none."""
-    mine = wheel_env.home / "my-tasks"
+    mine = wheel_env.home / "lmms-my-tasks"
     mine.mkdir()
     (mine / "mine.yaml").write_text("task: odu_av\ndataset_path: json\noutput_type: generate_until\n", encoding="utf-8")
     probe = (

@@ -235,7 +235,16 @@ def test_answers_cut_at_the_token_limit_are_counted_and_flagged(openai_server, m
     model = backend(openai_server)
     [gen] = model.generate([request(media, ["a1"], modality="audio-only")], loader(media), GREEDY)
     assert gen.text == '{"has_demand": tr' and model.info()["stats"]["truncated"] == 1
+    assert gen.truncated  # the scene's own answer is marked (issue 21): it reads as cut, not as malformed
     assert "1 answer(s) stopped at max_tokens=4096" in model.pitfalls()
+    # concurrent scenes: only the cut one is marked
+    openai_server.responder = lambda body: (
+        Reply(body=chat_completion(body, ANSWER)) if "video" in json.dumps(body) else cut(body)
+    )
+    both = model.generate(
+        [request(media, ["a1"], modality="audio-only"), request(media, ["v1"])], loader(media), GREEDY
+    )
+    assert [g.truncated for g in both] == [True, False]
 
 
 def test_streaming_servers_are_read_chunk_by_chunk(openai_server, media) -> None:

@@ -394,3 +394,73 @@ def test_paths_and_modules_named_exist(doc: Path) -> None:
     missing = sorted(p for p in paths if not (ROOT / p).exists())
     missing += sorted(m for m in modules if not module_exists(m))
     assert not missing, f"{_doc_id(doc)} names what is not in the repository: {missing}"
+
+
+# --- sections and pages named in prose, code and --help -----------------------------------------------
+
+#: ``README "Set-up"``, ``docs/judges.md, "What comparability ..."``, ``docs/harness.md#dry-run``: a
+#: page, optionally a section (its heading starts with the quoted words) or an anchor.
+SECTION_REF = re.compile(r"""\b(README|docs/[\w-]+\.md)(?:#([\w-]+)|,? ["“']([^"”'\n]{3,80})["”'])?""")
+
+
+def section_refs(text: str) -> list[tuple[str, str, str]]:
+    """(page, anchor, quoted section) of every reference to a page of the docs in ``text``."""
+    return SECTION_REF.findall(text)
+
+
+def test_section_refs_are_read_like_a_reader_would() -> None:
+    text = 'see README "Set-up" and docs/judges.md, "Cache", or docs/harness.md#dry-run; docs/x.md alone'
+    assert section_refs(text) == [
+        ("README", "", "Set-up"),
+        ("docs/judges.md", "", "Cache"),
+        ("docs/harness.md", "dry-run", ""),
+        ("docs/x.md", "", ""),
+    ]
+
+
+def broken_refs(text: str) -> list[str]:
+    """The references of ``text`` to a page, section or anchor that does not exist."""
+    broken = []
+    for page, anchor, section in section_refs(text):
+        path = README if page == "README" else ROOT / page
+        if not path.is_file():
+            broken.append(f"{page}: no such page")
+            continue
+        headings = [title.strip("`") for _, title in HEADING.findall(_prose(_text(path)))]
+        if section and not any(h.replace("`", "").startswith(section.replace("`", "")) for h in headings):
+            broken.append(f'{page}, "{section}": no such section')
+        if anchor and anchor not in heading_anchors(_text(path)):
+            broken.append(f"{page}#{anchor}: no such heading")
+    return broken
+
+
+def _help_texts() -> dict[str, str]:
+    parser = build_parser()
+    texts = {"odu-bench --help": parser.format_help()}
+    for name, sub in _subcommands(parser).items():
+        texts[f"odu-bench {name} --help"] = sub.format_help()
+    return texts
+
+
+def test_help_texts_name_pages_and_sections_that_exist() -> None:
+    """Issue 21: ``eval --help`` pointed to a README section that no longer existed."""
+    texts = _help_texts()
+    assert any(section_refs(t) for t in texts.values())  # the check has something to check
+    wrong = {where: b for where, text in texts.items() if (b := broken_refs(text))}
+    assert not wrong, wrong
+
+
+SOURCES = sorted(
+    p
+    for folder in ("odu", "tests", "odu_metric", "lm_eval_tasks", "benchmarks", "scripts")
+    for p in (ROOT / folder).rglob("*")
+    if p.suffix in (".py", ".md", ".yaml", ".js", ".sh") and "fixtures" not in p.parts and p.is_file()
+    if p != Path(__file__).resolve()  # this file's examples name pages that do not exist, on purpose
+)
+
+
+@pytest.mark.parametrize("doc", [*DOC_FILES, *SOURCES], ids=_doc_id)
+def test_pages_and_sections_named_exist(doc: Path) -> None:
+    """Every ``README "Section"``, ``docs/page.md, "Section"`` or ``docs/page.md#anchor`` in the docs,
+    the code (messages, docstrings, comments) and the tests names a page and section that exist."""
+    assert not broken_refs(_text(doc)), f"{_doc_id(doc)}: {broken_refs(_text(doc))}"

@@ -1,5 +1,5 @@
 """Property: parsing a model output never raises, and what it returns keeps the documented limits
-(README "Parsing rules"; odu/constants.py)."""
+(docs/scoring.md, "Parsing rules"; odu/constants.py)."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from support.report_rows import report_row
 
 from odu.report.headline import headline
 from odu.report.runs import System
@@ -20,23 +21,12 @@ def rows(n: int = 40, seed: int = 3) -> list[dict]:
         positive = i % 4 != 0
         score = (lambda: round(rng.random(), 3)) if positive else (lambda: None)
         out.append(
-            {
-                "scene_id": f"avp_gen_{i:06d}" if positive else f"avn_gen_{i:06d}",
-                "modality": AV,
-                "language": "en",
-                "source": "generated",
-                "label": "positive" if positive else "negative",
-                "has_demand": positive,
-                "predicted_has_demand": rng.random() < 0.7,
-                "s2": score(),
-                "s2_errors_as_misses": None,
-                "s3": score(),
-                "s4": score(),
-                "s5": score(),
-                "key_points": [],
-                "parse_error": False,
-                "no_output": False,
-            }
+            report_row(
+                f"avp_gen_{i:06d}" if positive else f"avn_gen_{i:06d}",
+                positive,
+                rng.random() < 0.7,
+                (score(), score(), score(), score()),
+            )
         )
     return out
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support.predictions import predicted_segment
+from support.predictions import damaged_outputs
+from support.report_rows import report_row
 
 from odu.cli import main
 from odu.judge import make_judge
@@ -54,30 +55,19 @@ def row(
     signal: str = "",
 ) -> dict:
     positive = label == "positive"
-    s2, s3, s4, s5 = s
-    return {
-        "scene_id": sid,
-        "modality": modality,
-        "language": language,
-        "source": source,
-        "label": label,
-        "axes": axes or {},
-        "negative_reason": reason,
-        "negative_signal": signal,
-        "has_demand": positive,
-        "predicted_has_demand": positive if pred is None else pred,
-        "parse_error": False,
-        "no_output": False,
-        "issues": [],
-        "s2": s2,
-        "s2_errors_as_misses": s2,
-        "s3": s3,
-        "s4": s4,
-        "s5": s5,
-        "matches": [],
-        "key_points": list(key_points),
-        "candidates": [],
-    }
+    base = report_row(
+        sid,
+        positive,
+        positive if pred is None else pred,
+        s,
+        modality=modality,
+        language=language,
+        source=source,
+        axes=axes,
+        key_points=key_points,
+    )
+    extra = {"s2_errors_as_misses": s[0], "issues": [], "matches": [], "candidates": []}
+    return base | {"negative_reason": reason, "negative_signal": signal} | extra
 
 
 def system(name: str, rows: list[dict], approximate: bool = False) -> System:
@@ -311,35 +301,13 @@ def test_source_deltas_are_recorded_minus_generated():
 # --- end to end: real records, real scorer, CLI ----------------------------------------------------
 
 
-def _outputs(scenes: list[dict], flip: float, drop_context: float, seed: int) -> dict[str, str]:
-    """Model outputs built from the references with controlled damage."""
-    rng = random.Random(seed)
-    outputs = {}
-    for s in scenes:
-        ann = s["annotations"][s["language"]]["evaluation_targets"]
-        if rng.random() < flip:
-            out = {"has_demand": not ann["has_demand"], "segments": []}
-        else:
-            out = {
-                "has_demand": ann["has_demand"],
-                "segments": [
-                    predicted_segment(
-                        g, lambda: rng.random() >= drop_context, user_in_frame=g.get("user_in_frame", False)
-                    )
-                    for g in ann["segments"]
-                ],
-            }
-        outputs[s["scene_id"]] = json.dumps(out, ensure_ascii=False)
-    return outputs
-
-
 @pytest.fixture(scope="module")
 def scored_runs(tmp_path_factory) -> list[Path]:
     records = json.loads((FIXTURES / "demo_scenes.json").read_text(encoding="utf-8"))
     scenes = load_scenes(records)
     dirs = []
     for name, flip, drop in (("strong", 0.05, 0.1), ("weak", 0.4, 0.6)):
-        run = score_scenes(scenes, _outputs(records, flip, drop, seed=len(name)), make_judge("lexical"))
+        run = score_scenes(scenes, damaged_outputs(records, flip, drop, seed=len(name)), make_judge("lexical"))
         dirs.append(write_run(run, tmp_path_factory.mktemp("runs") / name))
     return dirs
 
@@ -351,7 +319,7 @@ def test_report_on_the_bundled_sample(tmp_path, capsys):
     scenes = load_scenes(records)
     dirs = []
     for name, flip, drop in (("ref-copy", 0.0, 0.0), ("damaged", 0.5, 0.7)):
-        run = score_scenes(scenes, _outputs(records, flip, drop, seed=3), make_judge("lexical"))
+        run = score_scenes(scenes, damaged_outputs(records, flip, drop, seed=3), make_judge("lexical"))
         dirs.append(str(write_run(run, tmp_path / name)))
     out = tmp_path / "report"
     assert main(["report", *dirs, "--out", str(out), "--resamples", "300", "--no-plots"]) == 0
@@ -389,6 +357,7 @@ def test_cli_report_writes_every_output(scored_runs, tmp_path, capsys):
         "report.md",
         "table3.csv",
         "headline_ci.csv",
+        "paired.csv",
         "sources.csv",
         "channels.csv",
         "taxonomy_m2.csv",

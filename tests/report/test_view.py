@@ -153,7 +153,11 @@ def test_three_systems_side_by_side(runs, tmp_path):
     out = tmp_path / "site"
     assert build_view(out, runs["a"], runs["always"], runs["never"]) == 0
     index = read_index(out)
-    assert [s["name"] for s in index["systems"]] == ["model-a", "odu-always", "odu-never"]
+    assert [s["name"] for s in index["systems"]] == [
+        "model-a",
+        "floor: always-trigger",
+        "floor: never-trigger",
+    ]  # eval's names
     assert all(len(s["systems"]) == 3 for s in index["scenes"])
 
 
@@ -247,7 +251,7 @@ def test_out_is_replaced_only_when_it_holds_a_view(runs, tmp_path, capsys):
     [
         (["RUN", "--sample", "--names", "a", "b"], "--names gives 2 value(s) for 1 run(s)"),
         (["NOPE", "--sample"], "no summary.json"),
-        (["RUN", "--dataset", "no/such/dir/at/all"], "no such directory, and not a Hub repo id"),
+        (["RUN", "--dataset", "no/such/dir/at/all"], "no such directory (looked in"),
         (["RUN", "RUN", "--sample"], "duplicate system name"),
         (["RUN", "--sample", "--resamples", "0"], "--resamples must be at least 1"),
     ],

@@ -273,3 +273,21 @@ def test_judge_errors_are_never_shown_as_misses(browser, runs, tmp_path):
     cell = browser.find_element("css selector", "td.verdict.warn")
     assert cell.text == "judge error" and cell.get_attribute("title") == "judge timed out after 3 attempts"
     assert console_errors(browser) == []
+
+
+def test_two_systems_fit_a_1400_px_window_and_small_samples_are_marked(browser, site):
+    """Issue 21 item 12: the second system's columns ran off the right edge at 1400 px; item 5: an
+    interval on fewer than 30 scenes carries a mark and says why."""
+    assert browser.get_window_size()["width"] == 1400
+    open_index(browser, site)
+    natural, room = browser.execute_script(
+        "const t = document.querySelector('table.scenes'); t.style.minWidth = '0px';"
+        "const w = t.getBoundingClientRect().width; t.style.minWidth = '';"
+        "return [w, document.querySelector('.table-wrap').clientWidth]"
+    )
+    assert natural <= room, f"the scene table needs {natural:.0f} px, the window gives it {room}"
+    headline = browser.find_element("css selector", "table.headline")
+    assert "*" in headline.text  # the sample has 12 AV / 9 AO scenes
+    cell = browser.find_element("css selector", "table.headline td.small")
+    assert "a small sample" in cell.get_attribute("title")
+    assert "fewer than 30 scenes: a small sample" in browser.find_element("css selector", ".headline-notes").text

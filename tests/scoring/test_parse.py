@@ -1,4 +1,4 @@
-"""Output parsing (odu/parse.py, README "Parsing rules"): the malformed-output corpus, then one
+"""Output parsing (odu/parse.py, docs/scoring.md, "Parsing rules"): the malformed-output corpus, then one
 precise test per rule.
 
 The corpus (``fixtures/malformed_outputs.jsonl``, written by ``fixtures/make_malformed_outputs.py``)

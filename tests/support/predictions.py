@@ -3,7 +3,9 @@ controlled damage from the annotations."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+import random
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
@@ -34,3 +36,29 @@ def predicted_segment(
         "user_age_group": reference["user_age_group"],
         **changes,
     }
+
+
+def damaged_outputs(
+    records: Sequence[Mapping[str, Any]], flip: float, drop_context: float, seed: int
+) -> dict[str, str]:
+    """Raw model outputs (scene id -> JSON text) built from the release records' references with
+    controlled damage: the demand decision flipped with probability ``flip`` (no segments then),
+    each context item dropped with probability ``drop_context``."""
+    rng = random.Random(seed)
+    outputs = {}
+    for s in records:
+        ann = s["annotations"][s["language"]]["evaluation_targets"]
+        if rng.random() < flip:
+            out = {"has_demand": not ann["has_demand"], "segments": []}
+        else:
+            out = {
+                "has_demand": ann["has_demand"],
+                "segments": [
+                    predicted_segment(
+                        g, lambda: rng.random() >= drop_context, user_in_frame=g.get("user_in_frame", False)
+                    )
+                    for g in ann["segments"]
+                ],
+            }
+        outputs[s["scene_id"]] = json.dumps(out, ensure_ascii=False)
+    return outputs

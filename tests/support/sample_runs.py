@@ -25,6 +25,24 @@ def prepared_sample(hf_cache: str, monkeypatch: pytest.MonkeyPatch) -> Path:
     return sample_dataset_dir()
 
 
+def scored_sample_run(out: Path, rows: list[dict[str, Any]] | None = None, seed: int = 4) -> Path:
+    """A run of the bundled sample's scenes (``odu-bench score``'s layout, no run card) scored by
+    the lexical judge from damaged reference outputs, written to ``out``; ``rows``: scene rows to
+    write instead (another run's, changed), with their summary recomputed."""
+    from odu.data.sample import sample_dir
+    from odu.judge import make_judge
+    from odu.run import ScoredRun, summarize_run, write_run
+    from odu.schema import load_scenes
+    from odu.scoring import score_scenes
+    from support.predictions import damaged_outputs
+
+    records = [json.loads(line) for line in (sample_dir() / "scenes.jsonl").read_text(encoding="utf-8").splitlines()]
+    run = score_scenes(load_scenes(records), damaged_outputs(records, 0.3, 0.5, seed=seed), make_judge("lexical"))
+    if rows is not None:
+        run = ScoredRun(summarize_run(rows, run.summary["judge"], run.summary["annotation_language"]), rows)
+    return write_run(run, out)
+
+
 def first_scene(dataset: Path, config: str) -> str:
     """The id of the first scene of ``config`` in a prepared dataset."""
     import datasets

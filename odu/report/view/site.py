@@ -31,6 +31,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from ...caveats import SMALL_SAMPLE_SCENES
 from ...tables import table3_caveat
 from .. import comparability_notes
 from ..headline import headline
@@ -238,7 +239,7 @@ def build_site(
                 for r in runs
             ],
             "headline": headline([r.system for r in runs], resamples, seed),
-            "bootstrap": {"resamples": resamples, "seed": seed},
+            "bootstrap": {"resamples": resamples, "seed": seed, "small_sample_scenes": SMALL_SAMPLE_SCENES},
             "notes": _notes(runs),
             "problems": result.problems,
             "axes": _axis_names(list(dataset.records.values())),

@@ -13,8 +13,6 @@ files are there, else annotations only).
 
 from __future__ import annotations
 
-import ast
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -26,13 +24,20 @@ from ...data.media import MediaError, probe
 from ...data.prepare import CARD_NAME, DATA_DIR, check_dataset, swap_in_dir
 from ...data.release import MediaPathError, find_records, media_path
 from ...data.sample import sample_dataset_dir
-from ...judge.openai_judge import merge_judge_infos
 from ...match import merge_segments, pred_order_key
 from ...parse import parse_output
-from ...run import RUN_CARD_NAME, SCENES_FILE, SUMMARY_FILE, summarize_run
+from ...run import RUN_CARD_NAME
 from ...schema import Scene, SchemaError, read_json_records, read_predictions, scene_from_dict
 from ...text import edit_count, is_cjk_dominant, normalize, units
-from ..runs import System, card_system_name, check_labels_agree, load_system
+from ..runs import (
+    System,
+    check_labels_agree,
+    harness_folder,
+    harness_system,
+    load_system,
+    read_harness_run,
+    read_object,
+)
 
 #: Names the rest of the viewer takes from here (its one import site of the scoring core and data wing).
 __all__ = [
@@ -58,7 +63,6 @@ __all__ = [
 
 #: Raw outputs of an ``odu-bench eval`` run (the ``odu-bench score --predictions`` format).
 PREDICTIONS_FILE = "predictions.jsonl"
-_HARNESS_SAMPLES = "samples_*_*.jsonl"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,16 +80,6 @@ class Run:
         return str(self.system.summary.get("annotation_language") or "scene")
 
 
-def _card(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from None
-    return card if isinstance(card, dict) else {}
-
-
 def _pitfalls(card: Mapping[str, Any]) -> list[str]:
     return [str(p) for p in card.get("pitfalls") or []]
 
@@ -95,48 +89,23 @@ def _scored_run(run_dir: Path, name: str | None, predictions: str | Path | None)
     system = load_system(run_dir, name, allow_incomplete=True)
     path = Path(predictions) if predictions else run_dir / PREDICTIONS_FILE
     outputs = read_predictions(path) if predictions or path.is_file() else None
-    return Run(system, outputs, _pitfalls(_card(run_dir / RUN_CARD_NAME)), str(run_dir))
+    return Run(system, outputs, _pitfalls(read_object(run_dir / RUN_CARD_NAME)), str(run_dir))
 
 
-def _harness_run(run_dir: Path, name: str | None, files: Sequence[Path]) -> Run:
-    """The newest lm-eval run in ``run_dir``: its samples files hold each scene's scored row
-    (``filtered_resps[0]``, written by ``odu.harness.tasks.score_responses``; lm-eval's CLI logs it as
-    a Python literal, read with ``ast.literal_eval``, which evaluates no code) and raw output."""
-    stamp = max(f.stem.rsplit("_", 1)[1] for f in files)
-    rows: dict[str, dict[str, Any]] = {}
-    outputs: dict[str, str | None] = {}
-    judges: list[dict[str, Any]] = []
-    language = "scene"
-    for path in sorted(f for f in files if f.stem.endswith(f"_{stamp}")):
-        with path.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    scored = json.loads(line)["filtered_resps"][0]
-                    if isinstance(scored, str):  # lm-eval's CLI logs the filter's dict as its repr
-                        scored = ast.literal_eval(scored)
-                    sid = scored["scene"]["scene_id"]
-                except (json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError, SyntaxError) as exc:
-                    raise ValueError(f"{path}:{n}: not an ODU-Bench sample ({exc!r})") from None
-                rows.setdefault(sid, {**scored["scene"], "inference_error": scored.get("inference_error")})
-                outputs.setdefault(sid, scored.get("raw_output"))
-                judges += [scored["judge"]] if scored.get("judge") else []
-                language = scored.get("annotation_language") or language
-    card = _card(run_dir / f"run_card_{stamp}.json")
-    summary = summarize_run(list(rows.values()), merge_judge_infos(judges), language)
-    system = System(name or card_system_name(card) or run_dir.resolve().name, summary, list(rows.values()))
-    return Run(system, outputs, _pitfalls(card), f"{run_dir} (lm-eval samples of {stamp})")
+def _harness_run(run_dir: Path, name: str | None) -> Run:
+    """The newest lm-eval run in ``run_dir`` (:func:`odu.report.runs.read_harness_run`)."""
+    harness = read_harness_run(run_dir)
+    system = harness_system(run_dir, harness, name)
+    return Run(system, harness.outputs, _pitfalls(harness.card), f"{run_dir} (lm-eval samples of {harness.stamp})")
 
 
 def load_run(run_dir: str | Path, name: str | None = None, predictions: str | Path | None = None) -> Run:
     """A scored run directory (score / eval) or an lm-eval output folder; ``ValueError`` names it."""
     run_dir = Path(run_dir)
-    samples = sorted(run_dir.glob(_HARNESS_SAMPLES))
-    if not (run_dir / SUMMARY_FILE).is_file() and not (run_dir / SCENES_FILE).is_file() and samples:
+    if (folder := harness_folder(run_dir)) is not None:
         if predictions:
             raise ValueError(f"{run_dir}: an lm-eval folder holds its raw outputs; drop its --predictions entry")
-        return _harness_run(run_dir, name, samples)
+        return _harness_run(folder, name)
     try:
         return _scored_run(run_dir, name, predictions)
     except SchemaError as exc:

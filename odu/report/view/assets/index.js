@@ -33,14 +33,18 @@ ODU.page(function (data, systems) {
       modalities.map((m) => METRICS.map((k, i) => {
         const e = entry(m, system.name);
         const v = e ? e.metrics[k] : { value: null, ci: null };
-        const ci = v.ci && v.ci[0] != null ? `${pct(v.ci[0])}–${pct(v.ci[1])}` : "";
-        return el("td", { className: "num" + (i ? "" : " first"), title: e ? `${e.n_scenes} scenes` : "no scenes" },
+        const small = e && e.n_scenes < data.bootstrap.small_sample_scenes;
+        const ci = v.ci && v.ci[0] != null ? `${pct(v.ci[0])}–${pct(v.ci[1])}${small ? " *" : ""}` : "";
+        const title = !e ? "no scenes" : `${e.n_scenes} scenes` + (small ? ": a small sample, its interval says little" : "");
+        return el("td", { className: "num" + (i ? "" : " first") + (small ? " small" : ""), title },
           el("span", { className: "value" }, pct(v.value)), el("span", { className: "ci" }, ci));
       }))));
     const tables = el("table", { className: "headline" }, el("thead", {}, groups, names), el("tbody", {}, rows));
     const notes = el("aside", { className: "headline-notes" },
       el("p", {}, `% with 95% intervals from ${data.bootstrap.resamples} scene-bootstrap resamples (seed ${data.bootstrap.seed}, App E.1).`,
-        systems.some((s) => s.approximate) ? " † approximate judge: M2 and Avg are not comparable with the paper's Table 3." : ""),
+        systems.some((s) => s.approximate) ? " † approximate judge: M2 and Avg are not comparable with the paper's Table 3." : "",
+        modalities.some((m) => data.headline[m].some((e) => e.n_scenes < data.bootstrap.small_sample_scenes))
+          ? ` * fewer than ${data.bootstrap.small_sample_scenes} scenes: a small sample, whose intervals say little.` : ""),
       el("p", {}, "Judges: ", systems.map((s, i) => [i ? "; " : "", el("b", {}, s.name), " ", judgeText(s.name)])),
       data.notes.length ? el("details", { className: "notes", open: true },
         el("summary", {}, `Comparability caveats (${data.notes.length})`),
@@ -180,7 +184,7 @@ ODU.page(function (data, systems) {
     const set = (v) => { if (v) state.filters[col.key] = v; else delete state.filters[col.key]; apply(); };
     if (col.filter === "text" || col.filter === "score") {
       return el("input", { type: "search", value, placeholder: col.filter === "score" ? "<50" : "filter", title: col.filter === "score" ? "percent: <50, >=80, =0, none (undefined)" : null,
-        "aria-label": `filter ${col.label}`, size: col.filter === "score" ? 3 : 10,
+        "aria-label": `filter ${col.label}`, size: col.filter === "score" ? 3 : 10, className: col.filter === "score" ? "score-filter" : null,
         oninput: (e) => set(e.target.value.trim()) });
     }
     const values = col.filter === "flags" ? ["any", "none", ...ODU.FLAGS] : options(data.scenes.map(col.value));

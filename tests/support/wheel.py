@@ -1,10 +1,9 @@
-"""The wheel built from this tree, installed (not editable) into a fresh virtual environment, as a new
-user meets the project (tests/doors/test_wheel_acceptance.py, tests/lmms/).
+"""The built wheel, installed (not editable) into a fresh virtual environment, and a user's empty
+folder to run it in: what the door tests meet as a new user does (tests/doors/).
 
-The wheel is built once per call (``pip wheel --no-deps``); the venv gets only the wheel (``--no-deps``)
-and reaches the dependencies already installed through a path entry to this environment's
-site-packages (a ``.pth`` line: the editable install's finder there is never activated; the tests
-check that ``odu`` is imported from the wheel).
+The wheel is built once per test session (``pip wheel --no-deps``); the venv gets only the wheel
+(``--no-deps``) and reaches the dependencies already installed through a path entry to this
+environment's site-packages (a ``.pth`` line: the editable install's finder there is never activated).
 """
 
 from __future__ import annotations
@@ -15,6 +14,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from support.process import fresh_env
 
@@ -34,6 +35,7 @@ BUILD_INPUTS = (
     "odu_lm_eval_bridge.py",
     "odu_lm_eval_bridge.pth",
 )
+SECRET = "sk-acceptance-5e4d3c2b1a"
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class WheelEnv:
     home: Path  # an empty folder per command is made under it
 
 
-def build_wheel(tmp: Path) -> Path:
+def _build_wheel(tmp: Path) -> Path:
     src = tmp / "src"
     src.mkdir()
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "dist")
@@ -61,9 +63,10 @@ def build_wheel(tmp: Path) -> Path:
     return wheel
 
 
-def make_wheel_env(tmp: Path) -> WheelEnv:
-    """A venv under ``tmp`` holding the wheel, with this environment's packages behind it."""
-    wheel = build_wheel(tmp)
+@pytest.fixture(scope="session")
+def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> WheelEnv:
+    tmp = tmp_path_factory.mktemp("wheel")
+    wheel = _build_wheel(tmp)
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp / "venv")], check=True, timeout=300)
     python = tmp / "venv" / "bin" / "python"
     purelib = subprocess.run(

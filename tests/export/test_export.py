@@ -1,0 +1,218 @@
+"""``odu-bench export``: the sample's runs as Hub eval results and Every Eval Ever records,
+validated against the schemas of odu/export/schemas/ and read back equal to summary.json; runs
+with failed steps refused unless allowed; no credential in any exported file."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from support.cli import argv
+from support.sample_runs import scored_sample_run
+
+from odu.cli import main
+from odu.export import load_schema
+from odu.export.hub import safe_name
+from odu.export.tasks import TASKS
+from odu.report import build_report, load_systems
+from odu.run import RUN_CARD_NAME, read_run, summarize, write_run
+from odu.tables import TABLE3_COLUMNS
+
+DATASET = "ORG/odu-bench"
+
+
+@pytest.fixture(scope="module")
+def sample_runs(tmp_path_factory: pytest.TempPathFactory, hf_cache: str) -> dict[str, Path]:
+    """``odu-bench eval --sample`` (the two floors, through lm-eval, with run cards and raw
+    outputs) and an ``odu-bench score`` run of the sample (no run card), by run folder name."""
+    import datasets
+
+    root = tmp_path_factory.mktemp("export-runs")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ODU_CACHE_DIR", str(root / "cache"))
+        mp.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
+        assert main(argv("eval", sample=True, out=root / "eval")) == 0
+    runs = {p.parent.name: p.parent for p in (root / "eval").rglob("summary.json")}
+    assert sorted(runs) == ["always", "never"]
+    runs["scored"] = scored_sample_run(root / "scored")
+    return runs
+
+
+def export(runs: list[Path], fmt: str, out: Path, **options: Any) -> int:
+    return main(argv("export", *runs, format=fmt, out=out, **options))
+
+
+def validator(name: str) -> jsonschema.Draft7Validator:
+    schema = load_schema(name)
+    jsonschema.Draft7Validator.check_schema(schema)
+    return jsonschema.Draft7Validator(schema)
+
+
+def eee_records(out: Path) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """model name -> (aggregate, instances) of an EEE export."""
+    found = {}
+    for path in out.rglob("*.json"):
+        aggregate = json.loads(path.read_text(encoding="utf-8"))
+        lines = path.with_suffix(".jsonl").read_text(encoding="utf-8").splitlines()
+        found[aggregate["model_info"]["name"]] = (aggregate, [json.loads(line) for line in lines])
+    return found
+
+
+def test_exports_of_the_sample_runs_validate_against_the_schemas(sample_runs, tmp_path):
+    runs = list(sample_runs.values())
+    assert export(runs, "hub", tmp_path / "hub", dataset_id=DATASET) == 0
+    assert export(runs, "eee", tmp_path / "eee", resamples=200) == 0
+    results = validator("hub_eval_results.schema.json")
+    files = sorted((tmp_path / "hub").glob("*/.eval_results/odu-bench.yaml"))
+    assert [p.parts[-3] for p in files] == ["floor__always-trigger", "floor__never-trigger", "scored"]
+    task_ids = set()
+    for path in files:
+        entries = yaml.safe_load(path.read_text(encoding="utf-8"))
+        results.validate(entries)
+        task_ids |= {e["dataset"]["task_id"] for e in entries}
+    records = eee_records(tmp_path / "eee")
+    assert sorted(records) == ["floor: always-trigger", "floor: never-trigger", "scored"]  # eval's names
+    for aggregate, instances in records.values():
+        validator("eee_eval_0.2.0.schema.json").validate(aggregate)
+        for line in instances:
+            validator("eee_instance_level_eval_0.2.0.schema.json").validate(line)
+        assert {line["evaluation_id"] for line in instances} == {aggregate["evaluation_id"]}
+        assert aggregate["detailed_evaluation_results"]["total_rows"] == len(instances) == 21
+    # the dataset side: every model-side task is one of its tasks; the one rule it breaks is the
+    # Hub's list of registered frameworks, which does not (yet) hold odu-bench (docs/export.md)
+    eval_yaml = yaml.safe_load((tmp_path / "hub" / "eval.yaml").read_text(encoding="utf-8"))
+    ids = [t["id"] for t in eval_yaml["tasks"]]
+    assert len(ids) == len(set(ids)) == 14 and task_ids <= set(ids)
+    errors = list(validator("hub_eval_yaml.schema.json").iter_errors(eval_yaml))
+    assert [(list(e.path), e.validator) for e in errors] == [(["evaluation_framework"], "enum")]
+    assert eval_yaml["evaluation_framework"] == "odu-bench"
+
+
+def test_a_round_trip_reads_the_numbers_back_equal_to_summary_json(sample_runs, tmp_path):
+    runs = list(sample_runs.values())
+    assert export(runs, "hub", tmp_path / "hub", dataset_id=DATASET) == 0
+    assert export(runs, "eee", tmp_path / "eee", resamples=300) == 0
+    records = eee_records(tmp_path / "eee")
+    systems = load_systems(runs)
+    headline = build_report(systems, 300)["headline"]
+    for system, run in zip(systems, runs):
+        summary = read_run(run).summary
+        expected = {t.id: summary[t.modality][t.metric] for t in TASKS if summary[t.modality][t.metric] is not None}
+        hub = yaml.safe_load(
+            (tmp_path / "hub" / safe_name(system.name) / ".eval_results/odu-bench.yaml").read_text(encoding="utf-8")
+        )
+        assert {e["dataset"]["task_id"]: e["value"] for e in hub} == {k: 100 * v for k, v in expected.items()}
+        assert {e["dataset"]["id"] for e in hub} == {DATASET}
+        aggregate, instances = records[system.name]
+        assert {r["evaluation_name"]: r["score_details"]["score"] for r in aggregate["evaluation_results"]} == expected
+        # the intervals are the report's headline intervals (same seed, same resamples)
+        intervals = {
+            f"{'av' if m == 'audio-visual' else 'ao'}_{c}": e["metrics"][c]["ci"]
+            for m, entries in headline.items()
+            for e in entries
+            if e["system"] == system.name
+            for c in TABLE3_COLUMNS
+        }
+        for result in aggregate["evaluation_results"]:
+            ci = result["score_details"]["uncertainty"]["confidence_interval"]
+            assert [ci["lower"], ci["upper"]] == intervals[result["evaluation_name"]]
+        # the instances alone give every number back: each carries its whole scene row
+        for modality in ("audio-visual", "audio-only"):
+            rows = [i["metadata"] for i in instances if i["metadata"]["modality"] == modality]
+            again = summarize(rows)
+            assert {m: again[m] for m in TABLE3_COLUMNS} == {m: summary[modality][m] for m in TABLE3_COLUMNS}
+        # raw outputs travel where the run kept them (runs made through lm-eval)
+        recorded = {i["metadata"]["raw_output_recorded"] for i in instances}
+        assert recorded == ({False} if system.name == "scored" else {True})
+
+
+def failed_run(sample_runs: dict[str, Path], out: Path, judge_error: bool = True) -> Path:
+    """The scored sample run with one key point undecided (a judge error) or one scene's
+    inference failed."""
+    run = read_run(sample_runs["scored"])
+    rows = copy.deepcopy(run.scenes)
+    if judge_error:
+        point = next(k for r in rows for k in r["key_points"] if k["matched"])
+        point |= {"hit": None, "judge_error": "timeout after 3 attempts"}
+    else:
+        for r in rows:
+            r["inference_error"] = None
+        rows[0]["inference_error"] = "HTTP 500 after 3 attempts"
+    return scored_sample_run(out, rows)
+
+
+@pytest.mark.parametrize("judge_error", [True, False], ids=["judge-error", "inference-error"])
+def test_a_run_with_failed_steps_is_refused_unless_allowed_and_then_says_so(sample_runs, tmp_path, capsys, judge_error):
+    run = failed_run(sample_runs, tmp_path / "failed", judge_error)
+    assert export([run], "hub", tmp_path / "hub", dataset_id=DATASET) == 2
+    err = capsys.readouterr().err
+    reason = "1 judge error(s) remain" if judge_error else "1 inference error(s)"
+    assert f"run failed ({run}) is not exported: {reason}" in err and "--allow-failed-steps" in err
+    assert export([run], "eee", tmp_path / "eee") == 2
+    assert not (tmp_path / "hub").exists() and not (tmp_path / "eee").exists()  # nothing written
+
+    assert export([run], "hub", tmp_path / "hub", dataset_id=DATASET, allow_failed_steps=True) == 0
+    assert "exported WITH FAILED STEPS" in capsys.readouterr().err
+    entries = yaml.safe_load((tmp_path / "hub/failed/.eval_results/odu-bench.yaml").read_text(encoding="utf-8"))
+    assert all(f"FAILED STEPS, exported with --allow-failed-steps: {reason}" in e["notes"] for e in entries)
+    has_avg = any(e["dataset"]["task_id"].endswith("_avg") for e in entries)
+    assert has_avg is not judge_error  # no Avg rests on a run whose judge errors remain (as in the report)
+    assert export([run], "eee", tmp_path / "eee", allow_failed_steps=True, resamples=50) == 0
+    [(aggregate, instances)] = eee_records(tmp_path / "eee").values()
+    assert all(reason in r["score_details"]["details"]["failed_steps"][0] for r in aggregate["evaluation_results"])
+    errors = [i["error"] for i in instances if i["error"]]
+    assert errors == (["judge error: timeout after 3 attempts"] if judge_error else ["HTTP 500 after 3 attempts"])
+
+
+def test_no_credential_reaches_an_exported_file(sample_runs, tmp_path):
+    secret = "sk-SECRET-0123456789"
+    source = read_run(sample_runs["always"])
+    card = json.loads((sample_runs["always"] / RUN_CARD_NAME).read_text(encoding="utf-8"))
+    card["model"]["model_args"] = {"model": "Qwen/Qwen3-Omni", "base_url": f"http://user:{secret}@10.0.0.1:8000/v1"}
+    card["command"] = ["odu-bench", "eval", "--judge-base-url", f"https://judge.example/v1?api-key={secret}"]
+    summary = dict(source.summary, judge=dict(source.summary["judge"], base_url=f"http://u:{secret}@judge/v1"))
+    run = write_run(type(source)(summary, source.scenes), tmp_path / "leaky", json_files={RUN_CARD_NAME: card})
+    assert export([run], "hub", tmp_path / "hub", dataset_id=DATASET) == 0
+    assert export([run], "eee", tmp_path / "eee", resamples=20) == 0
+    files = [p for p in tmp_path.glob("*/**/*") if p.is_file() and "leaky" not in p.parts]
+    assert len(files) == 4
+    for path in files:
+        assert secret not in path.read_text(encoding="utf-8"), path
+    [(aggregate, _)] = eee_records(tmp_path / "eee").values()
+    assert aggregate["model_info"]["id"] == "Qwen/Qwen3-Omni" and aggregate["model_info"]["developer"] == "Qwen"
+    assert next((tmp_path / "eee").rglob("*.json")).parent.parts[-2:] == ("Qwen", "Qwen3-Omni")
+
+
+def test_hub_export_needs_the_dataset_and_fills_in_the_source_link(sample_runs, tmp_path, capsys):
+    run = sample_runs["never"]
+    assert export([run], "hub", tmp_path / "none") == 2
+    assert "its run card names no Hub dataset; pass --dataset-id ORG/NAME" in capsys.readouterr().err
+    url = "https://huggingface.co/datasets/me/odu-runs/tree/main/{name}"
+    assert export([run], "hub", tmp_path / "hub", dataset_id=DATASET, source_url=url) == 0
+    [entry, *_] = yaml.safe_load(
+        (tmp_path / "hub/floor__never-trigger/.eval_results/odu-bench.yaml").read_text(encoding="utf-8")
+    )
+    run_id = read_run(run).summary["run_id"]
+    assert entry["source"] == {
+        "url": "https://huggingface.co/datasets/me/odu-runs/tree/main/floor__never-trigger",
+        "name": f"ODU-Bench run {run_id} (floor: never-trigger)",
+    }
+    assert entry["date"] == json.loads((run / RUN_CARD_NAME).read_text(encoding="utf-8"))["date"]
+    # the judge and every caveat travel with the number
+    assert "judge: lexical (lexical-overlap, APPROXIMATE)" in entry["notes"]
+    assert "matching thresholds: the paper's are unpublished (App A.2)" in entry["notes"]
+    assert f"run {run_id}" in entry["notes"]
+
+
+def test_exporting_again_replaces_the_same_files(sample_runs, tmp_path):
+    run = sample_runs["scored"]
+    assert export([run], "eee", tmp_path / "eee", resamples=20) == 0
+    first = sorted(p.relative_to(tmp_path) for p in (tmp_path / "eee").rglob("*.*"))
+    assert export([run], "eee", tmp_path / "eee", resamples=20) == 0
+    assert sorted(p.relative_to(tmp_path) for p in (tmp_path / "eee").rglob("*.*")) == first
+    assert [p.parts[-3:-1] for p in first] == [("unknown", "scored")] * 2
