@@ -45,6 +45,7 @@ from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE
 from ..models.base import Generation, decode_output, encode_output
 from ..prompts import Part
 from .tasks import METRICS, scene_docs, scene_request, score_responses, summarize_items
+from .tasks import aggregation as task_aggregation
 from .tasks import process_results as scene_item
 
 #: What the tasks' ``lmms_eval_specific_kwargs`` carry: the ``--model`` name lmms-eval resolved them for.
@@ -289,14 +290,7 @@ def task_summary(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def aggregation(metric: str) -> Callable[[Sequence[Mapping[str, Any]]], Any]:
     """The lmms-eval aggregation of ``metric``: one value of :func:`task_summary`."""
-    if metric not in METRICS:
-        raise ValueError(f"unknown ODU-Bench metric {metric!r}")
-
-    def aggregate(items: Sequence[Mapping[str, Any]]) -> Any:
-        return task_summary(items)[metric]
-
-    aggregate.__name__ = aggregate.__qualname__ = f"odu_lmms_{metric}"
-    return aggregate
+    return task_aggregation(metric, task_summary)
 
 
 def predictions(samples: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -323,6 +317,7 @@ def write_predictions(samples_jsonl: str | os.PathLike[str], out: str | os.PathL
 
 __all__ = [
     "BACKENDS",
+    "METRICS",
     "BACKEND_KEY",
     "EMPTY_ANSWER",
     "LmmsBackend",

@@ -454,13 +454,16 @@ def summarize_items(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return summary
 
 
-def aggregation(metric: str) -> Callable[[Sequence[Mapping[str, Any]]], Any]:
-    """The lm-eval aggregation of ``metric``: one value of :func:`summarize_items` over all items."""
+def aggregation(
+    metric: str, summary: Callable[[Sequence[Mapping[str, Any]]], Mapping[str, Any]] = summarize_items
+) -> Callable[[Sequence[Mapping[str, Any]]], Any]:
+    """The aggregation of ``metric``: one value of ``summary`` over all items (lm-eval's items:
+    :func:`summarize_items`; the lmms-eval door passes its own)."""
     if metric not in METRICS:
         raise ValueError(f"unknown ODU-Bench metric {metric!r}")
 
     def aggregate(items: Sequence[Mapping[str, Any]]) -> Any:
-        return summarize_items(items)[metric]
+        return summary(items)[metric]
 
     aggregate.__name__ = aggregate.__qualname__ = f"odu_{metric}"
     return aggregate

@@ -21,7 +21,6 @@ the backend needs that this machine lacks are supplied here, and nothing else:
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -29,9 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from support.real_lane import LANE_MODULES
+from support.real_lane import LANE_MODULES, missing_modules, skip_or_fail
 
 #: Set by CI: lmms-eval must be installed, a missing package fails instead of skipping.
 REQUIRED = os.environ.get("ODU_REQUIRE_LMMS_EVAL") == "1"
@@ -68,15 +65,11 @@ sys.exit(main())
 def require_lmms() -> None:
     """Skip (fail under :data:`REQUIRED`) when lmms-eval, its transformers 4 layer or the real lane's
     packages are missing."""
-    missing = [m for m in (*LANE_MODULES, *LMMS_MODULES) if importlib.util.find_spec(m) is None]
+    missing = missing_modules((*LANE_MODULES, *LMMS_MODULES))
     if not (TRANSFORMERS4 / "transformers").is_dir():
         missing.append(f"the transformers 4 layer ({TRANSFORMERS4})")
-    if not missing:
-        return
-    reason = f"the lmms-eval tests need {', '.join(missing)}: scripts/install_lmms_eval.sh (docs/lmms-eval.md)"
-    if REQUIRED:
-        pytest.fail(f"ODU_REQUIRE_LMMS_EVAL=1 but {reason}")
-    pytest.skip(reason)
+    fix = "scripts/install_lmms_eval.sh (docs/lmms-eval.md)"
+    skip_or_fail(missing, REQUIRED, "ODU_REQUIRE_LMMS_EVAL", "the lmms-eval tests need", fix)
 
 
 def _rope_for_transformers4(node: Any) -> None:
