@@ -101,19 +101,19 @@ def test_lmms_eval_finds_the_tasks_from_any_folder(wheel_env: WheelEnv) -> None:
     mine.mkdir()
     (mine / "mine.yaml").write_text("task: odu_av\ndataset_path: json\noutput_type: generate_until\n", encoding="utf-8")
     probe = (
-        "import json, sys; from lmms_eval.tasks import TaskManager; index = TaskManager('ERROR', "
-        "include_path=sys.argv[1:] or None).task_index; "
-        "print(json.dumps({n: index[n]['yaml_path'] for n in ('odu_av', 'odu_ao_text', 'odu') if n in index}))"
+        "import json, sys; from lmms_eval.tasks import TaskManager; names = ('odu_av', 'odu_ao_text', 'odu'); "
+        "indexes = [TaskManager('ERROR', include_path=p).task_index for p in (None, *sys.argv[1:])]; "
+        "print(json.dumps([{n: i[n]['yaml_path'] for n in names if n in i} for i in indexes]))"
     )
-    procs = {}
-    for name, extra, env in (("plain", [], {}), ("mine", [str(mine)], {}), ("off", [], {"ODU_LM_EVAL_BRIDGE": "0"})):
-        environ, cwd = lmms_env(wheel_env, f"index-{name}", **env)
-        procs[name] = start(wheel_env, ["-c", probe, *extra], environ, cwd)  # concurrently
+    environ, cwd = lmms_env(wheel_env, "index")
+    both = start(wheel_env, ["-c", probe, str(mine)], environ, cwd)
+    environ, cwd = lmms_env(wheel_env, "index-off", ODU_LM_EVAL_BRIDGE="0")
+    off = start(wheel_env, ["-c", probe], environ, cwd)  # concurrently
     found = {}
-    for name, proc in procs.items():
+    for names, proc in ((("plain", "mine"), both), (("off",), off)):
         code, out, err = finish(proc, timeout=900)
         assert code == 0, err[-3000:]
-        found[name] = json.loads(out.strip().splitlines()[-1])
+        found.update(zip(names, json.loads(out.strip().splitlines()[-1])))
     ours = wheel_env.site_packages / "odu" / "harness" / "lmms_eval_tasks" / "odu"
     assert found["plain"]["odu_av"] == str(ours / "odu_av.yaml")
     assert found["plain"]["odu_ao_text"] == str(ours / "odu_ao_text.yaml")
