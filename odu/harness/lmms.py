@@ -105,6 +105,10 @@ BACKENDS: dict[str, LmmsBackend] = {
         for name in ("openai", "vllm", "sglang")
     },
 }
+#: Backends whose simple class (``--force_simple``) sends one media item per request, the first
+#: (``models/simple/<name>.py`` ``generate_until``: ``visual = visuals[i]`` for the i-th context): the
+#: final clip of a multi-clip scene, the one to annotate, never reaches the model.
+ONE_CLIP_SIMPLE = frozenset({"qwen2_5_omni", "qwen3_omni", "minicpm_o", "baichuan_omni", "omnivinci"})
 #: The route for a backend not in :data:`BACKENDS` (flagged: what it hears is unchecked).
 UNKNOWN_BACKEND = LmmsBackend("separate", True, "not in the toolkit's table (odu/harness/lmms.py BACKENDS)")
 
@@ -118,7 +122,7 @@ def backend(name: str) -> LmmsBackend:
     return BACKENDS.get(name, UNKNOWN_BACKEND)
 
 
-_FLAGGED: set[tuple[str, str]] = set()
+_FLAGGED: set[tuple[str, str, str]] = set()
 
 
 def pitfalls(name: str, modality: str) -> list[str]:
@@ -138,13 +142,19 @@ def pitfalls(name: str, modality: str) -> list[str]:
     return out
 
 
-def flag(name: str, modality: str) -> None:
-    """Print :func:`pitfalls` on the console, once per backend and modality in a process."""
-    if (name, modality) in _FLAGGED:
-        return
-    _FLAGGED.add((name, modality))
-    for pitfall in pitfalls(name, modality):
-        print(f"odu-bench: pitfall (lmms-eval {name or 'model'}): {pitfall}", file=sys.stderr)
+def flag(name: str, modality: str, simple_clips: int = 0) -> None:
+    """Print :func:`pitfalls` on the console, once per backend and modality in a process; with
+    ``simple_clips`` (a simple class given a scene of that many clips), the one-clip pitfall too."""
+    found = pitfalls(name, modality)
+    if simple_clips > 1 and name in ONE_CLIP_SIMPLE:
+        found.append(
+            f"lmms-eval's simple {name} class (--force_simple) sends the first clip of a scene only: the final "
+            "clip, the one to annotate, is not heard; run the chat class (without --force_simple)"
+        )
+    for pitfall in found:
+        if (name, modality, pitfall) not in _FLAGGED:
+            _FLAGGED.add((name, modality, pitfall))
+            print(f"odu-bench: pitfall (lmms-eval {name or 'model'}): {pitfall}", file=sys.stderr)
 
 
 # --- docs --------------------------------------------------------------------------------------------
@@ -236,7 +246,7 @@ def doc_to_visual(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str
     request = scene_request(doc)
     if request.text_only:
         return []
-    flag(backend_name(lmms_eval_specific_kwargs), request.modality)
+    flag(backend_name(lmms_eval_specific_kwargs), request.modality, simple_clips=len(request.turns))
     out: list[Any] = []
     for part in request.chat().parts:
         if part.clip is None:

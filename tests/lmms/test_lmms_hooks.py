@@ -130,6 +130,12 @@ def test_pitfalls_name_what_a_backend_misses(
     lmms.doc_to_messages(docs("av")[1], kwargs("video_salmonn_2"))
     err = capsys.readouterr().err
     assert err.count("odu-bench: pitfall (lmms-eval video_salmonn_2): ") == 1  # once per backend and modality
+    # a simple class that sends one clip per request (--force_simple), given a multi-clip scene
+    multi = max(docs("ao"), key=lambda d: len(d["clips"]))
+    lmms.doc_to_visual(multi, kwargs("qwen2_5_omni"))
+    assert "sends the first clip of a scene only" in capsys.readouterr().err
+    lmms.doc_to_visual(multi, kwargs("kimi_audio"))  # sends every clip
+    assert capsys.readouterr().err == ""
 
 
 def test_scores_equal_odu_bench_score_on_the_same_outputs(sample_dataset: Path, tmp_path: Path) -> None:
