@@ -1,5 +1,6 @@
 """Lets plain ``lm_eval`` find the ODU-Bench models and tasks (lm-eval 0.4.13 has no plugin discovery),
-and keeps the names a newcomer types (``odu-bench``, ``odu_metric``) from dead ends.
+plain ``lmms-eval`` the ODU-Bench tasks (lmms-eval 0.7.3 reads no task entry points), and keeps the
+names a newcomer types (``odu-bench``, ``odu_metric``) from dead ends.
 
 Installed with the package together with ``odu_lm_eval_bridge.pth``, which imports this module at
 interpreter start-up. :func:`install` only puts a finder first on :data:`sys.meta_path`; the finder
@@ -10,6 +11,10 @@ does nothing until one of these modules is imported, then hooks it:
   lm-eval already knows is never replaced); an unknown ``--model openai`` names ``odu-openai``;
 * ``lm_eval.tasks`` -> ``TaskManager`` also indexes our task folder (:func:`task_dir`) whenever it
   indexes lm-eval's built-in tasks; the user's ``--include_path`` comes after ours, so it still wins;
+* ``lmms_eval.tasks`` -> lmms-eval's ``TaskManager`` also indexes our lmms-eval task folder
+  (:func:`lmms_task_dir`). lmms-eval keeps the *first* folder's task of a name, so ours goes after the
+  user's ``--include_path``, which still wins. (``LMMS_EVAL_PLUGINS`` cannot do this in 0.7.3: its CLI
+  reads it after building the ``TaskManager``; docs/lmms-eval.md.)
 * ``lm_eval.config.evaluate_config`` -> a command line asking only for our tasks skips the index of
   lm-eval's ~14,700 built-in task names (13 s, docs/performance.md), which none of them needs;
 * ``lm_eval.loggers.utils`` -> its git lookup keeps ``fatal: not a git repository`` off the console;
@@ -47,15 +52,29 @@ DIST = "odu-bench"
 TASK_DIRS = (os.path.join("odu", "harness", "lm_eval_tasks"), "lm_eval_tasks")
 
 
-def task_dir() -> str:
-    """The folder holding the ``odu`` task YAMLs: ``odu/harness/lm_eval_tasks`` of an installed
-    wheel, or the source tree's top-level ``lm_eval_tasks`` (checkout, editable install)."""
+#: The same for the lmms-eval task folder.
+LMMS_TASK_DIRS = (os.path.join("odu", "harness", "lmms_eval_tasks"), "lmms_eval_tasks")
+
+
+def _find_task_dir(relatives: "Sequence[str]") -> str:
     here = os.path.dirname(os.path.abspath(__file__))
-    for relative in TASK_DIRS:
+    for relative in relatives:
         path = os.path.join(here, relative)
         if os.path.isfile(os.path.join(path, "odu", "utils.py")):
             return path
-    raise FileNotFoundError(f"the odu lm-eval task folder is not installed next to {here} (lm_eval_tasks/odu)")
+    raise FileNotFoundError(f"the odu task folder is not installed next to {here} ({relatives[-1]}/odu)")
+
+
+def task_dir() -> str:
+    """The folder holding the ``odu`` task YAMLs: ``odu/harness/lm_eval_tasks`` of an installed
+    wheel, or the source tree's top-level ``lm_eval_tasks`` (checkout, editable install)."""
+    return _find_task_dir(TASK_DIRS)
+
+
+def lmms_task_dir() -> str:
+    """The folder holding the lmms-eval ``odu`` task YAMLs (``odu/harness/lmms_eval_tasks`` of a
+    wheel, else the source tree's ``lmms_eval_tasks``)."""
+    return _find_task_dir(LMMS_TASK_DIRS)
 
 
 def _warn(what: str, exc: BaseException) -> None:
@@ -107,13 +126,24 @@ def _point_to_our_names(registry: "Any") -> None:
 
 
 def _add_task_dir(module: "Any") -> None:
-    import functools
-    import inspect
-
     manager = module.TaskManager  # in lm_eval.tasks (<= 0.4.11) or lm_eval.tasks.manager (>= 0.4.12)
     if hasattr(sys.modules[manager.__module__], "discover_plugin_task_paths"):  # task entry points (PR #4015)
         return
-    ours = task_dir()
+    # lm-eval: a later folder's task of a name wins; a command line asking for our tasks only skips its own
+    _index_also(manager, task_dir(), first=True, ours_only=lambda: bool(_OURS_ONLY))
+
+
+def _add_lmms_task_dir(module: "Any") -> None:
+    _index_also(module.TaskManager, lmms_task_dir(), first=False)  # lmms-eval: the first folder's wins
+
+
+def _index_also(manager: "Any", ours: str, first: bool, ours_only: "Callable[[], bool]" = lambda: False) -> None:
+    """Make ``manager`` (a ``TaskManager`` class) index ``ours`` with the default tasks: before the
+    user's ``include_path`` (``first``) or after it, so that the user's tasks win either way; without
+    the default tasks while ``ours_only()``."""
+    import functools
+    import inspect
+
     original = manager.__init__
     signature = inspect.signature(original)
 
@@ -125,8 +155,8 @@ def _add_task_dir(module: "Any") -> None:
             given = bound.arguments.get("include_path")
             paths = [] if given is None else list(given) if isinstance(given, (list, tuple)) else [given]
             if not any(os.path.realpath(p) == os.path.realpath(ours) for p in paths):
-                bound.arguments["include_path"] = [ours, *paths]  # before the user's: theirs override ours
-            if _OURS_ONLY:  # the command line asks for our tasks only: lm-eval's own are not indexed
+                bound.arguments["include_path"] = [ours, *paths] if first else [*paths, ours]
+            if ours_only():
                 bound.arguments["include_defaults"] = False
         original(*bound.args, **bound.kwargs)
 
@@ -279,6 +309,7 @@ _HOOKS: "dict[str, Callable[[ModuleType], None]]" = {
     "lm_eval.models": _register_models,
     "lm_eval.api.registry": _point_to_our_names,
     "lm_eval.tasks": _add_task_dir,
+    "lmms_eval.tasks": _add_lmms_task_dir,
     "lm_eval.config.evaluate_config": _index_only_ours,
     "lm_eval.loggers.utils": _quiet_git,
     "lm_eval.utils": note_tables,

@@ -2,7 +2,8 @@
 
 * ``lm_eval_tasks/`` (the task YAMLs) is the source folder of the package ``odu.harness.lm_eval_tasks``,
   so a wheel holds the tasks inside ``odu`` while the repository keeps them at its top level, where
-  ``lm_eval --include_path lm_eval_tasks`` finds them from a checkout;
+  ``lm_eval --include_path lm_eval_tasks`` finds them from a checkout; ``lmms_eval_tasks/`` (the
+  lmms-eval task YAMLs) likewise becomes ``odu.harness.lmms_eval_tasks``;
 * ``odu_lm_eval_bridge.pth`` goes to the root of site-packages (see ``odu_lm_eval_bridge.py``).
 """
 
@@ -25,7 +26,12 @@ class BuildPyWithPth(build_py):
 
 
 setup(
-    packages=[*find_packages(include=["odu", "odu.*"]), "odu.harness.lm_eval_tasks", "odu_metric"],
-    package_dir={"odu.harness.lm_eval_tasks": "lm_eval_tasks"},
+    packages=[
+        *find_packages(include=["odu", "odu.*"]),
+        "odu.harness.lm_eval_tasks",
+        "odu.harness.lmms_eval_tasks",
+        "odu_metric",
+    ],
+    package_dir={"odu.harness.lm_eval_tasks": "lm_eval_tasks", "odu.harness.lmms_eval_tasks": "lmms_eval_tasks"},
     cmdclass={"build_py": BuildPyWithPth},
 )

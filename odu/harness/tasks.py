@@ -178,7 +178,16 @@ def asr_input(asr: str | None = None, asr_base_url: str | None = None) -> AsrInp
     return input_for(spec, base_url)
 
 
-def load_docs(
+def load_docs(config: str = "av", **settings: Any) -> Any:
+    """``custom_dataset`` hook: :func:`scene_docs`, after installing :mod:`.preflight` (lm-eval's
+    ``evaluate``: refuse foreign models on native tasks, transcribe what is evaluated)."""
+    from .preflight import install
+
+    install()
+    return scene_docs(config, **settings)
+
+
+def scene_docs(
     config: str = "av",
     dataset: str | None = None,
     dataset_revision: str | None = None,
@@ -188,7 +197,7 @@ def load_docs(
     shard: str | None = None,
     **_harness: Any,
 ) -> Any:
-    """``custom_dataset`` hook: ``{"test": Dataset}`` of light docs for dataset config ``config``.
+    """``{"test": Dataset}`` of light docs for dataset config ``config``.
 
     ``dataset`` / ``dataset_revision`` / ``asr`` / ``asr_base_url`` / ``shard`` come from the task's
     ``metadata`` or lm-eval's ``--metadata``; every other key lm-eval passes (its metadata merges the
@@ -203,9 +212,6 @@ def load_docs(
     from ..data.prepare import check_dataset
     from ..models.clips import locator
     from ..shards import in_shard, parse_shard
-    from .preflight import install
-
-    install()  # lm-eval's evaluate: refuse foreign models on native tasks, transcribe what is evaluated
 
     source, reason = dataset_choice(dataset)
     check_dataset(source)
@@ -440,13 +446,16 @@ def task_metrics(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {metric: summary[metric] for metric in METRICS}
 
 
-def aggregation(metric: str) -> Callable[[Sequence[Mapping[str, Any]]], Any]:
-    """The lm-eval aggregation of ``metric``: one value of :func:`summarize_items` over all items."""
+def aggregation(
+    metric: str, summary: Callable[[Sequence[Mapping[str, Any]]], Mapping[str, Any]] = summarize_items
+) -> Callable[[Sequence[Mapping[str, Any]]], Any]:
+    """The aggregation of ``metric``: one value of ``summary`` over all items (lm-eval's items:
+    :func:`summarize_items`; the lmms-eval door passes its own)."""
     if metric not in METRICS:
         raise ValueError(f"unknown ODU-Bench metric {metric!r}")
 
     def aggregate(items: Sequence[Mapping[str, Any]]) -> Any:
-        return summarize_items(items)[metric]
+        return summary(items)[metric]
 
     aggregate.__name__ = aggregate.__qualname__ = f"odu_{metric}"
     return aggregate
@@ -469,6 +478,7 @@ __all__ = [
     "load_docs",
     "load_tasks",
     "process_results",
+    "scene_docs",
     "scene_request",
     "score_responses",
     "summarize_items",

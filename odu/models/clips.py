@@ -90,18 +90,31 @@ def wav_bytes(clip: LazyClip, sample_rate: int) -> bytes:
     return buf.getvalue()
 
 
-def spool_clip(clip: LazyClip, sha256: str, directory: Path | None = None, *, video_only: bool = False) -> Path:
+def spool_clip(
+    clip: LazyClip,
+    sha256: str,
+    directory: Path | None = None,
+    *,
+    video_only: bool = False,
+    wav_rate: int | None = None,
+) -> Path:
     """``clip`` as a file named by its hash (``<cache>/media/<sha256><suffix>``), written once;
     ``video_only``: its video stream alone, the sound track left out (``<sha256>.video<suffix>``,
-    :func:`odu.data.media.video_track_only`)."""
-    if clip.path is not None and not video_only:
+    :func:`odu.data.media.video_track_only`); ``wav_rate``: its sound track alone, mono 16-bit PCM WAV
+    at that rate (``<sha256>.<rate>.wav``, :func:`wav_bytes`)."""
+    if clip.path is not None and not video_only and wav_rate is None:
         return clip.path
-    suffix = media_type(clip)[1]
     folder = directory or cache_dir() / "media"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{sha256}{'.video' if video_only else ''}{suffix}"
+    if wav_rate is not None:
+        path = folder / f"{sha256}.{wav_rate}.wav"
+    else:
+        path = folder / f"{sha256}{'.video' if video_only else ''}{media_type(clip)[1]}"
     if not path.is_file():
-        data = video_track_only(clip.path or clip.bytes) if video_only else clip.bytes
+        if wav_rate is not None:
+            data = wav_bytes(clip, wav_rate)
+        else:
+            data = video_track_only(clip.path or clip.bytes) if video_only else clip.bytes
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=".spool-")
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

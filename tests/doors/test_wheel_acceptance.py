@@ -150,6 +150,8 @@ def test_the_wheel_is_what_runs_and_a_plain_start_imports_only_the_bridge(wheel_
     for name in (
         "odu_lm_eval_bridge.pth",
         "odu/harness/lm_eval_tasks/odu/odu_av.yaml",
+        "odu/harness/lmms_eval_tasks/odu/odu_av.yaml",
+        "odu/harness/lmms_eval_tasks/odu/_odu_placeholder.jsonl",
         "odu_metric/odu_metric.py",
         "odu/data/sample/scenes.jsonl",
         "odu/data/dataset_card.md",

@@ -26,7 +26,8 @@ from odu.cli import main as odu_main
 from odu.data.sample import sample_dataset_dir
 from odu.models.providers import Profile, profile
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
+REPO = Path(__file__).resolve().parents[2]
+DOC = REPO / "docs" / "providers.md"
 KEYS = {
     "GEMINI_API_KEY": "AIza-doc-route-1a2b3c4d",
     "OPENAI_API_KEY": "sk-doc-route-5e6f7a8b",
@@ -64,6 +65,10 @@ def test_every_table3_row_has_a_route_or_says_why_not() -> None:
     for system, (_, backend, route, fake) in table.items():
         if backend.startswith("impossible:"):
             assert len(backend) > 80 and route == fake == "—", system  # the reason, not a bare word
+        elif backend.startswith("lmms-eval"):  # lmms-eval's own backend on our task, its test named
+            assert re.fullmatch(r"\[lmms-eval\]\(lmms-eval\.md#[\w-]+\)", route), system
+            test = re.search(r"`(tests/lmms/test_\w+\.py)`", fake)
+            assert test and (REPO / test.group(1)).is_file(), system
         else:
             key = re.fullmatch(r"\[([\w-]+)\]\(#[\w-]+\)", route)
             assert key and key.group(1) in routes, system

@@ -17,7 +17,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,15 +39,29 @@ CHECKPOINTS = {
 }
 
 
-def require_lane() -> None:
-    """Skip (fail under :data:`REQUIRED`) when the lane's packages are missing."""
-    missing = [m for m in LANE_MODULES if importlib.util.find_spec(m) is None]
+def missing_modules(modules: Sequence[str]) -> list[str]:
+    return [m for m in modules if importlib.util.find_spec(m) is None]
+
+
+def skip_or_fail(missing: Sequence[str], required: bool, variable: str, needs: str, fix: str) -> None:
+    """Skip when something in ``missing`` is (fail when ``required``: ``variable=1`` is set)."""
     if not missing:
         return
-    reason = f"real lane needs {', '.join(missing)}: pip install -e '.[torch]' (docs/real-lane.md)"
-    if REQUIRED:
-        pytest.fail(f"ODU_REQUIRE_REAL_LANE=1 but {reason}")
+    reason = f"{needs} {', '.join(missing)}: {fix}"
+    if required:
+        pytest.fail(f"{variable}=1 but {reason}")
     pytest.skip(reason)
+
+
+def require_lane() -> None:
+    """Skip (fail under :data:`REQUIRED`) when the lane's packages are missing."""
+    skip_or_fail(
+        missing_modules(LANE_MODULES),
+        REQUIRED,
+        "ODU_REQUIRE_REAL_LANE",
+        "real lane needs",
+        "pip install -e '.[torch]' (docs/real-lane.md)",
+    )
 
 
 def build_checkpoints(root: Path) -> dict[str, Path]:

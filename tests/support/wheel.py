@@ -30,6 +30,7 @@ BUILD_INPUTS = (
     "odu",
     "odu_metric",
     "lm_eval_tasks",
+    "lmms_eval_tasks",
     "odu_bench.py",
     "odu_lm_eval_bridge.py",
     "odu_lm_eval_bridge.pth",

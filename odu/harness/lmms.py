@@ -1,0 +1,346 @@
+"""What the lmms-eval tasks (``lmms_eval_tasks/odu``) do, as plain functions (no ``lmms_eval`` import).
+
+lmms-eval (0.7.3) runs its own model backends; the task YAMLs point their hooks here through
+``lmms_eval_tasks/odu/utils.py``. The docs, the prompts and the scorer are the lm-eval door's
+(:mod:`.tasks`); what differs is how lmms-eval hands them over:
+
+* **docs** — lmms-eval has no ``custom_dataset``: it always calls ``datasets.load_dataset``. The
+  tasks load a one-row placeholder file shipped beside the YAMLs (``dataset_path: json``; lmms-eval
+  resolves ``data_files`` against the YAML's folder) and :func:`process_docs` replaces it with the
+  scenes of the task's config (:func:`.tasks.scene_docs`): from ``$ODU_DATASET``, else the bundled
+  sample; text-only tasks take their ASR input from ``$ODU_ASR`` (+ ``$ODU_ASR_BASE_URL``).
+* **input** — chat backends (``--model qwen2_5_omni`` and every other ``*_chat`` class) read
+  :func:`doc_to_messages`: the App F instruction as the system message, then the App D.1 user turn —
+  the clips in order as files (written once to the media cache, :func:`..models.clips.spool_clip`),
+  each assistant reply as text after the clip it answers (the ``inline`` layout of
+  :mod:`..models.messages`). Simple backends (``kimi_audio``, ``video_salmonn_2``, ``--force_simple``)
+  read :func:`doc_to_text` (the same texts in order) and :func:`doc_to_visual` (the clips in order:
+  audio as ``{"array", "sampling_rate"}`` dicts, video as file paths), and place the media themselves.
+* **the audio of a video** — lmms-eval passes the backend's name to the task (its
+  ``lmms_eval_specific_kwargs``, keyed by ``--model``); :data:`BACKENDS` says per backend how the
+  sound track of an audio-visual clip reaches the model: ``separate`` (the track as an ``audio``
+  part right after a video file without it, for backends that hard-code ``use_audio_in_video=False``
+  or read frames only), ``native`` (the video file with its track: the backend feeds it itself) or
+  ``none`` (the backend cannot take it: flagged on the console, once per task).
+* **scores** — lmms-eval strips every answer and hands :func:`process_results` strings, so there is no
+  batch filter: each doc's item is its scene id and the hash of its answer, and the aggregation scores the whole task
+  once (parse, match, one judge batch: :func:`.tasks.score_responses`) and reads every metric from
+  :func:`.tasks.summarize_items` — the numbers ``odu-bench score`` gives for the same outputs. An
+  empty answer is an inference error (no output): lmms-eval's backends answer ``""`` when
+  generation raised (``ChatMixin.generate_until`` logs "Error in generating").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..constants import AUDIO_ONLY, AUDIO_VISUAL
+from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE
+from ..models.base import Generation, decode_output, encode_output
+from ..prompts import Part
+from .tasks import METRICS, scene_docs, scene_request, score_responses, summarize_items
+from .tasks import aggregation as task_aggregation
+from .tasks import process_results as scene_item
+
+#: What the tasks' ``lmms_eval_specific_kwargs`` carry: the ``--model`` name lmms-eval resolved them for.
+BACKEND_KEY = "lmms_backend"
+#: How the sound track of an audio-visual clip reaches the model (see the module docstring).
+VIDEO_AUDIO = ("separate", "native", "none")
+#: The answer that stands for "generation raised" in lmms-eval's backends.
+EMPTY_ANSWER = 'empty answer (lmms-eval backends answer "" when generation raised: see its log)'
+
+
+@dataclass(frozen=True)
+class LmmsBackend:
+    """What an lmms-eval backend hears of a scene: ``video_audio`` (:data:`VIDEO_AUDIO`), whether it
+    takes audio clips at all (``audio``), and the source line it rests on (lmms-eval 0.7.3)."""
+
+    video_audio: str
+    audio: bool
+    source: str
+
+
+#: lmms-eval 0.7.3 backends that can run an ODU-Bench task, by ``--model`` name (docs/lmms-eval.md).
+BACKENDS: dict[str, LmmsBackend] = {
+    "qwen2_5_omni": LmmsBackend(
+        "separate", True, "models/chat/qwen2_5_omni.py _infer_one: use_audio_in_video = False (hard-coded)"
+    ),
+    "qwen3_omni": LmmsBackend(
+        "separate", True, "models/chat/qwen3_omni.py _infer_one: use_audio_in_video = False (hard-coded)"
+    ),
+    "minicpm_o": LmmsBackend(
+        "separate", True, "models/chat/minicpm_o.py _infer_one: video -> frames (encode_video), audio parts -> arrays"
+    ),
+    "baichuan_omni": LmmsBackend(
+        "separate", True, "models/chat/baichuan_omni.py _interleaved_content: video {local}, audio parts {path}"
+    ),
+    "omnivinci": LmmsBackend(
+        "native", True, "models/simple/omnivinci.py: load_audio_in_video=True (default) reads the video's track"
+    ),
+    "gemini": LmmsBackend(
+        "native", True, "models/chat/gemini.py: the video file is uploaded whole (Gemini hears its track)"
+    ),
+    "kimi_audio": LmmsBackend(
+        "none", True, "models/simple/kimi_audio.py: audio arrays only (audio-only model; Table 3: AO)"
+    ),
+    "video_salmonn_2": LmmsBackend(
+        "none",
+        False,
+        "models/simple/video_salmonn_2.py: loaded as Qwen2.5-VL + LoRA with the Qwen2.5-VL processor; "
+        "audio items are skipped ('does not support standalone audio')",
+    ),
+    **{
+        name: LmmsBackend(
+            "none",
+            False,
+            f"models/chat/{name}.py: audio parts leave as audio_url with a local path "
+            "(protocol.py to_openai_messages: 'TODO, audio hasn't been implemented yet'); video as frames",
+        )
+        for name in ("openai", "vllm", "sglang")
+    },
+}
+#: Backends whose simple class (``--force_simple``) sends one media item per request, the first
+#: (``models/simple/<name>.py`` ``generate_until``: ``visual = visuals[i]`` for the i-th context): the
+#: final clip of a multi-clip scene, the one to annotate, never reaches the model.
+ONE_CLIP_SIMPLE = frozenset({"qwen2_5_omni", "qwen3_omni", "minicpm_o", "baichuan_omni", "omnivinci"})
+#: The route for a backend not in :data:`BACKENDS` (flagged: what it hears is unchecked).
+UNKNOWN_BACKEND = LmmsBackend("separate", True, "not in the toolkit's table (odu/harness/lmms.py BACKENDS)")
+
+
+def backend_name(lmms_eval_specific_kwargs: Mapping[str, Any] | None) -> str:
+    """The ``--model`` name lmms-eval resolved the task's kwargs for ("" when it is not in the table)."""
+    return str((lmms_eval_specific_kwargs or {}).get(BACKEND_KEY) or "")
+
+
+def backend(name: str) -> LmmsBackend:
+    return BACKENDS.get(name, UNKNOWN_BACKEND)
+
+
+_FLAGGED: set[tuple[str, str, str]] = set()
+
+
+def pitfalls(name: str, modality: str) -> list[str]:
+    """What backend ``name`` misses of a scene of ``modality`` (empty when it hears everything)."""
+    route = backend(name)
+    shown = name or "(unnamed)"
+    out = []
+    if not route.audio:
+        out.append(f"lmms-eval backend {shown} cannot take audio: the clips' sound is never heard ({route.source})")
+    elif modality == AUDIO_VISUAL and route.video_audio == "none":
+        out.append(f"lmms-eval backend {shown} cannot hear the audio of videos: frames only ({route.source})")
+    if route is UNKNOWN_BACKEND:
+        out.append(
+            f"lmms-eval backend {shown} is not in the toolkit's table: the audio of each video is sent as a "
+            "separate audio part; check in its source that it takes audio parts (docs/lmms-eval.md)"
+        )
+    return out
+
+
+def flag(name: str, modality: str, simple_clips: int = 0) -> None:
+    """Print :func:`pitfalls` on the console, once per backend and modality in a process; with
+    ``simple_clips`` (a simple class given a scene of that many clips), the one-clip pitfall too."""
+    found = pitfalls(name, modality)
+    if simple_clips > 1 and name in ONE_CLIP_SIMPLE:
+        found.append(
+            f"lmms-eval's simple {name} class (--force_simple) sends the first clip of a scene only: the final "
+            "clip, the one to annotate, is not heard; run the chat class (without --force_simple)"
+        )
+    for pitfall in found:
+        if (name, modality, pitfall) not in _FLAGGED:
+            _FLAGGED.add((name, modality, pitfall))
+            print(f"odu-bench: pitfall (lmms-eval {name or 'model'}): {pitfall}", file=sys.stderr)
+
+
+# --- docs --------------------------------------------------------------------------------------------
+
+
+def process_docs(config: str, text_only: bool = False) -> Callable[[Any], Any]:
+    """The ``process_docs`` hook of one task: the placeholder split becomes the scenes of ``config``."""
+
+    def docs(placeholder: Any) -> Any:
+        return scene_docs(config, text_only=text_only)["test"]
+
+    docs.__name__ = docs.__qualname__ = f"odu_{config}{'_text' if text_only else ''}_docs"
+    return docs
+
+
+# --- input -------------------------------------------------------------------------------------------
+
+_CLIPS: Any = None
+
+
+def _load_clip(doc: Mapping[str, Any], part: Part) -> Any:
+    global _CLIPS
+    from ..models.clips import DatasetClips
+
+    if _CLIPS is None:
+        _CLIPS = DatasetClips()
+    assert part.clip is not None
+    return _CLIPS.load(doc["media"], doc["scene_id"], part.clip)
+
+
+def _media(doc: Mapping[str, Any], video_audio: str) -> Callable[[Part], list[dict[str, Any]]]:
+    from ..models.clips import spool_clip
+
+    def parts(part: Part) -> list[dict[str, Any]]:
+        assert part.clip is not None
+        clip, sha = _load_clip(doc, part), part.clip.sha256
+        if doc["modality"] == AUDIO_ONLY:
+            return [{"type": "audio", "url": str(spool_clip(clip, sha, wav_rate=DEFAULT_AUDIO_SAMPLE_RATE))}]
+        if video_audio != "separate":
+            return [{"type": "video", "url": str(spool_clip(clip, sha))}]
+        return [
+            {"type": "video", "url": str(spool_clip(clip, sha, video_only=True))},
+            {"type": "audio", "url": str(spool_clip(clip, sha, wav_rate=DEFAULT_AUDIO_SAMPLE_RATE))},
+        ]
+
+    return parts
+
+
+def _no_media(part: Part) -> list[dict[str, Any]]:
+    raise AssertionError("a text-only request has no media part")
+
+
+def doc_to_messages(
+    doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Chat backends' input: system instruction (App F.1 / F.2), then the App D.1 user turn with the
+    clips in order as files and the assistant replies as text (``inline``), in lmms-eval's message
+    format (every content a list of ``text`` / ``audio`` / ``video`` parts, media by path)."""
+    from ..models.messages import chat_messages
+
+    request = scene_request(doc)
+    name = backend_name(lmms_eval_specific_kwargs)
+    if not request.text_only:
+        flag(name, request.modality)
+    media = _no_media if request.text_only else _media(doc, backend(name).video_audio)
+    return [
+        {
+            "role": m["role"],
+            "content": m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}],
+        }
+        for m in chat_messages(request.chat(), media)
+    ]
+
+
+def doc_to_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:
+    """Simple backends' text (and lmms-eval's cache key): the instruction, then the user turn's texts
+    in order (turn labels, replies, closing instruction; a text-only doc's ASR blocks), blank-line
+    separated; the clips themselves come from :func:`doc_to_visual`."""
+    chat = scene_request(doc).chat()
+    texts = [p.text if p.role != "assistant" else f"{p.label} {p.text}" for p in chat.parts if p.clip is None]
+    return "\n\n".join(texts)
+
+
+def doc_to_visual(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> list[Any]:
+    """Simple backends' media, the clips in order: audio as lmms-eval's ``{"array", "sampling_rate"}``
+    (16 kHz mono), video as file paths with their sound track; none for a text-only doc."""
+    from ..models.clips import spool_clip
+
+    request = scene_request(doc)
+    if request.text_only:
+        return []
+    flag(backend_name(lmms_eval_specific_kwargs), request.modality, simple_clips=len(request.turns))
+    out: list[Any] = []
+    for part in request.chat().parts:
+        if part.clip is None:
+            continue
+        clip = _load_clip(doc, part)
+        if request.modality == AUDIO_ONLY:
+            out.append({"array": clip.audio(DEFAULT_AUDIO_SAMPLE_RATE), "sampling_rate": DEFAULT_AUDIO_SAMPLE_RATE})
+        else:
+            out.append(str(spool_clip(clip, part.clip.sha256)))
+    return out
+
+
+# --- scores ------------------------------------------------------------------------------------------
+
+#: Docs seen by :func:`process_results`, by scene id (the aggregation rebuilds the scenes from them).
+_DOCS: dict[str, Mapping[str, Any]] = {}
+#: Raw outputs seen by :func:`process_results`, by their sha256 (the items name them by it: lmms-eval
+#: logs every metric's item with each sample, sixteen copies of an output otherwise).
+_OUTPUTS: dict[str, str] = {}
+#: Task scores by the (scene id, output hash) pairs they were computed from: one scoring per task.
+_SUMMARIES: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
+
+
+def answer_output(answer: Any) -> str:
+    """The raw output recorded for an lmms-eval answer: an empty one is an inference error."""
+    if isinstance(answer, (list, tuple)):
+        answer = answer[0] if answer else None
+    if not isinstance(answer, str) or not answer.strip():
+        return encode_output(Generation.failed(EMPTY_ANSWER))
+    return answer
+
+
+def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, Any]:
+    """Per-doc items: the scene id and the sha256 of its raw output (the same item for every metric)."""
+    output = answer_output(results[0] if results else None)
+    digest = hashlib.sha256(output.encode("utf-8")).hexdigest()
+    _DOCS[doc["scene_id"]], _OUTPUTS[digest] = doc, output
+    return dict.fromkeys(METRICS, {"scene_id": doc["scene_id"], "output_sha256": digest})
+
+
+def task_summary(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The scores of one task's items (:func:`.tasks.summarize_items` over the scored scenes), computed
+    once per set of outputs: every metric's aggregation reads the same summary."""
+    key = tuple((i["scene_id"], i["output_sha256"]) for i in items)
+    if key not in _SUMMARIES:
+        docs = [_DOCS[sid] for sid, _ in key]
+        scored = score_responses([[_OUTPUTS[digest]] for _, digest in key], docs)
+        _SUMMARIES[key] = summarize_items([scene_item(d, [s])["m1"] for d, s in zip(docs, scored)])
+    return _SUMMARIES[key]
+
+
+def aggregation(metric: str) -> Callable[[Sequence[Mapping[str, Any]]], Any]:
+    """The lmms-eval aggregation of ``metric``: one value of :func:`task_summary`."""
+    return task_aggregation(metric, task_summary)
+
+
+def predictions(samples: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``odu-bench score --predictions`` rows from lmms-eval's logged samples (``--log_samples``): each
+    sample's answer as lmms-eval logged it (``filtered_resps``), ``null`` for an empty one (an
+    inference error), under the scene id of its ``m1`` item."""
+    rows = []
+    for sample in samples:
+        output = answer_output(sample["filtered_resps"])
+        failed = decode_output(output).error is not None
+        rows.append({"scene_id": sample["m1"]["scene_id"], "output": None if failed else output})
+    return rows
+
+
+def write_predictions(samples_jsonl: str | os.PathLike[str], out: str | os.PathLike[str]) -> int:
+    """:func:`predictions` of an lmms-eval ``samples_*.jsonl`` file, written as JSONL to ``out``;
+    returns the number of rows."""
+    with open(samples_jsonl, encoding="utf-8") as fh:
+        rows = predictions(json.loads(line) for line in fh if line.strip())
+    with open(out, "w", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    return len(rows)
+
+
+__all__ = [
+    "BACKENDS",
+    "METRICS",
+    "BACKEND_KEY",
+    "EMPTY_ANSWER",
+    "LmmsBackend",
+    "aggregation",
+    "answer_output",
+    "backend",
+    "doc_to_messages",
+    "doc_to_text",
+    "doc_to_visual",
+    "pitfalls",
+    "predictions",
+    "process_docs",
+    "process_results",
+    "task_summary",
+    "write_predictions",
+]
