@@ -163,38 +163,43 @@ def _token_ids(tokenizer: Any) -> dict[str, int]:
     }
 
 
+#: One tiny transformer layer stack: the sizes every tiny language model here shares.
+TINY_LAYERS: dict[str, int] = {
+    "hidden_size": 16,
+    "intermediate_size": 32,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
+}
+#: Multimodal rotary positions (M-RoPE) over 8-wide heads: time, height, width sections.
+MROPE: dict[str, Any] = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 1, 2]}
+#: The tiny audio (Whisper-style) and vision towers of both Qwen-Omni thinkers.
+AUDIO_TOWER: dict[str, int] = {
+    "num_mel_bins": 128,
+    "encoder_layers": 1,
+    "encoder_attention_heads": 2,
+    "encoder_ffn_dim": 16,
+    "d_model": 8,
+    "output_dim": 16,
+}
+VISION_TOWER: dict[str, int] = {
+    "depth": 1,
+    "hidden_size": 16,
+    "intermediate_size": 16,
+    "num_heads": 2,
+    "out_hidden_size": 16,
+}
+
+
 def _text_config(vocab: int) -> dict[str, Any]:
-    return {
-        "vocab_size": vocab,
-        "hidden_size": 16,
-        "intermediate_size": 32,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 2,
-        "num_key_value_heads": 1,
-        "max_position_embeddings": 32768,
-        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 1, 2]},
-    }
+    return {**TINY_LAYERS, "vocab_size": vocab, "max_position_embeddings": 32768, "rope_parameters": dict(MROPE)}
 
 
 def qwen2_5_omni_thinker_config(tokenizer: Any) -> dict[str, Any]:
     """A tiny Qwen2.5-Omni thinker: one layer per tower, 16-wide text model, the tokenizer's token ids."""
     return {
-        "audio_config": {
-            "num_mel_bins": 128,
-            "encoder_layers": 1,
-            "encoder_attention_heads": 2,
-            "encoder_ffn_dim": 16,
-            "d_model": 8,
-            "output_dim": 16,
-        },
-        "vision_config": {
-            "depth": 1,
-            "hidden_size": 16,
-            "intermediate_size": 16,
-            "num_heads": 2,
-            "out_hidden_size": 16,
-            "fullatt_block_indexes": [0],
-        },
+        "audio_config": dict(AUDIO_TOWER),
+        "vision_config": {**VISION_TOWER, "fullatt_block_indexes": [0]},
         "text_config": _text_config(len(tokenizer)),
         **_token_ids(tokenizer),
     }
@@ -209,32 +214,11 @@ def qwen3_omni_thinker_config(tokenizer: Any) -> dict[str, Any]:
         "moe_intermediate_size": 8,
         "num_experts": 4,
         "num_experts_per_tok": 2,
-        "rope_parameters": {
-            "rope_type": "default",
-            "rope_theta": 10000.0,
-            "mrope_section": [1, 1, 2],
-            "interleaved": True,
-        },
+        "rope_parameters": {**MROPE, "interleaved": True},
     }
     return {
-        "audio_config": {
-            "num_mel_bins": 128,
-            "encoder_layers": 1,
-            "encoder_attention_heads": 2,
-            "encoder_ffn_dim": 16,
-            "d_model": 8,
-            "output_dim": 16,
-            "downsample_hidden_size": 8,
-        },
-        "vision_config": {
-            "depth": 1,
-            "hidden_size": 16,
-            "intermediate_size": 16,
-            "num_heads": 2,
-            "out_hidden_size": 16,
-            "num_position_embeddings": 64,
-            "deepstack_visual_indexes": [0],
-        },
+        "audio_config": {**AUDIO_TOWER, "downsample_hidden_size": 8},
+        "vision_config": {**VISION_TOWER, "num_position_embeddings": 64, "deepstack_visual_indexes": [0]},
         "text_config": text,
         "audio_token_id": ids["audio_token_index"],
         "image_token_id": ids["image_token_index"],
@@ -249,14 +233,7 @@ def qwen3_omni_config(tokenizer: Any) -> Any:
     from transformers import Qwen3OmniMoeConfig
 
     thinker = qwen3_omni_thinker_config(tokenizer)
-    small = {
-        "hidden_size": 16,
-        "intermediate_size": 32,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 2,
-        "num_key_value_heads": 1,
-        "head_dim": 8,
-    }
+    small = {**TINY_LAYERS, "head_dim": 8}
     talker = {
         "text_config": {
             **small,
@@ -312,11 +289,7 @@ def qwen2_5_omni_config(tokenizer: Any) -> Any:
         **{k: v for k, v in ids.items()},
         "vocab_size": 64,
         "embedding_size": 16,
-        "hidden_size": 16,
-        "intermediate_size": 32,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 2,
-        "num_key_value_heads": 1,
+        **TINY_LAYERS,
         "head_dim": 8,
         "tts_text_start_token_id": 0,
         "tts_text_end_token_id": 0,
@@ -325,7 +298,7 @@ def qwen2_5_omni_config(tokenizer: Any) -> Any:
         "tts_codec_end_token_id": 2,
         "tts_codec_pad_token_id": 3,
         "tts_codec_mask_token_id": 4,
-        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 1, 2]},
+        "rope_parameters": dict(MROPE),
     }
     token2wav = {
         "dit_config": {
