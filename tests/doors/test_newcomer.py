@@ -16,7 +16,6 @@ venv (``support.wheel``), the docs' commands run from an empty folder, offline.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -24,9 +23,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.wheel import REPO, WheelEnv, finish, start, user_env
+from support.wheel import REPO, WheelEnv, finish, start, user_env, without_packages
 
 from odu.data.sample import sample_dir
+
+#: The distributions of the [torch] extra (and accelerate, which imports torch) as site-packages names them.
+TORCH_EXTRA = ("torch", "torchvision", "torchcodec", "torchaudio", "accelerate")
 
 #: Scenes of the small release the newcomer prepares (the first audio-visual scenes of the sample).
 N_SCENES = 3
@@ -131,11 +133,11 @@ def test_lm_eval_with_eval_s_model_name_names_lm_eval_s(wheel_env: WheelEnv) -> 
 
 
 def test_a_missing_extra_is_one_line_naming_a_command_that_works(wheel_env: WheelEnv) -> None:
-    if importlib.util.find_spec("torch") is not None:  # the venv reaches this environment's packages
-        pytest.skip("torch is installed here")
-    environ, cwd = user_env(wheel_env, "newcomer-extra")
+    # a machine without the [torch] extra, though this one may have it (CI installs it)
+    bare = without_packages(wheel_env, TORCH_EXTRA, "newcomer-no-torch")
+    environ, cwd = user_env(bare, "newcomer-extra")
     args = ["-m", "odu", "eval", "--sample", "--model", "qwen-omni", "--model-args", "pretrained=Qwen/Qwen3-Omni"]
-    code, out, err = run(wheel_env, args, environ, cwd)
+    code, out, err = run(bare, args, environ, cwd)
     assert code == 2 and "Traceback" not in err
     assert 'pip install -e ".[torch]" in an odu-bench checkout (installed from a wheel: pip install torch' in err
 

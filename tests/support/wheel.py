@@ -107,3 +107,28 @@ def start(env: WheelEnv, args: list[str], environ: dict[str, str], cwd: Path) ->
 def finish(proc: subprocess.Popen[str], timeout: float = 900) -> tuple[int, str, str]:
     out, err = proc.communicate(timeout=timeout)
     return proc.returncode, out, err
+
+
+def without_packages(env: WheelEnv, hidden: tuple[str, ...], name: str) -> WheelEnv:
+    """``env``'s wheel in a second venv whose dependencies lack the distributions named ``hidden``
+    (their import packages and ``.dist-info``): a machine without an extra, though this one has it.
+    Its path reaches the wheel's folder and a folder of links to this environment's site-packages
+    entries but those (neither folder's ``.pth`` files run)."""
+    root = env.home / name
+    shadow = root / "lib" / "site-packages"  # so named: dill pickles modules under such a folder by reference
+    shadow.mkdir(parents=True)
+    for site_dir in map(Path, site.getsitepackages()):
+        for entry in site_dir.iterdir():
+            base = entry.name.split("-")[0].split(".")[0].lower()
+            if base not in hidden and not (shadow / entry.name).exists():
+                (shadow / entry.name).symlink_to(entry)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True, timeout=300)
+    python = root / "venv" / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    Path(purelib, "zz_test_dependencies.pth").write_text(f"{env.site_packages}\n{shadow}\n", encoding="utf-8")
+    return WheelEnv(python, Path(purelib), root)
