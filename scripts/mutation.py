@@ -430,7 +430,7 @@ FAULTS: tuple[Fault, ...] = (
     F("url-credentials-not-registered", "scrub", "odu/openai_client.py",
       "for secret in url_credentials(base_url):", "for secret in url_credentials(None):"),
     F("model-text-keeps-the-key", "scrub", "odu/models/remote.py",
-      "generation = Generation(scrub_secrets(generation.text), generation.error)", "generation = Generation(generation.text, generation.error)"),
+      "generation = replace(generation, text=scrub_secrets(generation.text))", "generation = replace(generation, text=generation.text)"),
     F("judge-text-keeps-the-key", "scrub", "odu/judge/openai_judge.py",
       "return scrub_secrets(text) if text else text", "return text"),
     F("backend-takes-a-key-argument", "scrub", "odu/models/__init__.py",
@@ -496,8 +496,8 @@ FAULTS: tuple[Fault, ...] = (
     F("merged-samples-in-shard-order", "shards", "odu/shards.py",
       "out[task] = sorted(rows, key=_row)", "out[task] = list(rows)"),
     F("merged-scene-count-of-one-shard", "shards", "odu/shards.py",
-      'n = sum(int((s.card.get("dataset") or {}).get(key, {}).get("n_scenes") or 0) for s in shards)',
-      'n = int((shards[0].card.get("dataset") or {}).get(key, {}).get("n_scenes") or 0)'),
+      'n = sum(int((d or {}).get(key, {}).get("n_scenes") or 0) for d in per_shard)',
+      'n = int((per_shard[0] or {}).get(key, {}).get("n_scenes") or 0)'),
     F("merged-sample-len-of-one-shard", "shards", "odu/cli/merge.py",
       '            tasks[task]["sample_len"] = len(samples[task])\n', '            pass\n'),
     # --- dry-run arithmetic (odu/estimate.py)
@@ -541,7 +541,7 @@ FAULTS: tuple[Fault, ...] = (
     F("dry-run-judges-remote-models-only", "estimate", "odu/cli/eval.py",
       "judge_runs=len(models) if llm_judge else 0", "judge_runs=len(remote) if llm_judge else 0"),
     F("dry-run-ignores-limit", "estimate", "odu/cli/eval.py",
-      "docs = list(task.eval_docs)[: args.limit] if args.limit else task.eval_docs", "docs = task.eval_docs"),
+      "docs += list(task.eval_docs)[: args.limit] if args.limit else list(task.eval_docs)", "docs += list(task.eval_docs)"),
     # --- run folders (odu/outdir.py, odu/run.py)
     F("run-without-summary-is-all-its-own", "rundirs", "odu/run.py",
       "own = {*listed, SUMMARY_FILE} if listed is not None else set()", "own = {*listed, SUMMARY_FILE} if listed is not None else {e.name for e in folder.iterdir()}"),
