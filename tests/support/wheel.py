@@ -117,7 +117,7 @@ def without_packages(env: WheelEnv, hidden: tuple[str, ...], name: str) -> Wheel
     root = env.home / name
     shadow = root / "lib" / "site-packages"  # so named: dill pickles modules under such a folder by reference
     shadow.mkdir(parents=True)
-    for site_dir in map(Path, site.getsitepackages()):
+    for site_dir in filter(Path.is_dir, map(Path, site.getsitepackages())):  # Debian's list names absent folders
         for entry in site_dir.iterdir():
             base = entry.name.split("-")[0].split(".")[0].lower()
             if base not in hidden and not (shadow / entry.name).exists():
