@@ -63,18 +63,24 @@ def _build_wheel(tmp: Path) -> Path:
     return wheel
 
 
-@pytest.fixture(scope="session")
-def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> WheelEnv:
-    tmp = tmp_path_factory.mktemp("wheel")
-    wheel = _build_wheel(tmp)
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp / "venv")], check=True, timeout=300)
-    python = tmp / "venv" / "bin" / "python"
+def _venv(folder: Path) -> tuple[Path, str]:
+    """A new venv without pip at ``folder``: its python and its purelib folder."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=300)
+    python = folder / "bin" / "python"
     purelib = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.strip()
+    return python, purelib
+
+
+@pytest.fixture(scope="session")
+def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> WheelEnv:
+    tmp = tmp_path_factory.mktemp("wheel")
+    wheel = _build_wheel(tmp)
+    python, purelib = _venv(tmp / "venv")
     install = subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", purelib, str(wheel)],
         capture_output=True,
@@ -122,13 +128,6 @@ def without_packages(env: WheelEnv, hidden: tuple[str, ...], name: str) -> Wheel
             base = entry.name.split("-")[0].split(".")[0].lower()
             if base not in hidden and not (shadow / entry.name).exists():
                 (shadow / entry.name).symlink_to(entry)
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True, timeout=300)
-    python = root / "venv" / "bin" / "python"
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    python, purelib = _venv(root / "venv")
     Path(purelib, "zz_test_dependencies.pth").write_text(f"{env.site_packages}\n{shadow}\n", encoding="utf-8")
     return WheelEnv(python, Path(purelib), root)
