@@ -33,7 +33,6 @@ lmms-eval (0.7.3) runs its own model backends; the task YAMLs point their hooks 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -316,12 +315,13 @@ def predictions(samples: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def write_predictions(samples_jsonl: str | os.PathLike[str], out: str | os.PathLike[str]) -> int:
-    """:func:`predictions` of an lmms-eval ``samples_*.jsonl`` file, written as JSONL to ``out``;
-    returns the number of rows."""
-    with open(samples_jsonl, encoding="utf-8") as fh:
-        rows = predictions(json.loads(line) for line in fh if line.strip())
-    with open(out, "w", encoding="utf-8") as fh:
-        fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    """:func:`predictions` of an lmms-eval ``samples_*.jsonl`` file (read as every JSONL input is,
+    :func:`odu.jsonio.iter_jsonl`), written as JSONL to ``out`` by replacement; returns the number of rows."""
+    from ..files import replace_file
+    from ..jsonio import dump_line, iter_jsonl
+
+    rows = predictions(sample for _, sample in iter_jsonl(samples_jsonl))  # bounded lines, named on error
+    replace_file(out, b"".join(dump_line(r) for r in rows))
     return len(rows)
 
 
