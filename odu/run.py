@@ -42,6 +42,8 @@ from .outdir import FolderKind, OutDirError, check_target, shown, swap_in, work_
 SUMMARY_FILE = "summary.json"
 SCENES_FILE = "scenes.jsonl"
 RUN_CARD_NAME = "run_card.json"
+#: Raw model outputs of a run (``odu-bench eval``; ``score --predictions`` reads the same rows).
+PREDICTIONS_FILE = "predictions.jsonl"
 #: The key holding the run id in every file of a run (first key of each JSON file and JSONL row).
 RUN_ID = "run_id"
 #: ``summary.json``'s list of the run's other files: name -> ``{"sha256": ..., "rows": ...}``.
@@ -52,7 +54,7 @@ FILES = "files"
 RUN_FILE_PATTERNS: tuple[str, ...] = (
     SUMMARY_FILE,
     SCENES_FILE,
-    "predictions.jsonl",
+    PREDICTIONS_FILE,
     "results*.json",
     "run_card*.json",
     "samples_*.jsonl",

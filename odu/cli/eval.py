@@ -25,7 +25,7 @@ from ..caveats import APPROXIMATE_JUDGE, caveat_lines, marked, run_caveats, summ
 from ..judge.openai_judge import merge_judge_infos
 from ..models import BACKENDS, BASELINES, backend_name, lm_eval_name, system_label
 from ..outdir import check_target, clear
-from ..run import RUN_CARD_NAME, RUNS, SCENES_FILE, EvalSceneRow, RunSummary, RunWriter, summarize_run
+from ..run import PREDICTIONS_FILE, RUN_CARD_NAME, RUNS, SCENES_FILE, EvalSceneRow, RunSummary, RunWriter, summarize_run
 from ..scrub import install_log_filter, scrub_text, scrub_value
 from .common import (
     add_annotation_language,
@@ -187,7 +187,7 @@ def write_model_outputs(results: Mapping[str, Any], writer: RunWriter) -> list[E
                 outputs.setdefault(sid, scored["raw_output"])
                 row = {**scored["scene"], "inference_error": scored["inference_error"]}
                 rows.setdefault(sid, cast(EvalSceneRow, row | {"truncated": bool(scored.get("truncated"))}))
-    with writer.jsonl("predictions.jsonl") as predictions:
+    with writer.jsonl(PREDICTIONS_FILE) as predictions:
         for sid, output in outputs.items():
             predictions.write({"scene_id": sid, "output": output})
     return list(rows.values())

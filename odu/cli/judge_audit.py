@@ -14,7 +14,7 @@ from ..judge import JudgeUnavailableError
 from ..judge.audit import audit, audit_table
 from ..judge.spec import add_judge_arguments, judges_from_args
 from ..outdir import check_apart
-from ..run import read_run
+from ..run import PREDICTIONS_FILE, read_run
 from ..schema import SchemaError, load_scenes, read_predictions
 from .common import add_annotation_language, judge_accounting_line, judge_errors_exit_code
 
@@ -125,7 +125,7 @@ def _reference_shift(args: argparse.Namespace) -> int:
     """``--reference-shift``: the JSON (``--out`` or printed) and the table; exit 1 on judge errors."""
     from ..judge.reference_shift import judge_error_points, reference_shift, shift_table
 
-    sources = [(name, path / "predictions.jsonl") for name, path in args.runs] + list(args.predictions)
+    sources = [(name, path / PREDICTIONS_FILE) for name, path in args.runs] + list(args.predictions)
     problem = (
         "--reference-shift needs --scenes (with both en and zh annotations)"
         if not args.scenes

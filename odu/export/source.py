@@ -17,14 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..jsonio import JsonFileError, iter_jsonl, read_json
-from ..report.runs import System, load_systems
-from ..run import RUN_CARD_NAME, RUN_ID, SCENES_FILE
+from ..report.runs import System, load_systems, read_object
+from ..run import PREDICTIONS_FILE, RUN_CARD_NAME, RUN_ID, SCENES_FILE
+from ..schema import read_predictions
 from ..scrub import scrub_value
 from ..tables import table3_caveat
 
-#: Raw model outputs of a run made through lm-eval (``odu-bench eval``): ``{"scene_id", "output"}`` rows.
-PREDICTIONS_FILE = "predictions.jsonl"
 #: The benchmark's name in every export.
 BENCHMARK = "ODU-Bench"
 #: A Hub repo id (``ORG/NAME``), as the Hub's own validators read one (``huggingface_hub``'s
@@ -138,20 +136,10 @@ def load_export_runs(
 
 
 def _with_files(system: System, run_dir: Path) -> ExportRun:
-    """``system`` with its run card (scrubbed again: exports never carry a credential) and raw outputs."""
-    card = None
-    if (run_dir / RUN_CARD_NAME).is_file():
-        try:
-            found = read_json(run_dir / RUN_CARD_NAME)
-        except JsonFileError as exc:
-            raise ValueError(f"{run_dir / RUN_CARD_NAME}: {exc}") from None
-        card = scrub_value(found) if isinstance(found, Mapping) else None
-    outputs: dict[str, str] = {}
-    if (run_dir / PREDICTIONS_FILE).is_file():
-        try:
-            for _, row in iter_jsonl(run_dir / PREDICTIONS_FILE):
-                if isinstance(row, Mapping) and isinstance(row.get("output"), str):
-                    outputs[str(row.get("scene_id"))] = row["output"]
-        except JsonFileError as exc:
-            raise ValueError(f"{run_dir / PREDICTIONS_FILE}: {exc}") from None
-    return ExportRun(system, card, outputs, run_dir)
+    """``system`` with its run card (scrubbed again: exports never carry a credential) and raw outputs
+    (:func:`odu.schema.read_predictions`, scenes without output left out)."""
+    card = read_object(run_dir / RUN_CARD_NAME)  # JsonFileError (a ValueError) names the file
+    path = run_dir / PREDICTIONS_FILE
+    outputs = read_predictions(path) if path.is_file() else {}
+    kept = {sid: text for sid, text in outputs.items() if text is not None}
+    return ExportRun(system, scrub_value(card) if card else None, kept, run_dir)

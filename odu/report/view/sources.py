@@ -28,7 +28,7 @@ from ...data.release import MediaPathError, find_records, media_path
 from ...data.sample import sample_dataset_dir
 from ...match import merge_segments, pred_order_key
 from ...parse import parse_output
-from ...run import RUN_CARD_NAME
+from ...run import PREDICTIONS_FILE, RUN_CARD_NAME
 from ...schema import Scene, SchemaError, read_json_records, read_predictions, scene_from_dict
 from ...text import edit_count, is_cjk_dominant, normalize, units
 from ..runs import (
@@ -61,9 +61,6 @@ __all__ = [
     "scene_from_dict",
     "units",
 ]
-
-#: Raw outputs of an ``odu-bench eval`` run (the ``odu-bench score --predictions`` format).
-PREDICTIONS_FILE = "predictions.jsonl"
 
 
 @dataclass(frozen=True, slots=True)
