@@ -137,11 +137,6 @@ def dataset_choice(dataset: str | os.PathLike[str] | None = None) -> tuple[str, 
     return str(sample_dataset_dir()), SAMPLE_REASON
 
 
-def dataset_source(dataset: str | os.PathLike[str] | None = None) -> str:
-    """Where the tasks read scenes (:func:`dataset_choice`)."""
-    return dataset_choice(dataset)[0]
-
-
 #: Sources already announced on the console in this process (each task loads its docs once).
 _ANNOUNCED: set[str] = set()
 
@@ -471,7 +466,6 @@ __all__ = [
     "aggregation",
     "announce_dataset",
     "dataset_choice",
-    "dataset_source",
     "doc_to_clips",
     "doc_to_text",
     "judge_from_env",
