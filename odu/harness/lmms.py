@@ -212,20 +212,14 @@ def doc_to_messages(
     """Chat backends' input: system instruction (App F.1 / F.2), then the App D.1 user turn with the
     clips in order as files and the assistant replies as text (``inline``), in lmms-eval's message
     format (every content a list of ``text`` / ``audio`` / ``video`` parts, media by path)."""
-    from ..models.messages import chat_messages
+    from ..models.messages import chat_messages, parts_only
 
     request = scene_request(doc)
     name = backend_name(lmms_eval_specific_kwargs)
     if not request.text_only:
         flag(name, request.modality)
     media = _no_media if request.text_only else _media(doc, backend(name).video_audio)
-    return [
-        {
-            "role": m["role"],
-            "content": m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}],
-        }
-        for m in chat_messages(request.chat(), media)
-    ]
+    return parts_only(chat_messages(request.chat(), media))
 
 
 def doc_to_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None) -> str:

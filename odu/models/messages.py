@@ -79,6 +79,19 @@ def chat_messages(chat: ChatInput, media: MediaParts, history: str = "inline") -
     return messages
 
 
+def parts_only(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` with every content a list of parts (a plain string becomes one text part), as
+    processors' chat templates and lmms-eval's message format take them.
+
+    >>> parts_only([{"role": "system", "content": "Hi"}])
+    [{'role': 'system', 'content': [{'type': 'text', 'text': 'Hi'}]}]
+    """
+    return [
+        {"role": m["role"], "content": m["content"] if isinstance(m["content"], list) else [_text(m["content"])]}
+        for m in messages
+    ]
+
+
 def scene_messages(
     request: SceneRequest,
     load_clip: ClipLoader | None,
@@ -116,4 +129,4 @@ def role_turns(
     return messages[0]["content"], turns
 
 
-__all__ = ["HISTORY_LAYOUTS", "MediaParts", "chat_messages", "role_turns", "scene_messages"]
+__all__ = ["HISTORY_LAYOUTS", "MediaParts", "chat_messages", "parts_only", "role_turns", "scene_messages"]

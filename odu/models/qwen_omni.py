@@ -37,7 +37,7 @@ from .base import (
     SceneRequest,
 )
 from .clips import spool_clip
-from .messages import scene_messages
+from .messages import parts_only, scene_messages
 
 #: model_type (config.json) -> (thinker class, processor class) in ``transformers``: the published
 #: layouts (thinker + talker + token2wav / code2wav, of which the thinker is loaded) and thinker-only
@@ -165,14 +165,7 @@ class QwenOmniLocal(Backend):
         """The processor conversation: clips as file paths, every content as a list of parts."""
         kind = "audio" if request.modality == AUDIO_ONLY else "video"
         encode = lambda ref, clip: [{"type": kind, "path": str(spool_clip(clip, ref.sha256))}]  # noqa: E731
-        messages = scene_messages(request, load_clip, encode, self.history)
-        return [
-            {
-                "role": m["role"],
-                "content": m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}],
-            }
-            for m in messages
-        ]
+        return parts_only(scene_messages(request, load_clip, encode, self.history))
 
     def info(self) -> dict[str, Any]:
         return {

@@ -73,3 +73,43 @@ def test_qwen3_omni_thinker_in_process(checkpoints: dict[str, Path], tmp_path: P
     assert read_json(folder / "summary.json")["inference_errors"] == 0
     counted = stats(folder)
     assert counted["scenes"] == 4 and counted["audio_tokens"] > 0
+
+
+def test_tmrope_positions_need_use_audio_in_video_in_generate(checkpoints: dict[str, Path]) -> None:
+    """Why the backend passes ``use_audio_in_video`` to ``generate`` as well as the processor
+    (docs/real-lane.md "What the real server taught us"): with the track interleaved into the video
+    block, ``get_rope_index`` without the switch numbers the block's tokens one by one (the last
+    position is the prompt's length - 1) instead of by time (Qwen2.5-Omni's TMRoPE). On the sample's
+    first clip: 199 with the switch, 921 without."""
+    import transformers
+
+    from odu.data.sample import sample_dir
+
+    clip = sorted(sample_dir().rglob("*.mp4"))[0]
+    folder = checkpoints["qwen2_5_omni_thinker"]
+    processor = transformers.AutoProcessor.from_pretrained(folder)
+    model = transformers.Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(folder)
+    conversation = [{"role": "user", "content": [{"type": "video", "path": str(clip)}, {"type": "text", "text": "?"}]}]
+    inputs = processor.apply_chat_template(
+        conversation,
+        load_audio_from_video=True,
+        add_generation_prompt=True,
+        tokenize=True,
+        return_dict=True,
+        return_tensors="pt",
+        processor_kwargs={"fps": 2.0},
+    )
+    last = {}
+    for switch in (True, False):
+        positions, _ = model.get_rope_index(
+            inputs["input_ids"],
+            None,
+            inputs["video_grid_thw"],
+            inputs["attention_mask"],
+            switch,
+            inputs["feature_attention_mask"].sum(-1),
+            inputs.get("video_second_per_grid"),
+        )
+        last[switch] = int(positions.max())
+    assert last[False] == inputs["input_ids"].shape[1] - 1  # flattened: one position per token
+    assert last[True] < last[False] / 2  # by time: the interleaved audio and frames share positions
