@@ -37,6 +37,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..constants import AUDIO_ONLY, AUDIO_VISUAL
@@ -314,7 +315,7 @@ def write_predictions(samples_jsonl: str | os.PathLike[str], out: str | os.PathL
     from ..files import replace_file
     from ..jsonio import dump_line, iter_jsonl
 
-    rows = predictions(sample for _, sample in iter_jsonl(samples_jsonl))  # bounded lines, named on error
+    rows = predictions(sample for _, sample in iter_jsonl(Path(samples_jsonl)))  # bounded lines, named on error
     replace_file(out, b"".join(dump_line(r) for r in rows))
     return len(rows)
 
