@@ -17,6 +17,14 @@ meets the processor, chat template and model classes a real checkpoint meets:
   ``qwen3_omni_moe_thinker``;
 * ``text`` — a tiny Qwen2 chat LLM for the judge and the text-only routes.
 
+``--for vllm`` builds the two published layouts (``qwen2_5_omni``, ``qwen3_omni_moe``) so that vLLM's CPU
+build serves them (the vLLM lane, docs/real-lane.md "vLLM"), with the sizes of :data:`VLLM_SIZES`: vLLM
+registers the published architectures only (not the thinker-only ones), its CPU attention takes heads of
+32, 64, 80 ... wide, its CPU MoE kernels hidden sizes that are multiples of 32, and it reads fields of the
+published Qwen3-Omni config that transformers does not declare (the vision tower's ``image_size`` and
+``apply_vit_abs_pos_embed``, the thinker's ``audio_end_token_id``) and the text model's ``tie_word_embeddings``.
+The default (``--for transformers``) keeps the smaller sizes, byte for byte.
+
 Every checkpoint carries a processor assembled from its parts: a byte-level BPE tokenizer trained on
 the spot with ``tokenizers`` (the Qwen special tokens ``<|im_start|>``, ``<|AUDIO|>``, ``<|VIDEO|>``,
 ``<|IMAGE|>``, ``<|audio_bos|>`` … as the tokenizer's named extra special tokens), the Qwen2-VL image and
@@ -28,19 +36,26 @@ a frame) either way, as on a real checkpoint. Weights come from ``torch.manual_s
 
     python tools/tiny_checkpoints.py --kind qwen2_5_omni --out /tmp/tiny-omni
     transformers serve /tmp/tiny-omni --port 8000
+    python tools/tiny_checkpoints.py --kind qwen3_omni_moe --for vllm --out /tmp/Qwen3-Omni-vllm-tiny
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 KINDS: tuple[str, ...] = ("qwen2_5_omni", "qwen2_5_omni_thinker", "qwen3_omni_moe", "qwen3_omni_moe_thinker", "text")
 PROCESSORS: tuple[str, ...] = ("tiny", "published")
+#: The servers a checkpoint is sized for (``--for``), and the kinds vLLM registers (its published architectures,
+#: vllm/model_executor/models/registry.py: ``Qwen2_5OmniForConditionalGeneration``, ``Qwen3OmniMoeForConditionalGeneration``).
+TARGETS: tuple[str, ...] = ("transformers", "vllm")
+VLLM_KINDS: tuple[str, ...] = ("qwen2_5_omni", "qwen3_omni_moe")
 #: Size of the trained BPE vocabulary (special tokens included).
 VOCAB_SIZE = 1024
 #: Speakers of the published Qwen2.5-Omni ``spk_dict.pt``.
@@ -191,48 +206,109 @@ VISION_TOWER: dict[str, int] = {
 }
 
 
-def _text_config(vocab: int) -> dict[str, Any]:
-    return {**TINY_LAYERS, "vocab_size": vocab, "max_position_embeddings": 32768, "rope_parameters": dict(MROPE)}
+@dataclass(frozen=True)
+class Sizes:
+    """The thinker's text model sizes a target server takes (:data:`TRANSFORMERS_SIZES`, :data:`VLLM_SIZES`)."""
+
+    #: The text model's layer stack (:data:`TINY_LAYERS`' keys) and its heads' width.
+    layers: dict[str, int]
+    head_dim: int
+    #: M-RoPE time, height, width sections of Qwen2.5-Omni and Qwen3-Omni (they sum to half a head).
+    mrope_section: list[int]
+    qwen3_mrope_section: list[int]
+    #: Qwen3-Omni's expert width.
+    moe_intermediate_size: int
+    #: Qwen3-Omni config fields only this target reads (vision ``image_size``, text ``tie_word_embeddings``).
+    qwen3_vision: dict[str, Any] = field(default_factory=dict)
+    qwen3_text: dict[str, Any] = field(default_factory=dict)
+    #: Token ids of the published Qwen3-Omni thinker config that only this target reads (:func:`_token_ids` keys).
+    qwen3_token_ids: tuple[str, ...] = ()
+
+    @property
+    def hidden(self) -> int:
+        return self.layers["hidden_size"]
 
 
-def qwen2_5_omni_thinker_config(tokenizer: Any) -> dict[str, Any]:
-    """A tiny Qwen2.5-Omni thinker: one layer per tower, 16-wide text model, the tokenizer's token ids."""
+#: transformers serve and the in-process backend: 16-wide text models of two 8-wide heads.
+TRANSFORMERS_SIZES = Sizes(TINY_LAYERS, 8, [1, 1, 2], [1, 1, 2], 8)
+#: vLLM's CPU build: two 32-wide heads (vllm/v1/attention/backends/cpu_attn.py ``get_supported_head_sizes``:
+#: 32, 64, 80 ...), a hidden size that is a multiple of 32 (its CPU MoE kernels), the published M-RoPE
+#: proportions (Qwen2.5-Omni [16, 24, 24], Qwen3-Omni [24, 20, 20] over 128-wide heads, here over 32),
+#: Qwen3-Omni's vision ``image_size`` and ``apply_vit_abs_pos_embed``, fields of the published config.json
+#: that transformers' config class does not declare (vLLM sizes the position table as (image_size / patch)^2:
+#: 8 x 8 = the tower's 64 positions, an ``nn.Embedding`` as transformers' tower has it; qwen3_omni_moe_thinker.py)
+#: untied text embeddings (the weights hold lm_head) and the thinker's ``audio_end_token_id`` (read for
+#: ``use_audio_in_video``, ``get_updates_use_audio_in_video``).
+VLLM_SIZES = Sizes(
+    {**TINY_LAYERS, "hidden_size": 64, "intermediate_size": 64},
+    32,
+    [4, 6, 6],
+    [6, 5, 5],
+    32,
+    qwen3_vision={"image_size": 8 * 16, "apply_vit_abs_pos_embed": True},
+    qwen3_text={"tie_word_embeddings": False},
+    qwen3_token_ids=("audio_end_token_id",),
+)
+SIZES: dict[str, Sizes] = {"transformers": TRANSFORMERS_SIZES, "vllm": VLLM_SIZES}
+
+
+def _text_config(vocab: int, sizes: Sizes = TRANSFORMERS_SIZES) -> dict[str, Any]:
+    rope = {**MROPE, "mrope_section": list(sizes.mrope_section)}
+    return {**sizes.layers, "vocab_size": vocab, "max_position_embeddings": 32768, "rope_parameters": rope}
+
+
+def _towers(sizes: Sizes) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The audio and vision towers, their outputs as wide as the text model."""
+    return {**AUDIO_TOWER, "output_dim": sizes.hidden}, {**VISION_TOWER, "out_hidden_size": sizes.hidden}
+
+
+def qwen2_5_omni_thinker_config(tokenizer: Any, sizes: Sizes = TRANSFORMERS_SIZES) -> dict[str, Any]:
+    """A tiny Qwen2.5-Omni thinker: one layer per tower, the text model of ``sizes``, the tokenizer's token ids."""
+    audio, vision = _towers(sizes)
     return {
-        "audio_config": dict(AUDIO_TOWER),
-        "vision_config": {**VISION_TOWER, "fullatt_block_indexes": [0]},
-        "text_config": _text_config(len(tokenizer)),
+        "audio_config": audio,
+        "vision_config": {**vision, "fullatt_block_indexes": [0]},
+        "text_config": _text_config(len(tokenizer), sizes),
         **_token_ids(tokenizer),
     }
 
 
-def qwen3_omni_thinker_config(tokenizer: Any) -> dict[str, Any]:
-    """A tiny Qwen3-Omni (MoE) thinker: one layer per tower, four 8-wide experts, the tokenizer's token ids."""
+def qwen3_omni_thinker_config(tokenizer: Any, sizes: Sizes = TRANSFORMERS_SIZES) -> dict[str, Any]:
+    """A tiny Qwen3-Omni (MoE) thinker: one layer per tower, four experts, the tokenizer's token ids."""
     ids = _token_ids(tokenizer)
+    audio, vision = _towers(sizes)
     text = {
-        **_text_config(len(tokenizer)),
-        "head_dim": 8,
-        "moe_intermediate_size": 8,
+        **_text_config(len(tokenizer), sizes),
+        "head_dim": sizes.head_dim,
+        "moe_intermediate_size": sizes.moe_intermediate_size,
         "num_experts": 4,
         "num_experts_per_tok": 2,
-        "rope_parameters": {**MROPE, "interleaved": True},
+        "rope_parameters": {**MROPE, "mrope_section": list(sizes.qwen3_mrope_section), "interleaved": True},
+        **sizes.qwen3_text,
     }
     return {
-        "audio_config": {**AUDIO_TOWER, "downsample_hidden_size": 8},
-        "vision_config": {**VISION_TOWER, "num_position_embeddings": 64, "deepstack_visual_indexes": [0]},
+        "audio_config": {**audio, "downsample_hidden_size": 8},
+        "vision_config": {
+            **vision,
+            "num_position_embeddings": 64,
+            "deepstack_visual_indexes": [0],
+            **sizes.qwen3_vision,
+        },
         "text_config": text,
         "audio_token_id": ids["audio_token_index"],
         "image_token_id": ids["image_token_index"],
         "video_token_id": ids["video_token_index"],
         "audio_start_token_id": ids["audio_start_token_id"],
         "vision_start_token_id": ids["vision_start_token_id"],
+        **{name: ids[name] for name in sizes.qwen3_token_ids},
     }
 
 
-def qwen3_omni_config(tokenizer: Any) -> Any:
+def qwen3_omni_config(tokenizer: Any, sizes: Sizes = TRANSFORMERS_SIZES) -> Any:
     """The published Qwen3-Omni layout with tiny towers (talker, code predictor and code2wav included)."""
     from transformers import Qwen3OmniMoeConfig
 
-    thinker = qwen3_omni_thinker_config(tokenizer)
+    thinker = qwen3_omni_thinker_config(tokenizer, sizes)
     small = {**TINY_LAYERS, "head_dim": 8}
     talker = {
         "text_config": {
@@ -242,11 +318,11 @@ def qwen3_omni_config(tokenizer: Any) -> Any:
             "shared_expert_intermediate_size": 8,
             "num_experts": 4,
             "num_experts_per_tok": 2,
-            "rope_parameters": thinker["text_config"]["rope_parameters"],
+            "rope_parameters": {**MROPE, "interleaved": True},  # over the talker's own 8-wide heads
         },
         "code_predictor_config": {**small, "vocab_size": 64, "num_code_groups": 2},
         "num_code_groups": 2,
-        "thinker_hidden_size": 16,
+        "thinker_hidden_size": sizes.hidden,
         "accept_hidden_layer": 0,
         "codec_eos_token_id": 60,
         "codec_nothink_id": 59,
@@ -280,7 +356,7 @@ def qwen3_omni_config(tokenizer: Any) -> Any:
     )
 
 
-def qwen2_5_omni_config(tokenizer: Any) -> Any:
+def qwen2_5_omni_config(tokenizer: Any, sizes: Sizes = TRANSFORMERS_SIZES) -> Any:
     """The published Qwen2.5-Omni layout with tiny towers (talker and token2wav included, audio output on)."""
     from transformers import Qwen2_5OmniConfig
 
@@ -288,7 +364,7 @@ def qwen2_5_omni_config(tokenizer: Any) -> Any:
     talker = {
         **{k: v for k, v in ids.items()},
         "vocab_size": 64,
-        "embedding_size": 16,
+        "embedding_size": sizes.hidden,
         **TINY_LAYERS,
         "head_dim": 8,
         "tts_text_start_token_id": 0,
@@ -327,7 +403,7 @@ def qwen2_5_omni_config(tokenizer: Any) -> Any:
         },
     }
     return Qwen2_5OmniConfig(
-        thinker_config=qwen2_5_omni_thinker_config(tokenizer),
+        thinker_config=qwen2_5_omni_thinker_config(tokenizer, sizes),
         talker_config=talker,
         token2wav_config=token2wav,
         enable_audio_output=True,
@@ -345,12 +421,34 @@ def _speakers(path: Path) -> None:
     torch.save(speakers, path)
 
 
-def build(kind: str, out: Path, seed: int = 0, processor: str = "tiny") -> Path:
-    """Write a ``kind`` checkpoint (:data:`KINDS`) to ``out`` (replaced if it exists) and return ``out``."""
+#: Weights of the Qwen3-Omni talker's experts, which transformers leaves uninitialised (``torch.empty``:
+#: other bytes on every build, transformers 5.25), and the normal init's spread the builder gives them.
+TALKER_EXPERTS = re.compile(r"^talker\.model\.layers\.\d+\.mlp\.experts\.")
+INIT_STD = 0.02
+
+
+def _seed_talker_experts(model: Any, seed: int) -> None:
+    """Draw :data:`TALKER_EXPERTS` from ``seed`` (a generator of their own: the other weights keep their bytes)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if TALKER_EXPERTS.match(name):
+                param.normal_(0.0, INIT_STD, generator=generator)
+
+
+def build(kind: str, out: Path, seed: int = 0, processor: str = "tiny", target: str = "transformers") -> Path:
+    """Write a ``kind`` checkpoint (:data:`KINDS`) sized for ``target`` (:data:`TARGETS`) to ``out`` (replaced
+    if it exists) and return ``out``."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if processor not in PROCESSORS:
         raise ValueError(f"processor must be one of {PROCESSORS}, got {processor!r}")
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    if target == "vllm" and kind not in VLLM_KINDS:
+        raise ValueError(f"vLLM registers the published layouts only: --for vllm builds {VLLM_KINDS}, not {kind!r}")
     import transformers
 
     if out.exists():
@@ -359,13 +457,13 @@ def build(kind: str, out: Path, seed: int = 0, processor: str = "tiny") -> Path:
     verbosity = transformers.logging.get_verbosity()
     transformers.logging.set_verbosity_error()  # the Omni configs warn about their default sub-configs' token ids
     try:
-        _write(kind, out, seed, processor == "published")
+        _write(kind, out, seed, processor == "published", SIZES[target])
     finally:
         transformers.logging.set_verbosity(verbosity)
     return out
 
 
-def _write(kind: str, out: Path, seed: int, published: bool) -> None:
+def _write(kind: str, out: Path, seed: int, published: bool, sizes: Sizes) -> None:
     """The checkpoint of :func:`build` into the empty folder ``out``."""
     import torch
     import transformers
@@ -383,7 +481,7 @@ def _write(kind: str, out: Path, seed: int, published: bool) -> None:
         tokenizer = build_tokenizer()
         parts = [build_omni_processor(tokenizer, "Qwen2_5OmniProcessor", published)]
         if kind == "qwen2_5_omni":
-            model = transformers.Qwen2_5OmniForConditionalGeneration(qwen2_5_omni_config(tokenizer))
+            model = transformers.Qwen2_5OmniForConditionalGeneration(qwen2_5_omni_config(tokenizer, sizes))
             _speakers(out / "spk_dict.pt")
         else:
             thinker = transformers.Qwen2_5OmniThinkerConfig(**qwen2_5_omni_thinker_config(tokenizer))
@@ -392,7 +490,8 @@ def _write(kind: str, out: Path, seed: int, published: bool) -> None:
         tokenizer = build_tokenizer()
         parts = [build_omni_processor(tokenizer, "Qwen3OmniMoeProcessor", published, patch_size=16)]
         if kind == "qwen3_omni_moe":
-            model = transformers.Qwen3OmniMoeForConditionalGeneration(qwen3_omni_config(tokenizer))
+            model = transformers.Qwen3OmniMoeForConditionalGeneration(qwen3_omni_config(tokenizer, sizes))
+            _seed_talker_experts(model, seed)
         else:
             thinker = transformers.Qwen3OmniMoeThinkerConfig(**qwen3_omni_thinker_config(tokenizer))
             model = transformers.Qwen3OmniMoeThinkerForConditionalGeneration(thinker)
@@ -410,8 +509,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="folder to write (replaced if it exists)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--processor", choices=PROCESSORS, default="tiny")
+    parser.add_argument(
+        "--for", dest="target", choices=TARGETS, default="transformers", help="the server to size it for"
+    )
     args = parser.parse_args(argv)
-    path = build(args.kind, args.out, args.seed, args.processor)
+    path = build(args.kind, args.out, args.seed, args.processor, args.target)
     print(path)
     return 0
 
