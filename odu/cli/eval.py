@@ -258,20 +258,17 @@ def dry_checks(models: Sequence[str], model_args: Mapping[str, Any], docs: Seque
     refusals raise the real run's ``ValueError``, exit 2), asked what it would refuse of the docs'
     scenes (:meth:`odu.models.base.Backend.dry_check`): those print as the real run's inference errors,
     exit 2. Backends that run in-process (their weights would load) are not built."""
-    import importlib
-
     from ..harness.models import backend_options
     from ..harness.tasks import scene_request
-    from ..models import make_backend
+    from ..models import backend_class, make_backend
     from ..models.remote import RemoteBackend
 
     requests = [scene_request(d, with_asr=False) for d in docs]
     code = 0
     for model in models:
-        module, _, name = BACKENDS[model].partition(":")
-        if not issubclass(getattr(importlib.import_module(module), name), RemoteBackend):
+        if not issubclass(backend_class(model), RemoteBackend):
             continue
-        options = {k: v for k, v in backend_options(model_args).items() if k != "preflight"}
+        options = {k: v for k, v in backend_options(model_args, model).items() if k != "preflight"}
         backend = make_backend(model, **options)
         try:
             problems = backend.dry_check(requests)

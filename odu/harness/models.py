@@ -26,18 +26,30 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from ..models import BACKENDS, lm_eval_name, make_backend
+from ..models import BACKENDS, lm_eval_name, make_backend, text_arguments
 from ..models.base import INFERENCE_ERROR_MARK, Generation, SceneRequest, encode_output
 from ..models.clips import DatasetClips
 from .tasks import scene_request
 
 #: lm-eval passes these to every model; they mean nothing to remote or replayed answers.
 _HARNESS_ARGS = ("batch_size", "max_batch_size", "device")
+#: The word lm-eval's argument parser turns into None (:func:`backend_options` gives it back to text arguments).
+NONE_WORD = "none"
 
 
-def backend_options(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """Model arguments as the backends take them (``extra_body`` may arrive as a JSON string)."""
-    options = {k: v for k, v in raw.items() if k not in _HARNESS_ARGS and v is not None}
+def backend_options(raw: Mapping[str, Any], backend: str) -> dict[str, Any]:
+    """Model arguments as backend ``backend`` takes them (``extra_body`` may arrive as a JSON string).
+
+    lm-eval's ``key=value`` parser (``lm_eval.utils.handle_arg_string``, used by ``--model_args`` and by
+    ``odu-bench eval --model-args``) reads the word ``none`` as Python None: an argument that takes text
+    gets the word back (``audio_in_video=none``; an argument with no such value then refuses it by name),
+    any other is left unset (``max_tokens=none``), as lm-eval's own None-valued options are."""
+    words = text_arguments(backend)
+    options = {
+        k: NONE_WORD if v is None else v
+        for k, v in raw.items()
+        if k not in _HARNESS_ARGS and (v is not None or k in words)
+    }
     if isinstance(options.get("extra_body"), str):
         try:
             options["extra_body"] = json.loads(options["extra_body"])
@@ -87,7 +99,7 @@ class OduLM(LM):
 
     def __init__(self, **model_args: Any) -> None:
         super().__init__()
-        options = backend_options(model_args)
+        options = backend_options(model_args, self.backend_name)
         preflight = _flag(options.pop("preflight", True), "preflight")
         self.backend = make_backend(self.backend_name, **options)
         self._clips = _CLIPS

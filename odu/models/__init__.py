@@ -98,6 +98,33 @@ def lm_eval_system_label(model: Any, model_args: Any = None) -> str | None:
     )
 
 
+def backend_class(name: str) -> type[Backend]:
+    """The class of the backend called ``name`` (its module imported now); :class:`ValueError` for an unknown one."""
+    import importlib
+
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    module, _, cls = BACKENDS[name].partition(":")
+    found: type[Backend] = getattr(importlib.import_module(module), cls)
+    return found
+
+
+def text_arguments(name: str) -> frozenset[str]:
+    """The arguments of backend ``name`` that take text (annotated ``str``, alone or in a union with None).
+
+    >>> sorted(text_arguments("replay"))
+    ['predictions']
+    """
+    import inspect
+
+    def takes_text(annotation: Any) -> bool:
+        spelled = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+        return "str" in (part.strip() for part in spelled.split("|"))
+
+    parameters = inspect.signature(backend_class(name)).parameters.values()
+    return frozenset(p.name for p in parameters if takes_text(p.annotation))
+
+
 def make_backend(name: str, **options: Any) -> Backend:
     """The backend called ``name``, built with ``options`` (its constructor's keyword arguments).
 
@@ -105,14 +132,12 @@ def make_backend(name: str, **options: Any) -> Backend:
     one missing, naming the arguments it takes, and for an argument holding a credential
     (:func:`odu.scrub.refuse_credentials`).
     """
-    import importlib
     import inspect
 
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
     refuse_credentials(options, f"model {name!r}")  # keys come from environment variables only
-    module, _, cls = BACKENDS[name].partition(":")
-    backend = getattr(importlib.import_module(module), cls)
+    backend = backend_class(name)
     signature = inspect.signature(backend)
     try:
         signature.bind(**options)
@@ -131,6 +156,7 @@ __all__ = [
     "Generation",
     "NeverTrigger",
     "Replay",
+    "backend_class",
     "backend_name",
     "SceneRequest",
     "decode_output",
@@ -139,4 +165,5 @@ __all__ = [
     "lm_eval_system_label",
     "make_backend",
     "system_label",
+    "text_arguments",
 ]

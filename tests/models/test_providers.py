@@ -115,28 +115,52 @@ def test_profiles_hold_the_documented_request_shapes() -> None:
 
 
 def test_qwen_omni_on_vllm_feeds_the_video_audio_and_says_so_at_start(media, capsys) -> None:
-    with VllmFake(lambda body: ANSWER, models=(QWEN3_OMNI,)) as fake:
+    with VllmFake(lambda body: ANSWER, models=(QWEN3_OMNI,), trust_request_mm_kwargs=True) as fake:
         model = omni(fake, QWEN3_OMNI)
         [generation] = model.generate([request(media, ["v1", "v2"])], loader(media), GREEDY)
         assert generation.text == ANSWER and fake.refusals == []
         [body] = chat_bodies(fake)
         assert body["mm_processor_kwargs"] == {"use_audio_in_video": True} and body["max_tokens"] == 4096
-        assert [r.path for r in fake.requests] == ["/v1/models", "/version", "/v1/chat/completions"]
+        chat = "/v1/chat/completions"  # the server check's two probes (rule vllm.hearing), then the scene
+        assert [r.path for r in fake.requests] == ["/v1/models", "/version", chat, chat, chat]
     err = capsys.readouterr().err
-    assert f'model {QWEN3_OMNI}: provider vllm (GET /models owned_by "vllm"; GET /version version 0.26.0)' in err
+    assert f'model {QWEN3_OMNI}: provider vllm (GET /models owned_by "vllm"; GET /version version 0.32.0)' in err
     assert "use_audio_in_video=true" in err and "pitfall" not in err
+    assert "the server must run with --trust-request-mm-kwargs" in err and "server check: audio heard" in err
     assert model.info()["provider"]["name"] == "vllm" and model.pitfalls() == []
 
 
 def test_use_audio_in_video_turned_off_is_a_console_pitfall_and_a_visible_refusal(media, capsys) -> None:
     off = {"mm_processor_kwargs": {"use_audio_in_video": False}}
-    with VllmFake(lambda body: ANSWER, models=(QWEN3_OMNI,)) as fake:
+    with VllmFake(lambda body: ANSWER, models=(QWEN3_OMNI,), trust_request_mm_kwargs=True) as fake:
         model = omni(fake, QWEN3_OMNI, extra_body=off)
         [generation] = model.generate([request(media, ["v1"])], loader(media), GREEDY)
     assert generation.text is None and "use_audio_in_video is off" in generation.error
     err = capsys.readouterr().err
     assert "pitfall: use_audio_in_video is off on vllm" in err  # before the first scene, not only in run_card.json
     assert any("use_audio_in_video is off" in p for p in model.pitfalls())
+
+
+def test_the_word_none_in_key_value_model_args(prepared_sample: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
+    """lm-eval's ``key=value`` parser reads ``none`` as Python None, which used to leave ``audio_in_video=none``
+    unset, so the default (the audio sent) ran instead: a text argument gets the word back, one that does not
+    take it refuses it by name, and a non-text argument (``max_tokens=none``) stays unset."""
+    from odu.harness.models import backend_options
+
+    assert backend_options({"audio_in_video": None, "max_tokens": None, "batch_size": None}, "openai") == {
+        "audio_in_video": "none"
+    }
+    args = f"model={QWEN3_OMNI},base_url={{}},trust_request_mm_kwargs=true,max_tokens=none"
+    with VllmFake(FakeOmni(prepared_sample), models=(QWEN3_OMNI,), trust_request_mm_kwargs=True) as fake:
+        code = eval_sample(args.format(fake.base_url) + ",audio_in_video=none", tmp_path / "a", tasks="odu_av", limit=1)
+        err = capsys.readouterr().err
+        assert code == 1 and "audio of audio-visual clips not sent (audio_in_video=none)" in err
+        assert summary_of(tmp_path / "a", "run_card.json")["model"]["backend"]["media"]["audio_in_video"] == "none"
+        body = chat_bodies(fake)[-1]  # after the preflight probe
+        assert "mm_processor_kwargs" not in body and body["max_tokens"] == 4096
+        assert "use_audio_in_video is off" in fake.refusals[-1]  # the fake shows the audio dropped
+        assert eval_sample(args.format(fake.base_url) + ",media_url=none", tmp_path / "b", tasks="odu_av", limit=1) == 2
+        assert "media_url must be one of ('data', 'file', 'http'), got 'none'" in capsys.readouterr().err
 
 
 def test_other_models_on_vllm_get_the_track_as_separate_audio(media) -> None:
@@ -200,7 +224,7 @@ def test_audio_visual_scenes_reach_openai_as_frames_only(media) -> None:
 
 
 def test_a_users_processor_kwargs_add_to_the_profiles(media) -> None:
-    with VllmFake(lambda body: ANSWER, models=(QWEN3_OMNI,)) as fake:
+    with VllmFake(lambda body: ANSWER, models=(QWEN3_OMNI,), trust_request_mm_kwargs=True) as fake:
         model = omni(fake, QWEN3_OMNI, extra_body={"mm_processor_kwargs": {"fps": 1}})
         [ok] = model.generate([request(media, ["v1"])], loader(media), GREEDY)
     assert ok.text == ANSWER and chat_bodies(fake)[0]["mm_processor_kwargs"] == {"use_audio_in_video": True, "fps": 1}
@@ -297,7 +321,7 @@ def test_the_dashscope_fake_refuses_what_dashscope_refuses() -> None:
 
 
 def test_acceptance_qwen3_omni_on_a_strict_vllm_fake(prepared_sample: Path, tmp_path: Path, capsys) -> None:  # noqa: F811
-    with VllmFake(FakeOmni(prepared_sample), models=(QWEN3_OMNI,)) as fake:
+    with VllmFake(FakeOmni(prepared_sample), models=(QWEN3_OMNI,), trust_request_mm_kwargs=True) as fake:
         code = eval_sample(f"model={QWEN3_OMNI},base_url={fake.base_url}", tmp_path / "out", tasks="odu_av")
         assert fake.refusals == [] and fake.count() > 0
     err = capsys.readouterr().err

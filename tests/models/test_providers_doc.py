@@ -125,6 +125,19 @@ def serve_limits() -> dict[str, int]:
     return json.loads(limits)
 
 
+def serve_commands() -> list[str]:
+    """The page's ``vllm serve`` commands, continuation lines joined."""
+    text = DOC.read_text(encoding="utf-8").replace("\\\n", " ")
+    return re.findall(r"^vllm serve .*$", text, flags=re.MULTILINE)
+
+
+def test_every_vllm_serve_command_trusts_request_mm_kwargs() -> None:
+    """Rule vllm.trust-request-mm-kwargs: vLLM 0.31.0 and later refuse every request of the Qwen-Omni and
+    Nemotron routes unless started with the flag, so every launch line names it (the fakes start so)."""
+    commands = serve_commands()
+    assert len(commands) == 4 and all("--trust-request-mm-kwargs" in c for c in commands), commands
+
+
 def test_the_rule_table_is_the_codes_and_its_tests_exist() -> None:
     """docs/providers.md "Rule table" is :func:`odu.models.provider_rules.rule_table`; each rule's test exists
     (in ``tests/models/test_provider_rules.py`` its docstring names the rule)."""
@@ -169,8 +182,9 @@ def fake_for(route: str, dataset: Path, model: str, key: str) -> Iterator[tuple[
     else:
         kind = {"dashscope": DashScopeFake, "ark": ArkFake, "openai-text": OpenAIFake}.get(route, VllmFake)
         extra: dict[str, Any] = {"models": (model,), "api_key": key}
-        if kind is VllmFake:
-            extra["limit_mm_per_prompt"] = serve_limits()  # as the route's vllm serve command starts it
+        if kind is VllmFake:  # as the route's vllm serve command starts it
+            extra["limit_mm_per_prompt"] = serve_limits()
+            extra["trust_request_mm_kwargs"] = all("--trust-request-mm-kwargs" in c for c in serve_commands())
         if route == "openai-text":
             extra = {**extra, "transcripts": sample_transcripts(dataset), "models": (model, "whisper-1")}
         with kind(answer, **extra) as fake:

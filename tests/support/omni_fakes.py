@@ -19,6 +19,7 @@ from typing import Any
 from odu.data.media import LazyClip
 from odu.judge.prompt import JUDGE_INSTRUCTION
 from odu.models.clips import media_type, wav_bytes
+from odu.models.openai_omni import HEARING_PROBE_TEXT
 from odu.schema import scene_from_dict
 from odu.server_check import PROBE_TEXT
 
@@ -124,6 +125,10 @@ class FakeOmni(SampleScenes):
     def __call__(self, body: dict[str, Any]) -> str | Fault:
         if body["messages"] == [{"role": "user", "content": PROBE_TEXT}]:  # odu.server_check's probe
             self.probes.append(body)
+            return "ok"
+        first = body["messages"][0]["content"]
+        if isinstance(first, list) and first[:1] == [{"type": "text", "text": HEARING_PROBE_TEXT}]:
+            self.probes.append(body)  # the server check of odu.models.hearing (a tone, or none)
             return "ok"
         if body["messages"][0]["content"] == JUDGE_INSTRUCTION:
             return self._judge(body)

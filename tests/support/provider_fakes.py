@@ -6,10 +6,13 @@ fake more permissive than its server is a defect; where the real server drops so
 error (a video's audio track), the fake refuses it, making the silent loss visible.
 
 * :class:`VllmFake` — vLLM (``GET /models`` ``owned_by: "vllm"``; ``GET /version``), started like the
-  real server with its version and ``--limit-mm-per-prompt``: ``vllm.limit-mm-per-prompt``,
+  real server with its version, ``--limit-mm-per-prompt`` and ``--trust-request-mm-kwargs`` (or not):
+  ``vllm.trust-request-mm-kwargs`` (0.31.0 on), ``vllm.limit-mm-per-prompt``,
   ``vllm.qwen-omni.audio-in-video`` / ``vllm.nemotron.audio-in-video`` (a video whose audio would be
-  dropped), ``vllm.audio-in-video.counts``, ``vllm.qwen3-omni.soundless-video`` (before 0.26.0),
-  ``vllm.separate-track``, ``vllm.ming.recipe``.
+  dropped), ``vllm.audio-in-video.counts``, ``vllm.soundless-video``, ``vllm.separate-track``,
+  ``vllm.ming.recipe``; its answers count audio items in ``usage.prompt_tokens`` (``vllm.hearing``). Its
+  messages and error body are vLLM 0.32.0's, as the real server answers them in the vLLM lane
+  (``tests/real/test_vllm_serve.py::test_the_fake_refuses_as_the_real_server``).
 * :class:`SglangFake` — SGLang (``owned_by: "sglang"``; ``GET /server_info``) with the chat schema of
   before (``schema="old"``) or after (``"new"``) sgl-project/sglang#33606: ``sglang.audio-url``,
   ``sglang.audio-in-video``, ``sglang.extra-fields``.
@@ -64,7 +67,6 @@ REASONING = re.compile(r"^(gpt-5|o[1-9])")
 OPENAI_AUDIO_MODEL = re.compile(r"^gpt-.*audio")
 #: Qwen-Omni models and Nemotron Omni, whose vLLM processors take use_audio_in_video.
 AUDIO_IN_VIDEO_MODEL = re.compile(r"Qwen[\d.]*-Omni|Nemotron.*Omni", re.IGNORECASE)
-QWEN3_OMNI_MODEL = re.compile(r"Qwen3-Omni", re.IGNORECASE)
 MING_MODEL = re.compile(r"Ming-flash-omni", re.IGNORECASE)
 #: DashScope families with one video file and one audio file per request (rule dashscope.one-file).
 DASHSCOPE_ONE_FILE = re.compile(r"qwen3-omni|qwen-omni-turbo", re.IGNORECASE)
@@ -74,6 +76,17 @@ ARK_ITEM_BYTES = 50_000_000
 TRANSCRIPTION_BODY_LIMIT = 26_214_400
 #: vLLM's default --limit-mm-per-prompt for a modality not named (vllm/config/multimodal.py).
 VLLM_DEFAULT_MM_LIMIT = 999
+#: vLLM's refusal of per-request mm_processor_kwargs without --trust-request-mm-kwargs, from 0.31.0
+#: (vllm/entrypoints/generate/base/protocol.py ``validate_request_mm_kwargs``; VLLMValidationError's text
+#: ends with its parameter, vllm/exceptions.py).
+VLLM_MM_KWARGS_REFUSAL = (
+    "Per-request mm_processor_kwargs are disabled by default because they can change multimodal preprocessing "
+    "resource usage. Start the server with --trust-request-mm-kwargs only when clients are trusted. "
+    "(parameter=mm_processor_kwargs)"
+)
+#: Prompt tokens the fake counts per audio item (a stand-in for the placeholder tokens vLLM counts: 27 for
+#: a 1 s tone on the lane's tiny Qwen2.5-Omni, 15 on its Qwen3-Omni).
+VLLM_AUDIO_ITEM_TOKENS = 25
 
 
 def openai_error(status: int, message: str, param: str | None = None, code: str | None = None) -> Reply:
@@ -85,8 +98,15 @@ def openai_error(status: int, message: str, param: str | None = None, code: str 
 
 
 def server_error(message: str) -> Reply:
-    """vLLM's and SGLang's error body (``ErrorResponse``: ``object``, ``message``, ``type``, ``code``)."""
+    """SGLang's error body (``ErrorResponse``: ``object``, ``message``, ``type``, ``code``)."""
     return Reply(status=400, body={"object": "error", "message": message, "type": "BadRequestError", "code": 400})
+
+
+def vllm_error(message: str, param: str | None = None) -> Reply:
+    """vLLM 0.32.0's 400 (``ErrorResponse`` ``{"error": ErrorInfo}``, vllm/entrypoints/serve/engine/protocol.py;
+    a ``VLLMValidationError`` names its parameter at the end of the message too)."""
+    text = f"{message} (parameter={param})" if param else message
+    return Reply(status=400, body={"error": {"message": text, "type": "BadRequestError", "param": param, "code": 400}})
 
 
 def parts_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -165,7 +185,7 @@ class StrictServer(OpenAIServer):
 
 class VllmFake(StrictServer):
     """vLLM's OpenAI-compatible server, of ``version``, started with ``--limit-mm-per-prompt``
-    ``limit_mm_per_prompt``; see the module docstring."""
+    ``limit_mm_per_prompt`` and with ``--trust-request-mm-kwargs`` or not; see the module docstring."""
 
     owner = "vllm"
 
@@ -173,12 +193,14 @@ class VllmFake(StrictServer):
         self,
         responder: Responder | None = None,
         *,
-        version: str = "0.26.0",
+        version: str = "0.32.0",
         limit_mm_per_prompt: Mapping[str, int] | None = None,
+        trust_request_mm_kwargs: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(responder, **kwargs)
         self.version, self.limits = version, dict(limit_mm_per_prompt or {})
+        self.trust_request_mm_kwargs = trust_request_mm_kwargs
         self.extra_fields |= VLLM_EXTRA_FIELDS  # vLLM's own request fields (mm_processor_kwargs, ...)
         self.route("GET", "/version", lambda req: Reply(body={"version": self.version}))
 
@@ -190,6 +212,18 @@ class VllmFake(StrictServer):
 
     def refuse(self, body: dict[str, Any]) -> Reply | None:
         model, parts = body["model"], all_parts(body)
+        if body.get("mm_processor_kwargs") and not self.trust_request_mm_kwargs and not self._older("0.31.0"):
+            return Reply(
+                status=400,  # rule vllm.trust-request-mm-kwargs: the message as vLLM 0.32.0 answers it
+                body={
+                    "error": {
+                        "message": VLLM_MM_KWARGS_REFUSAL,
+                        "type": "BadRequestError",
+                        "param": "mm_processor_kwargs",
+                        "code": 400,
+                    }
+                },
+            )
         counts = {
             "image": sum(p.get("type") == "image_url" for p in parts),
             "video": sum(p.get("type") == "video_url" for p in parts),
@@ -198,34 +232,57 @@ class VllmFake(StrictServer):
         for modality, count in counts.items():  # rule vllm.limit-mm-per-prompt (chat_utils.py's message)
             limit = self.limits.get(modality, VLLM_DEFAULT_MM_LIMIT)
             if count > limit:
-                return server_error(f"At most {limit} {modality}(s) may be provided in one prompt.")
-        flag = (body.get("mm_processor_kwargs") or {}).get("use_audio_in_video") is True
+                return vllm_error(f"At most {limit} {modality}(s) may be provided in one prompt.", modality)
+        flag = self._audio_in_video(body)
         takes_flag = bool(AUDIO_IN_VIDEO_MODEL.search(model))
         if flag and takes_flag and counts["video"]:
             if self._older("0.16.0"):  # before vllm#33605; wording ours
-                return server_error("use_audio_in_video is not supported in chat requests before vllm#33605")
+                return vllm_error("use_audio_in_video is not supported in chat requests before vllm#33605")
             if counts["audio"]:  # rule vllm.audio-in-video.counts (test_online_audio_in_video_interleaved)
-                return server_error(
+                return vllm_error(
                     "use_audio_in_video requires equal number of audio and video items, "
                     f"got num_audios={counts['audio'] + counts['video']}, num_videos={counts['video']}"
                 )
-            if QWEN3_OMNI_MODEL.search(model) and self._older("0.26.0") and self._soundless(parts):
-                # rule vllm.qwen3-omni.soundless-video (vllm#48383's error, fixed by vllm#48420)
-                return server_error("Failed to apply Qwen3OmniMoeProcessor on data=...: StopIteration")
+        if flag and counts["video"] and self._soundless(parts):
+            # rule vllm.soundless-video: the chat parser reads each video's audio with the audio loader, whose
+            # PyAV path answers this for a file without an audio stream (vllm/multimodal/media/audio.py)
+            return vllm_error("No audio stream found.")
         if silent_videos(body, flag and takes_flag):  # the silent drop made visible
             why = (
                 "use_audio_in_video is off: vLLM would drop this video's audio track silently (vllm#47788)"
                 if takes_flag
                 else "vLLM's video loader reads frames only: this video's audio is not sent as an audio part"
             )
-            return server_error(why)
+            return vllm_error(why)
         system = next((m for m in body["messages"] if m.get("role") == "system"), None)
         if MING_MODEL.search(model) and system is not None:  # rule vllm.ming.recipe: the system prompt's last line
             if not re.search(r"detailed thinking (on|off)$", str(system.get("content", ""))):
-                return server_error(
-                    "Ming's system prompt must end with 'detailed thinking on|off' (the recipe's switch)"
-                )
+                return vllm_error("Ming's system prompt must end with 'detailed thinking on|off' (the recipe's switch)")
         return None
+
+    def answer(self, body: dict[str, Any], text: str) -> Reply:
+        """The completion, cut at ``max_tokens`` words (``finish_reason: "length"``: vLLM keeps to the limit), its
+        prompt tokens counting every audio item the server reads (rule vllm.hearing): an audio part, and a
+        video's track under ``use_audio_in_video``."""
+        limit = body.get("max_tokens")
+        words = text.split()
+        cut = isinstance(limit, int) and len(words) > limit
+        reply = chat_completion(body, " ".join(words[:limit]) if cut else text)
+        if cut:
+            reply["choices"][0]["finish_reason"] = "length"
+        parts = all_parts(body)
+        audio = sum(p.get("type") in AUDIO for p in parts)
+        if self._audio_in_video(body):
+            audio += sum(p.get("type") == "video_url" for p in parts)
+        prompt_words = sum(len(str(p.get("text", "")).split()) for p in parts if p.get("type") == "text")
+        usage = reply["usage"]
+        usage["prompt_tokens"] += prompt_words + VLLM_AUDIO_ITEM_TOKENS * audio
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        return Reply(body=reply)
+
+    @staticmethod
+    def _audio_in_video(body: Mapping[str, Any]) -> bool:
+        return (body.get("mm_processor_kwargs") or {}).get("use_audio_in_video") is True
 
     @staticmethod
     def _soundless(parts: list[dict[str, Any]]) -> bool:

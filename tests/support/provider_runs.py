@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from odu.models.openai_omni import OpenAIOmni
+from odu.models.openai_omni import HEARING_PROBE_TEXT, OpenAIOmni
 
 from .backend_media import FAST_BACKOFF
 from .openai_rules import API_KEY
@@ -31,7 +31,22 @@ def omni(server: Any, model: str, **options: object) -> OpenAIOmni:
 
 
 def chat_bodies(server: Any) -> list[dict]:
+    """The chat requests of the scenes (the server check's probes left out: :func:`probe_bodies`)."""
+    return [body for body in _chats(server) if not _is_probe(body)]
+
+
+def probe_bodies(server: Any) -> list[dict]:
+    """The server check's requests (:mod:`odu.models.hearing`: the probe text, alone then with a tone)."""
+    return [body for body in _chats(server) if _is_probe(body)]
+
+
+def _chats(server: Any) -> list[dict]:
     return [r.json for r in server.requests if r.path == "/v1/chat/completions"]
+
+
+def _is_probe(body: dict) -> bool:
+    content = body["messages"][0]["content"]
+    return isinstance(content, list) and content[:1] == [{"type": "text", "text": HEARING_PROBE_TEXT}]
 
 
 def media_types(body: dict) -> list[str]:
