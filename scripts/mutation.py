@@ -99,6 +99,11 @@ GROUP_TESTS: dict[str, tuple[str, ...]] = {
         "tests/judge/test_judge_prompt.py",
     ),
     "bounds": ("tests/scoring/test_bounds.py", "tests/models/test_retry_waits.py"),
+    "vllm": (
+        "tests/models/test_provider_rules.py",
+        "tests/models/test_providers.py",
+        "tests/real/test_tiny_checkpoints.py",
+    ),
 }
 
 #: Seconds one fault's test run may take before it counts as killed (a hang is a caught fault).
@@ -683,6 +688,28 @@ FAULTS: tuple[Fault, ...] = (
       "    if asked is None or asked != asked:  # none given, or NaN", "    if asked is None:"),
     F("media-read-whole", "bounds", "odu/data/media.py",
       '        return read_bounded(path, MAX_MEDIA_BYTES, MEDIA_READ_TIMEOUT_S, "media")', "        return Path(path).read_bytes()"),
+    # --- vLLM 0.32 (odu/models/providers.py, openai_omni.py, odu/harness/models.py, tools/tiny_checkpoints.py)
+    F("trust-flag-release-late", "vllm", "odu/models/providers.py",
+      'VLLM_TRUST_REQUEST_MM_KWARGS = "0.31.0"', 'VLLM_TRUST_REQUEST_MM_KWARGS = "0.32.1"'),
+    F("trust-flag-unknown-version-old", "vllm", "odu/models/providers.py",
+      "older_than(version, VLLM_TRUST_REQUEST_MM_KWARGS) is not True", "older_than(version, VLLM_TRUST_REQUEST_MM_KWARGS) is False"),
+    F("untrusted-server-keeps-the-switch", "vllm", "odu/models/providers.py",
+      "if takes_switch and flagged and trusted is False:", "if takes_switch and flagged and trusted is True:"),
+    F("no-hearing-check-on-vllm", "vllm", "odu/models/providers.py",
+      "flag_known=trusted if flagged else None,\n            checks_hearing=True,",
+      "flag_known=trusted if flagged else None,\n            checks_hearing=False,"),
+    F("flag-refusal-fails-each-scene", "vllm", "odu/models/openai_omni.py",
+      "if chosen is not None and chosen.launch_flag and VLLM_MM_KWARGS_REFUSAL in str(exc):", "if False:"),
+    F("dry-run-never-refuses-the-flag", "vllm", "odu/models/openai_omni.py",
+      "        if chosen.version is None:", "        if True:"),
+    F("soundless-video-sent", "vllm", "odu/models/openai_omni.py",
+      'self.audio_in_video == "native" and not clip.info.has_audio:', 'self.audio_in_video == "native" and False:'),
+    F("none-word-dropped", "vllm", "odu/harness/models.py",
+      "k: NONE_WORD if v is None else v", "k: v"),
+    F("vllm-heads-8-wide", "vllm", "tools/tiny_checkpoints.py",
+      '{**TINY_LAYERS, "hidden_size": 64, "intermediate_size": 64}', '{**TINY_LAYERS, "hidden_size": 16, "intermediate_size": 64}'),
+    F("talker-experts-left-unseeded", "vllm", "tools/tiny_checkpoints.py",
+      "            _seed_talker_experts(model, seed)\n", "            pass\n"),
 )
 # fmt: on
 

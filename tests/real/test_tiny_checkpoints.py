@@ -51,13 +51,38 @@ def test_text_llm_has_a_chat_template(checkpoints: dict[str, Path]) -> None:
     assert text == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
 
 
-def test_builds_are_seeded(tmp_path: Path) -> None:
-    """The same seed gives the same weights and tokenizer byte for byte; another seed other weights."""
-    first = tiny_checkpoints.build("qwen2_5_omni_thinker", tmp_path / "a", seed=3)
-    again = tiny_checkpoints.build("qwen2_5_omni_thinker", tmp_path / "b", seed=3)
-    other = tiny_checkpoints.build("qwen2_5_omni_thinker", tmp_path / "c", seed=4)
+@pytest.mark.parametrize(("kind", "target"), [("qwen2_5_omni_thinker", "transformers"), ("qwen3_omni_moe", "vllm")])
+def test_builds_are_seeded(tmp_path: Path, kind: str, target: str) -> None:
+    """The same seed gives the same weights and tokenizer byte for byte; another seed other weights. The
+    published Qwen3-Omni layout too: transformers leaves its talker's experts uninitialised, which the
+    builder draws from the seed (they differed on every build before)."""
+    first = tiny_checkpoints.build(kind, tmp_path / "a", seed=3, target=target)
+    again = tiny_checkpoints.build(kind, tmp_path / "b", seed=3, target=target)
+    other = tiny_checkpoints.build(kind, tmp_path / "c", seed=4, target=target)
     for name in ("model.safetensors", "tokenizer.json", "config.json"):
         assert (first / name).read_bytes() == (again / name).read_bytes(), name
     assert (first / "model.safetensors").read_bytes() != (other / "model.safetensors").read_bytes()
     with pytest.raises(ValueError, match="kind must be one of"):
         tiny_checkpoints.build("qwen9_omni", tmp_path / "d")
+
+
+def test_vllm_profile_sizes_the_published_layouts_for_vllms_cpu_build(tmp_path: Path) -> None:
+    """``--for vllm``: two 32-wide heads (vLLM's CPU attention refuses 8), a hidden size that is a multiple of
+    32 (its MoE kernels), the published Qwen3-Omni fields transformers does not declare, untied Qwen3-Omni
+    embeddings; thinker-only layouts, which vLLM does not register, refused."""
+    qwen25 = _read(tiny_checkpoints.build("qwen2_5_omni", tmp_path / "q25", target="vllm") / "config.json")
+    qwen3 = _read(tiny_checkpoints.build("qwen3_omni_moe", tmp_path / "q3", target="vllm") / "config.json")
+    text25, thinker3 = qwen25["thinker_config"]["text_config"], qwen3["thinker_config"]
+    assert text25["hidden_size"] // text25["num_attention_heads"] == 32 and text25["hidden_size"] % 32 == 0
+    assert sum(text25["rope_parameters"]["mrope_section"]) == 16
+    assert qwen25["thinker_config"]["audio_config"]["output_dim"] == text25["hidden_size"]
+    text3 = thinker3["text_config"]
+    assert text3["head_dim"] == 32 and text3["hidden_size"] % 32 == 0 and text3["moe_intermediate_size"] % 32 == 0
+    assert text3["tie_word_embeddings"] is False and sum(text3["rope_parameters"]["mrope_section"]) == 16
+    vision = thinker3["vision_config"]
+    assert (vision["image_size"] // vision["patch_size"]) ** 2 == vision["num_position_embeddings"]
+    assert vision["apply_vit_abs_pos_embed"] is True and thinker3["audio_end_token_id"] != thinker3["audio_token_id"]
+    with pytest.raises(ValueError, match="vLLM registers the published layouts only"):
+        tiny_checkpoints.build("qwen3_omni_moe_thinker", tmp_path / "t", target="vllm")
+    default = _read(tiny_checkpoints.build("qwen3_omni_moe", tmp_path / "default") / "config.json")["thinker_config"]
+    assert default["text_config"]["head_dim"] == 8 and "image_size" not in default["vision_config"]

@@ -3,42 +3,16 @@ answers every request the toolkit builds (docs/real-lane.md)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.cli import argv
-from support.real_lane import Served
+from support.real_lane import Served, first_scene_prompt_tokens, first_scene_seconds, run_eval
+from support.real_lane import backend_card as backend
 from support.sample_runs import read_json
-
-from odu.cli import main
 
 #: The bundled sample: 12 audio-visual and 9 audio-only scenes.
 SAMPLE_SCENES = {"odu_av": 12, "odu_ao": 9}
-
-
-def run_eval(out: Path, served: Served, tasks: str, *, limit: int | None = None, **model_args: Any) -> tuple[int, Path]:
-    """``odu-bench eval --sample --model openai`` against ``served``: exit code and the model's run folder."""
-    args = {"model": served.model, "base_url": served.base_url, **model_args}
-    code = main(
-        argv(
-            "eval",
-            sample=True,
-            model="openai",
-            tasks=tasks,
-            limit=limit,
-            model_args=json.dumps(args),
-            out=out,
-            allow_truncated="max_tokens" in model_args,  # random weights run to any small limit
-        )
-    )
-    folders = list(out.iterdir()) if out.exists() else []
-    return code, folders[0] if folders else out
-
-
-def backend(folder: Path) -> dict[str, Any]:
-    return read_json(folder / "run_card.json")["model"]["backend"]
 
 
 @pytest.mark.usefixtures("openai_key", "prepared_sample")
@@ -61,29 +35,20 @@ def test_eval_sample_on_transformers_serve(omni_server: Served, tmp_path: Path, 
     assert "server check: audio heard" in err and "the server ignores max_tokens" in err
 
 
-def _prompt_tokens(tmp_path: Path, served: Served, name: str, **model_args: Any) -> int:
-    """Prompt tokens the server counted for the first audio-visual scene (a clip with a sound track)."""
-    code, folder = run_eval(
-        tmp_path / name, served, "odu_av", limit=1, provider="transformers", hearing_check=False, **model_args
-    )
-    assert code == 0
-    return int(backend(folder)["stats"]["prompt_tokens"])
-
-
 @pytest.mark.usefixtures("openai_key", "prepared_sample")
 def test_the_audio_of_a_video_reaches_the_served_model(thinker_server: Served, tmp_path: Path) -> None:
     """The prompt the server builds for a video with a sound track holds its audio: the default route
     (separate) and the server's own interleaving (native) both count ~25 audio tokens a second more
     than the same scene with its audio dropped (none). A default that dropped the audio would fail here."""
-    dropped = _prompt_tokens(tmp_path, thinker_server, "none", audio_in_video="none", max_tokens=4)
-    default = _prompt_tokens(tmp_path, thinker_server, "default", max_tokens=4)
-    native = _prompt_tokens(tmp_path, thinker_server, "native", audio_in_video="native", max_tokens=4)
-    import datasets
 
-    from odu.data.sample import sample_dataset_dir
+    def tokens(name: str, **model_args: Any) -> int:
+        args = {"provider": "transformers", "hearing_check": False, "max_tokens": 4, **model_args}
+        return first_scene_prompt_tokens(tmp_path / name, thinker_server, **args)
 
-    row = next(iter(datasets.load_dataset(str(sample_dataset_dir()), "av", split="test")))
-    seconds = sum(t["duration"] for t in row["turns"] if t["role"] == "user")
+    dropped = tokens("none", audio_in_video="none")
+    default = tokens("default")
+    native = tokens("native", audio_in_video="native")
+    seconds = first_scene_seconds()
     assert default - dropped >= 0.8 * 25 * seconds, (default, dropped, seconds)
     assert native - dropped >= 0.8 * 25 * seconds, (native, dropped, seconds)
 

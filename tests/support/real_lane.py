@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import socket
 import subprocess
@@ -17,9 +18,10 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,6 +80,62 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def run_eval(
+    out: Path,
+    served: Served,
+    tasks: str,
+    *,
+    limit: int | None = None,
+    flags: Mapping[str, Any] | None = None,
+    **model_args: Any,
+) -> tuple[int, Path]:
+    """``odu-bench eval --sample --model openai`` against ``served`` in this process (other ``flags`` as
+    :func:`support.cli.argv` takes them): exit code and the model's run folder (``--allow-truncated`` when
+    ``max_tokens`` is given: random weights run to any limit)."""
+    from odu.cli import main
+
+    from .cli import argv
+
+    args = {"model": served.model, "base_url": served.base_url, **model_args}
+    code = main(
+        argv(
+            "eval",
+            sample=True,
+            model="openai",
+            tasks=tasks,
+            limit=limit,
+            model_args=json.dumps(args),
+            out=out,
+            allow_truncated="max_tokens" in model_args,
+            **(flags or {}),
+        )
+    )
+    folders = list(out.iterdir()) if out.exists() else []
+    return code, folders[0] if folders else out
+
+
+def backend_card(folder: Path) -> dict[str, Any]:
+    """The run card's ``model.backend`` block of a run folder."""
+    return json.loads((folder / "run_card.json").read_text(encoding="utf-8"))["model"]["backend"]
+
+
+def first_scene_prompt_tokens(out: Path, served: Served, **model_args: Any) -> int:
+    """Prompt tokens the server counted for the sample's first audio-visual scene (a clip with a sound track)."""
+    code, folder = run_eval(out, served, "odu_av", limit=1, **model_args)
+    assert code == 0, folder
+    return int(backend_card(folder)["stats"]["prompt_tokens"])
+
+
+def first_scene_seconds() -> float:
+    """Seconds of user audio in the sample's first audio-visual scene."""
+    import datasets
+
+    from odu.data.sample import sample_dataset_dir
+
+    row = next(iter(datasets.load_dataset(str(sample_dataset_dir()), "av", split="test")))
+    return float(sum(t["duration"] for t in row["turns"] if t["role"] == "user"))
+
+
 @dataclass
 class Served:
     """A running ``transformers serve``: its ``/v1`` URL, the model id it answers to, its log file."""
@@ -90,7 +148,8 @@ class Served:
         return self.log.read_text(encoding="utf-8", errors="replace")
 
 
-def _healthy(url: str) -> bool:
+def healthy(url: str) -> bool:
+    """Whether ``url`` answers 200 within 2 s."""
     try:
         with urllib.request.urlopen(url, timeout=2) as reply:
             return bool(reply.status == 200)
@@ -122,7 +181,7 @@ def serve(checkpoint: Path, log_dir: Path) -> Iterator[Served]:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
     try:
         deadline = time.monotonic() + SERVER_START_S
-        while not _healthy(f"http://127.0.0.1:{port}/health"):
+        while not healthy(f"http://127.0.0.1:{port}/health"):
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"transformers serve did not come up:\n{log.read_text(errors='replace')[-3000:]}")
             time.sleep(0.5)
