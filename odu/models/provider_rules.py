@@ -252,8 +252,8 @@ RULES: tuple[Rule, ...] = (
         "other models (MiniCPM-o ...)",
         "all",
         "the video loader reads frames only: each video is followed by its sound track as an audio part",
-        "vllm/multimodal/video.py (`VideoMediaIO` decodes frames); run on 0.32.0 with Qwen-Omni without "
-        "`use_audio_in_video` (the video's prompt tokens are its frames') " + f"({VLLM_LANE})",
+        "vllm/multimodal/video.py (`VideoMediaIO` decodes frames); " + VLLM_LANE + ", with Qwen-Omni "
+        "without `use_audio_in_video`: a video's prompt tokens are its frames' alone",
         "tests/models/test_providers.py::test_other_models_on_vllm_get_the_track_as_separate_audio",
         VLLM_LANE_CHECKED,
     ),

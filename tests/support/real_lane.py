@@ -66,12 +66,15 @@ def require_lane() -> None:
     )
 
 
-def build_checkpoints(root: Path) -> dict[str, Path]:
-    """Every checkpoint of :data:`CHECKPOINTS` under ``root``, built offline (``HF_HUB_OFFLINE=1``)."""
+def build_checkpoints(
+    root: Path, names: Mapping[str, str] = CHECKPOINTS, target: str = "transformers"
+) -> dict[str, Path]:
+    """Every checkpoint of ``names`` (kind -> folder name) under ``root``, sized for ``target`` (the
+    builder's ``--for``), built offline (``HF_HUB_OFFLINE=1``)."""
     import tiny_checkpoints
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    return {kind: tiny_checkpoints.build(kind, root / name) for kind, name in CHECKPOINTS.items()}
+    return {kind: tiny_checkpoints.build(kind, root / name, target=target) for kind, name in names.items()}
 
 
 def free_port() -> int:

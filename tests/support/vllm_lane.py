@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from .real_lane import Served, free_port, healthy, skip_or_fail
+from .real_lane import Served, build_checkpoints, free_port, healthy, skip_or_fail
 
 #: Set by CI: the lane must run, a missing install fails instead of skipping.
 REQUIRED = os.environ.get("ODU_REQUIRE_VLLM_LANE") == "1"
@@ -71,10 +71,7 @@ def require_vllm_lane() -> None:
 
 def build_vllm_checkpoints(root: Path) -> dict[str, Path]:
     """The two published layouts sized for vLLM (``--for vllm``) under ``root``, built offline."""
-    import tiny_checkpoints
-
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    return {kind: tiny_checkpoints.build(kind, root / name, target="vllm") for kind, name in CHECKPOINTS.items()}
+    return build_checkpoints(root, CHECKPOINTS, target="vllm")
 
 
 @dataclass
