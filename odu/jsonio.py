@@ -7,8 +7,9 @@
 * **Text.** Files are UTF-8, and every Unicode string written is read back unchanged. A lone
   surrogate (half of a UTF-16 pair, e.g. ``"\\ud83d"`` from a JSON escape cut in half) is not a
   character and has no UTF-8 form: :data:`SURROGATE_RULE` says what is written instead. A secret
-  the process knows (an API key, a URL password: :mod:`odu.scrub`) is written as ``***``.
-  Nothing else is altered.
+  the process knows (an API key, a URL password: :mod:`odu.scrub`) is written as ``***`` inside
+  the string values of a JSON file (:func:`json_text`), never in a key or the structure, and
+  anywhere in another text (:func:`encode`). Nothing else is altered.
 * **Numbers.** NaN and ±Infinity are not JSON: :data:`NON_FINITE_RULE` when written; read as
   Python reads them, for the reader of each file to judge (a release record's field names its
   scene, :mod:`odu.schema`; a run's scene row, :func:`odu.run.row_problem`).
@@ -17,10 +18,13 @@
   a JSON file read whole at most :data:`MAX_JSON_FILE_BYTES`; past a limit the read stops with
   :class:`JsonFileError`.
 * **Nesting.** A value nested deeper than :data:`MAX_RECORD_DEPTH` arrays / objects is refused
-  (:class:`JsonFileError`), found by a scan that keeps no stack (:func:`too_deep`): before
-  decoding for a JSONL line or a JSON file, after it for an element of a streamed JSON array
-  (whose end only the decoder finds; it stops itself at its recursion limit, far deeper), so a
-  hostile file exhausts neither the decoder's recursion nor that of anything walking the value.
+  (:class:`JsonFileError`): the decoder stops itself at its recursion limit (far deeper), and a
+  value it decoded is checked by a scan that keeps no stack (:func:`too_deep`), so a hostile file
+  exhausts neither the decoder's recursion nor that of anything walking the value.
+* **Time.** Every read is linear in the size of what is read: the decoder runs first (it stops at
+  the first fault), and :func:`too_deep` is a few linear passes at C speed, so a hostile line (cut
+  short, thousands of escaped quotes, brackets by the million) costs about what ``json.loads``
+  costs (``benchmarks/bench_hostile.py``, docs/performance.md).
 
 Records are read one at a time (:func:`iter_records`), from a JSONL file or from a JSON array,
 which is streamed too, so a file's records are never all in memory unless the caller keeps them.
@@ -38,7 +42,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .files import open_regular, replace_file
-from .scrub import scrub_secrets
+from .scrub import holds_secret, scrub_secrets, scrub_value
 
 #: What a writer does with a lone surrogate (documented in docs/scoring.md, "Files of a run").
 SURROGATE_RULE = (
@@ -68,8 +72,12 @@ _CHUNK = 1 << 20  # characters read at a time when streaming a JSON array
 _DECODER = json.JSONDecoder()
 _SPACE = frozenset(" \t\r\n")
 _FOLLOWERS = _SPACE | {",", "]"}
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string literal
-_BRACKET = re.compile(r"[\[\]{}]")
+#: A JSON string literal, or what is left of one cut short (no closing quote; a lone backslash at
+#: the end): it matches from every '"' it meets, so stripping strings never rescans (linear).
+_STRING = re.compile(r'"[^"\\]*(?:\\[\s\S]?[^"\\]*)*"?')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_DEPTH_STEP = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1 / -1 as signed bytes
+_DEPTH_CHUNK = 1 << 22  # brackets summed at a time by too_deep (bounds its memory)
 
 
 class JsonFileError(ValueError):
@@ -89,9 +97,16 @@ codecs.register_error(SURROGATE_ERRORS, _replace_surrogates)
 
 
 def encode(text: str) -> bytes:
-    """``text`` as UTF-8, lone surrogates replaced by :data:`SURROGATE_RULE`, registered secrets
-    (API keys, URL credentials: :func:`odu.scrub.scrub_secrets`) by ``***``; never raises."""
-    return scrub_secrets(text).encode("utf-8", SURROGATE_ERRORS)
+    """``text`` (a report, a YAML file: not JSON, :func:`json_text` is for that) as UTF-8, lone
+    surrogates replaced by :data:`SURROGATE_RULE`, registered secrets (API keys, URL credentials:
+    :func:`odu.scrub.scrub_secrets`) by ``***``; never raises."""
+    return utf8(scrub_secrets(text))
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8, lone surrogates replaced by :data:`SURROGATE_RULE`; nothing else altered
+    (for JSON text from :func:`json_text`, already scrubbed); never raises."""
+    return text.encode("utf-8", SURROGATE_ERRORS)
 
 
 def clean_text(text: str) -> str:
@@ -132,43 +147,64 @@ def dumps(value: Any, indent: int | None = None, default: Callable[[Any], Any] |
         return json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, indent=indent, default=default)
 
 
+def json_text(value: Any, indent: int | None = None, default: Callable[[Any], Any] | None = None) -> str:
+    """:func:`dumps` of ``value`` as it is written: each registered secret (:mod:`odu.scrub`) replaced
+    by ``***`` inside string values only, never in a key or the structure, so the text is the JSON
+    of ``value`` whatever the secret (``OPENAI_API_KEY=true`` cannot rewrite ``true``)."""
+    text = dumps(value, indent=indent, default=default)
+    if holds_secret(text):  # rare: scrub the value, not its text
+        text = dumps(scrub_value(value, urls=False), indent=indent, default=default)
+    return text
+
+
 def dump_line(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
-    """One JSONL line of ``value``, encoded (:func:`dumps`, :func:`encode`), ending in ``"\\n"``."""
-    return encode(dumps(value, default=default)) + b"\n"
+    """One JSONL line of ``value``, encoded (:func:`json_text`, :func:`utf8`), ending in ``"\\n"``."""
+    return utf8(json_text(value, default=default)) + b"\n"
 
 
 def write_json(path: str | Path, value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
-    """Write ``value`` as an indented JSON file (:func:`replace_file`); returns the bytes written."""
-    data = encode(dumps(value, indent=2, default=default)) + b"\n"
+    """Write ``value`` as an indented JSON file (:func:`json_text`, :func:`replace_file`); returns the bytes written."""
+    data = utf8(json_text(value, indent=2, default=default)) + b"\n"
     replace_file(path, data)
     return data
 
 
 def too_deep(text: str, limit: int = MAX_RECORD_DEPTH) -> bool:
     """Whether the JSON text ``text`` nests more than ``limit`` arrays / objects deep (brackets
-    inside strings do not count); no recursion, no stack.
+    inside strings do not count); no recursion, no stack, linear time: strings are stripped by one
+    regex pass (:data:`_STRING`), then the running depth of the brackets left is summed by numpy.
 
-    >>> too_deep('[[["[[[["]]]', limit=3), too_deep("[[[[1]]]]", limit=3)
-    (False, True)
+    >>> too_deep('[[["[[[["]]]', limit=3), too_deep("[[[[1]]]]", limit=3), too_deep('["\\\\"]', limit=0)
+    (False, True, True)
     """
     if text.count("[") + text.count("{") <= limit:
         return False
+    if '"' in text:
+        text = _STRING.sub("", text)
+    import numpy as np  # a core dependency; imported only for a value with more brackets than the limit
+
+    steps = np.frombuffer(_NOT_BRACKET.sub("", text).encode("ascii").translate(_DEPTH_STEP), dtype=np.int8)
     depth = 0
-    for char in _BRACKET.findall(_STRING.sub("", text)):
-        depth += 1 if char in "[{" else -1
-        if depth > limit:
+    for start in range(0, len(steps), _DEPTH_CHUNK):
+        levels = np.cumsum(steps[start : start + _DEPTH_CHUNK], dtype=np.int64)
+        if depth + int(levels.max()) > limit:
             return True
+        depth += int(levels[-1])
     return False
 
 
 def _loads(text: str, where: str) -> Any:
-    """``json.loads`` of one file's or line's text, refusing nesting past :data:`MAX_RECORD_DEPTH`."""
-    if too_deep(text):
-        raise JsonFileError(f"{where}: nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}")
+    """``json.loads`` of one file's or line's text, refusing nesting past :data:`MAX_RECORD_DEPTH`
+    (decoded first: the decoder stops at the first fault, so a broken line costs no more than that)."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
+    except RecursionError:  # the decoder's own guard, far past MAX_RECORD_DEPTH
+        raise JsonFileError(f"{where}: nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}") from None
     except json.JSONDecodeError as exc:
         raise JsonFileError(f"{where}: not valid JSON ({exc})") from None
+    if too_deep(text):
+        raise JsonFileError(f"{where}: nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}")
+    return value
 
 
 def read_json(path: str | Path) -> Any:
@@ -335,7 +371,9 @@ __all__ = [
     "iter_lines",
     "bounded_lines",
     "iter_records",
+    "json_text",
     "read_json",
     "too_deep",
+    "utf8",
     "write_json",
 ]

@@ -34,7 +34,7 @@ from typing import IO, Any, TypedDict, cast
 
 from .constants import MODALITIES
 from .files import open_regular
-from .jsonio import JsonFileError, bounded_lines, dumps, encode, iter_lines, read_json, write_json
+from .jsonio import JsonFileError, bounded_lines, dumps, iter_lines, json_text, read_json, utf8, write_json
 from .metrics import avg, false_trigger_rate_counts, macro_f1_counts
 from .outdir import FolderKind, OutDirError, check_target, shown, swap_in, work_dir
 
@@ -432,11 +432,11 @@ class JsonlFile:
         replaced by this run's."""
         if RUN_ID in row:
             row = {k: v for k, v in row.items() if k != RUN_ID}
-        self.write_json(dumps(row, default=default))
+        self._write_text(json_text(row, default=default))
 
-    def write_json(self, text: str) -> None:
-        """One row given as the one-line JSON text of an object (``{...}``, no ``run_id`` key)."""
-        data = encode(self._prefix + (", " + text[1:] if text != "{}" else "}")) + b"\n"
+    def _write_text(self, text: str) -> None:
+        """One row given as the one-line JSON text of an object (``{...}``, no ``run_id`` key; scrubbed)."""
+        data = utf8(self._prefix + (", " + text[1:] if text != "{}" else "}")) + b"\n"
         self._hash.update(data)
         self._fh.write(data)
         self.rows += 1
