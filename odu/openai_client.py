@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl
 
 from .scrub import (
-    CREDENTIAL_RULE,
+    MIN_CREDENTIAL_CHARS,
     PlaceholderKeyWarning,
     check_url,
     register_secret,
@@ -354,7 +354,10 @@ def placeholder_key(role: str, env: str, base_url: str | None) -> None:
     outputs). For a provider's own server (no ``base_url``), which never takes one, a
     :class:`ValueError`; for a ``base_url`` (a local server takes any key), a
     :class:`~odu.scrub.PlaceholderKeyWarning`. The key is not shown."""
-    said = f"{role} API key: {env} holds a placeholder, not a credential ({CREDENTIAL_RULE})"
+    said = (
+        f"{role} API key: {env} holds a placeholder, not a credential (a key has {MIN_CREDENTIAL_CHARS}+ "
+        "characters of two kinds, no spaces or quotes: CREDENTIAL_RULE, odu/scrub.py)"
+    )
     if base_url is None:
         raise ValueError(f"{said}; no provider's server takes it: set the key, or give the base_url of a local server")
     warnings.warn(f"{said}: it is sent, but not scrubbed from outputs by value", PlaceholderKeyWarning, stacklevel=3)
