@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.json_strategies import FINITE, TEXT, json_values
 
-from odu.jsonio import clean_text, dump_line, dumps, encode, iter_lines, iter_records
+from odu.jsonio import clean_text, dump_line, dumps, encode, iter_lines, iter_records, too_deep
 
 NAME = Path("round-trip.jsonl")
 
@@ -63,3 +64,29 @@ def test_json_array_file_round_trip(tmp_path_factory_dir: Path, values: list[Any
     path = tmp_path_factory_dir / "array.json"
     path.write_bytes(encode("[" + space + ("," + space).join(dumps(v) for v in values) + space + "]" + space))
     assert [v for _, v in iter_records(path)] == [as_read(v) for v in values]
+
+
+# --- issue 30 item 2: the nesting scan is linear -------------------------------------------------------------------
+
+
+@settings(max_examples=200)
+@given(st.text(alphabet='"\\[]{}ab', max_size=60))
+def test_the_string_pattern_matches_from_every_quote_so_no_quote_is_scanned_twice(text: str) -> None:
+    """The nesting scan strips strings with one regex pass: a pattern that could fail from a quote
+    (an unclosed string, a lone backslash at the end) would rescan the rest from the next quote,
+    quadratic on a cut line of escaped quotes (issue 30 item 2)."""
+    from odu.jsonio import _STRING
+
+    for at in (i for i, c in enumerate(text) if c == '"'):
+        assert _STRING.match(text, at) is not None, (text, at)
+
+
+@settings(max_examples=300)
+@given(json_values(max_leaves=30), st.integers(min_value=0, max_value=6))
+def test_too_deep_agrees_with_the_depth_of_the_value(value: Any, limit: int) -> None:
+    def depth(v: Any) -> int:
+        children = v.values() if isinstance(v, dict) else v if isinstance(v, list) else None
+        return 0 if children is None else 1 + max((depth(c) for c in children), default=0)
+
+    for text in (json.dumps(value), json.dumps(value, ensure_ascii=False)):
+        assert too_deep(text, limit) == (depth(value) > limit)
