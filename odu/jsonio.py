@@ -72,12 +72,9 @@ _CHUNK = 1 << 20  # characters read at a time when streaming a JSON array
 _DECODER = json.JSONDecoder()
 _SPACE = frozenset(" \t\r\n")
 _FOLLOWERS = _SPACE | {",", "]"}
-#: A JSON string literal, or what is left of one cut short (no closing quote; a lone backslash at
-#: the end): it matches from every '"' it meets, so stripping strings never rescans (linear).
-_STRING = re.compile(r'"[^"\\]*(?:\\[\s\S]?[^"\\]*)*"?')
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_DEPTH_STEP = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1 / -1 as signed bytes
-_DEPTH_CHUNK = 1 << 22  # brackets summed at a time by too_deep (bounds its memory)
+#: +1 for an opening bracket, -1 (as a signed byte) for a closing one, 0 for any other byte.
+_DEPTH_STEP = bytes(1 if b in b"[{" else 255 if b in b"]}" else 0 for b in range(256))
+_DEPTH_CHUNK = 1 << 22  # characters of a text scanned at a time by too_deep (bounds its memory)
 
 
 class JsonFileError(ValueError):
@@ -170,26 +167,31 @@ def write_json(path: str | Path, value: Any, default: Callable[[Any], Any] | Non
 
 
 def too_deep(text: str, limit: int = MAX_RECORD_DEPTH) -> bool:
-    """Whether the JSON text ``text`` nests more than ``limit`` arrays / objects deep (brackets
-    inside strings do not count); no recursion, no stack, linear time: strings are stripped by one
-    regex pass (:data:`_STRING`), then the running depth of the brackets left is summed by numpy.
+    """Whether the JSON text ``text`` (valid JSON: a decoded line, a dumped value) nests more than
+    ``limit`` arrays / objects deep (brackets inside strings do not count); no recursion, no stack,
+    a few linear passes at C speed: escapes dropped (``\\\\`` then ``\\"``, paired left to right as
+    the decoder pairs them), strings dropped (every other piece between quotes), then the running
+    depth of the brackets left summed by numpy, a chunk at a time.
 
-    >>> too_deep('[[["[[[["]]]', limit=3), too_deep("[[[[1]]]]", limit=3), too_deep('["\\\\"]', limit=0)
+    >>> too_deep('[[["[[[["]]]', limit=3), too_deep("[[[[1]]]]", limit=3), too_deep('["\\\\\\\\", ["\\\\""]]', limit=1)
     (False, True, True)
     """
     if text.count("[") + text.count("{") <= limit:
         return False
-    if '"' in text:
-        text = _STRING.sub("", text)
+    if "\\" in text:  # escapes are inside strings only
+        text = text.replace("\\\\", "").replace('\\"', "")
     import numpy as np  # a core dependency; imported only for a value with more brackets than the limit
 
-    steps = np.frombuffer(_NOT_BRACKET.sub("", text).encode("ascii").translate(_DEPTH_STEP), dtype=np.int8)
-    depth = 0
-    for start in range(0, len(steps), _DEPTH_CHUNK):
-        levels = np.cumsum(steps[start : start + _DEPTH_CHUNK], dtype=np.int64)
-        if depth + int(levels.max()) > limit:
-            return True
-        depth += int(levels[-1])
+    depth, inside = 0, False
+    for start in range(0, len(text), _DEPTH_CHUNK):
+        pieces = text[start : start + _DEPTH_CHUNK].split('"')
+        outside = "".join(pieces[inside::2]).encode("utf-8", "surrogatepass")
+        inside ^= len(pieces) % 2 == 0  # an odd number of quotes in the chunk: a string runs on
+        if outside:
+            levels = np.cumsum(np.frombuffer(outside.translate(_DEPTH_STEP), dtype=np.int8), dtype=np.int64)
+            if depth + int(levels.max()) > limit:
+                return True
+            depth += int(levels[-1])
     return False
 
 
