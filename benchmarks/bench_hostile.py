@@ -30,6 +30,7 @@ Run: ``python benchmarks/bench_hostile.py --lines [--max-mb 64] [--repeats 3]``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import subprocess
 import sys
@@ -128,8 +129,8 @@ def time_lines(max_mb: float, repeats: int) -> None:
     for case in LINES:
         for size in sizes:
             raw = hostile_line(case, size)
-            base = best_of(repeats, lambda: decode(raw))
-            ours = best_of(repeats, lambda: read(raw))
+            base = best_of(repeats, functools.partial(decode, raw))
+            ours = best_of(repeats, functools.partial(read, raw))
             mb = len(raw) / 2**20
             print(
                 f"{case:40} {_size(len(raw)):>7} {base:12.4f} {ours:9.4f} {ours / base:6.2f} {ours / mb:10.4f}",

@@ -36,7 +36,6 @@ import codecs
 import io
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any

@@ -68,31 +68,12 @@ CREDENTIAL_RULE = (
     "JSON punctuation (,:[]{}), of at least two kinds (lower-case, upper-case, digits, others), and not a number"
 )
 #: Option and model-argument names that hold a credential (compared case-insensitively, ``-`` and
-#: ``.`` read as ``_``, ``camelCase`` split into words): refused, since a key is read from an
-#: environment variable only. A name is also one when its last word is in :data:`CREDENTIAL_WORDS`
-#: (``dashscope_key``, ``session_token``, ``db_passphrase``) or its first word is in
-#: :data:`CREDENTIAL_FIRST_WORDS` (``auth_header``, ``password_hash``).
-CREDENTIAL_NAMES: frozenset[str] = frozenset(
-    {
-        "key",
-        "api_key",
-        "apikey",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "passphrase",
-        "pwd",
-        "pass",
-        "auth",
-        "authorization",
-        "credentials",
-        "credential",
-        "jwt",
-        "cookie",
-        "bearer",
-    }
-)
+#: ``.`` read as ``_``, ``camelCase`` split into words: :func:`names_credential`): refused, since a
+#: key is read from an environment variable only. A name is one when its last word is in
+#: :data:`CREDENTIAL_WORDS` (``api_key``, ``auth``, ``session_token``, ``db_passphrase``), its first
+#: word in :data:`CREDENTIAL_FIRST_WORDS` (``auth_header``, ``password_hash``), or it is one of
+#: these whole names.
+CREDENTIAL_NAMES: frozenset[str] = frozenset({"pass", "bearer"})
 #: A name ending in one of these words names a credential (see :data:`CREDENTIAL_NAMES`).
 CREDENTIAL_WORDS: frozenset[str] = frozenset(
     {
@@ -438,10 +419,7 @@ def names_credential(name: object) -> bool:
     """
     words = _words(str(name))
     return bool(words) and (
-        "_".join(words) in CREDENTIAL_NAMES
-        or words[-1] in CREDENTIAL_WORDS
-        or words[0] in CREDENTIAL_FIRST_WORDS
-        or "".join(words) in CREDENTIAL_NAMES
+        words[-1] in CREDENTIAL_WORDS or words[0] in CREDENTIAL_FIRST_WORDS or "_".join(words) in CREDENTIAL_NAMES
     )
 
 

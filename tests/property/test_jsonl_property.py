@@ -6,9 +6,9 @@ from __future__ import annotations
 import io
 import json
 import math
-from unittest import mock
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
