@@ -18,13 +18,13 @@
   a JSON file read whole at most :data:`MAX_JSON_FILE_BYTES`; past a limit the read stops with
   :class:`JsonFileError`.
 * **Nesting.** A value nested deeper than :data:`MAX_RECORD_DEPTH` arrays / objects is refused
-  (:class:`JsonFileError`): the decoder stops itself at its recursion limit (far deeper), and a
-  value it decoded is checked by a scan that keeps no stack (:func:`too_deep`), so a hostile file
+  (:class:`JsonFileError`): the decoder stops itself at its recursion limit (far deeper), and the
+  value it decoded is checked by a walk without recursion (:func:`too_deep`), so a hostile file
   exhausts neither the decoder's recursion nor that of anything walking the value.
 * **Time.** Every read is linear in the size of what is read: the decoder runs first (it stops at
-  the first fault), and :func:`too_deep` is a few linear passes at C speed, so a hostile line (cut
-  short, thousands of escaped quotes, brackets by the million) costs about what ``json.loads``
-  costs (``benchmarks/bench_hostile.py``, docs/performance.md).
+  the first fault), and :func:`too_deep` visits only the arrays and objects the decoder built, so a
+  hostile line (cut short, thousands of escaped quotes, brackets by the million) costs about what
+  ``json.loads`` costs (``benchmarks/bench_hostile.py``, docs/performance.md).
 
 Records are read one at a time (:func:`iter_records`), from a JSONL file or from a JSON array,
 which is streamed too, so a file's records are never all in memory unless the caller keeps them.
@@ -33,10 +33,13 @@ which is streamed too, so a file's records are never all in memory unless the ca
 from __future__ import annotations
 
 import codecs
+import gc
 import io
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 from typing import IO, Any
 
@@ -71,9 +74,7 @@ _CHUNK = 1 << 20  # characters read at a time when streaming a JSON array
 _DECODER = json.JSONDecoder()
 _SPACE = frozenset(" \t\r\n")
 _FOLLOWERS = _SPACE | {",", "]"}
-#: +1 for an opening bracket, -1 (as a signed byte) for a closing one, 0 for any other byte.
-_DEPTH_STEP = bytes(1 if b in b"[{" else 255 if b in b"]}" else 0 for b in range(256))
-_DEPTH_CHUNK = 1 << 22  # characters of a text scanned at a time by too_deep (bounds its memory)
+_CONTAINERS = frozenset({list, tuple, dict})  # what too_deep descends into (exact types, as decoded)
 
 
 class JsonFileError(ValueError):
@@ -165,33 +166,38 @@ def write_json(path: str | Path, value: Any, default: Callable[[Any], Any] | Non
     return data
 
 
-def too_deep(text: str, limit: int = MAX_RECORD_DEPTH) -> bool:
-    """Whether the JSON text ``text`` (valid JSON: a decoded line, a dumped value) nests more than
-    ``limit`` arrays / objects deep (brackets inside strings do not count); no recursion, no stack,
-    a few linear passes at C speed: escapes dropped (``\\\\`` then ``\\"``, paired left to right as
-    the decoder pairs them), strings dropped (every other piece between quotes), then the running
-    depth of the brackets left summed by numpy, a chunk at a time.
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector around CPU-bound work over many small acyclic objects
+    (a decoded line, scoring): its passes over them cost more than the work itself. Reference
+    counting still frees everything; results do not change."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
-    >>> too_deep('[[["[[[["]]]', limit=3), too_deep("[[[[1]]]]", limit=3), too_deep('["\\\\\\\\", ["\\\\""]]', limit=1)
+
+def too_deep(value: Any, limit: int = MAX_RECORD_DEPTH) -> bool:
+    """Whether the JSON-like ``value`` (what the decoder builds: lists, dicts; tuples too) nests
+    more than ``limit`` of them deep. No recursion: one level at a time, the items of all its lists
+    and dicts gathered and their kinds found at C speed (``chain``, ``set(map(type, ...))``), the
+    items picked one by one only when some but not all of them are lists or dicts.
+
+    >>> too_deep(json.loads('[[["[[[["]]]'), limit=3), too_deep([[[[1]]]], limit=3), too_deep([], limit=0)
     (False, True, True)
     """
-    if text.count("[") + text.count("{") <= limit:
-        return False
-    if "\\" in text:  # escapes are inside strings only
-        text = text.replace("\\\\", "").replace('\\"', "")
-    import numpy as np  # a core dependency; imported only for a value with more brackets than the limit
-
-    depth, inside = 0, False
-    for start in range(0, len(text), _DEPTH_CHUNK):
-        pieces = text[start : start + _DEPTH_CHUNK].split('"')
-        outside = "".join(pieces[inside::2]).encode("utf-8", "surrogatepass")
-        inside ^= len(pieces) % 2 == 0  # an odd number of quotes in the chunk: a string runs on
-        if outside:
-            levels = np.cumsum(np.frombuffer(outside.translate(_DEPTH_STEP), dtype=np.int8), dtype=np.int64)
-            if depth + int(levels.max()) > limit:
-                return True
-            depth += int(levels[-1])
-    return False
+    level = [value] if type(value) in _CONTAINERS else []
+    with gc_paused():
+        for _ in range(limit):
+            items = list(chain.from_iterable(node.values() if type(node) is dict else node for node in level))
+            kinds = set(map(type, items))
+            if kinds.isdisjoint(_CONTAINERS):
+                return False
+            level = items if kinds <= _CONTAINERS else [item for item in items if type(item) in _CONTAINERS]
+    return bool(level)
 
 
 def _loads(text: str, where: str) -> Any:
@@ -203,7 +209,7 @@ def _loads(text: str, where: str) -> Any:
         raise JsonFileError(f"{where}: nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}") from None
     except json.JSONDecodeError as exc:
         raise JsonFileError(f"{where}: not valid JSON ({exc})") from None
-    if too_deep(text):
+    if too_deep(value, MAX_RECORD_DEPTH):
         raise JsonFileError(f"{where}: nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}")
     return value
 
@@ -316,7 +322,7 @@ def _iter_array(fh: IO[str], path: Path) -> Iterator[tuple[int, Any]]:
                 # "1.5") decodes, so read on before taking it
                 if (end < len(buf) and buf[end] in _FOLLOWERS) or not more():
                     break
-            if too_deep(buf[pos:end]):
+            if too_deep(value, MAX_RECORD_DEPTH):
                 raise fail(f"nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}", pos)
             yield line_at(pos), value
             pos = end
@@ -368,6 +374,7 @@ __all__ = [
     "dumps",
     "dumps_str",
     "encode",
+    "gc_paused",
     "iter_jsonl",
     "iter_lines",
     "bounded_lines",
