@@ -96,6 +96,7 @@ LINES: dict[str, tuple[str, str, str]] = {
     "brackets in many short strings": ("[", '"[{", "]}", ', '""]'),
     "a million empty arrays": ("[", "[], ", "[]]"),
     "blocks nested MAX_RECORD_DEPTH deep": ("[", "[" * 63 + "]" * 63 + ", ", "[]]"),
+    "objects nested MAX_RECORD_DEPTH deep": ("[", '{"k": ' * 63 + "1" + "}" * 63 + ", ", "{}]"),
     "nested past the decoder's limit": ("", "[", ""),
     "']['' without end": ("", "][", ""),
     "a long reply full of escapes": ('{"output": "', 'say \\"stop\\"\\n [then] {go} ', '"}'),

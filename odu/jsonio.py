@@ -189,15 +189,26 @@ def too_deep(value: Any, limit: int = MAX_RECORD_DEPTH) -> bool:
     >>> too_deep(json.loads('[[["[[[["]]]'), limit=3), too_deep([[[[1]]]], limit=3), too_deep([], limit=0)
     (False, True, True)
     """
-    level = [value] if type(value) in _CONTAINERS else []
+    if type(value) not in _CONTAINERS:
+        return False
+    level: list[Any] = [value]
+    kinds: set[type] = {type(value)}
     with gc_paused():
         for _ in range(limit):
-            items = list(chain.from_iterable(node.values() if type(node) is dict else node for node in level))
-            kinds = set(map(type, items))
+            if dict not in kinds:
+                nested: Iterable[Any] = level
+            elif kinds == {dict}:
+                nested = map(dict.values, level)
+            else:
+                nested = (node.values() if type(node) is dict else node for node in level)
+            level = list(chain.from_iterable(nested))
+            kinds = set(map(type, level))
             if kinds.isdisjoint(_CONTAINERS):
                 return False
-            level = items if kinds <= _CONTAINERS else [item for item in items if type(item) in _CONTAINERS]
-    return bool(level)
+            if not kinds <= _CONTAINERS:
+                level = [item for item in level if type(item) in _CONTAINERS]
+                kinds &= _CONTAINERS
+    return True
 
 
 def _loads(text: str, where: str) -> Any:
