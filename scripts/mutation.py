@@ -728,7 +728,7 @@ FAULTS: tuple[Fault, ...] = (
     F("decoder-recursion-uncaught", "linearread", "odu/jsonio.py",
       "        value = json.loads(text)\n    except RecursionError:", "        value = json.loads(text)\n    except MemoryError:"),
     F("depth-unchecked-after-decoding", "linearread", "odu/jsonio.py",
-      "    if too_deep(text):\n        raise JsonFileError(f\"{where}: nested", "    if False:\n        raise JsonFileError(f\"{where}: nested"),
+      "    if too_deep(value, MAX_RECORD_DEPTH):\n        raise JsonFileError(f\"{where}: nested", "    if False:\n        raise JsonFileError(f\"{where}: nested"),
     # --- secrets past the URL rule, base URL queries (odu/scrub.py, odu/openai_client.py, odu/cli/lm_eval_cmd.py)
     F("url-value-cut-like-a-text", "urlrule", "odu/scrub.py",
       '    return "|".join(scrub_url(url) for url in split_url_list(value))', "    return scrub_text(value)"),
