@@ -215,7 +215,8 @@ def _loads(text: str, where: str) -> Any:
     """``json.loads`` of one file's or line's text, refusing nesting past :data:`MAX_RECORD_DEPTH`
     (decoded first: the decoder stops at the first fault, so a broken line costs no more than that)."""
     try:
-        value = json.loads(text)
+        with gc_paused():  # a line may hold millions of small acyclic objects
+            value = json.loads(text)
     except RecursionError:  # the decoder's own guard, far past MAX_RECORD_DEPTH
         raise JsonFileError(f"{where}: nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}") from None
     except json.JSONDecodeError as exc:
