@@ -267,3 +267,29 @@ def test_model_args_naming_a_key_are_refused_before_lm_eval_logs_anything(tmp_pa
         assert done.returncode == 2, done.stderr[-2000:]
         assert done.stderr.startswith("odu-bench lm-eval: error:") and "holds a credential" in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1 and "LEAKED" not in done.stdout + done.stderr
+
+
+def test_a_key_inside_the_outputs_is_scrubbed_from_the_scene_rows_which_stay_json(
+    tmp_path: Path, capfd: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scorer writes each scene row as JSON text it builds itself: a known secret in it (here a
+    model output holding the key, scored from a file) is replaced in its string values only."""
+    key = "sk-rows-KEY-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    predictions = _reference_outputs(tmp_path / "p.jsonl")
+    rows = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        output = json.loads(row["output"])
+        for segment in output["segments"][:1]:
+            segment["structured_intent"] += f" {key}"
+        row["output"] = json.dumps(output)
+    predictions.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with OpenAIServer(judge_responder(), api_key=key, models=("loopback",)) as server:
+        args = argv(
+            "score", scenes=SAMPLE_SCENES, predictions=predictions, judge="openai:loopback", out=tmp_path / "run"
+        )
+        assert main([*args, "--judge-base-url", server.base_url, "--no-cache", "--no-progress"]) == 0
+    text = (tmp_path / "run" / "scenes.jsonl").read_text(encoding="utf-8")
+    assert key not in text and "***" in text
+    assert all("candidates" in json.loads(line) for line in text.splitlines())
+    assert key not in "".join(capfd.readouterr())
