@@ -216,7 +216,8 @@ def test_a_placeholder_key_rewrites_no_file_and_is_warned_about(
         assert "***" not in text, path.name
     summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
     assert summary["judge"]["errors"] == 0 and "***" not in out + err
-    assert main(argv("report", tmp_path / "run", resamples=20, no_plots=True)) == 0  # the run reads back
+    report = argv("report", tmp_path / "run", out=tmp_path / "report", resamples=20, no_plots=True)
+    assert main(report) == 0  # the run reads back
 
 
 def test_a_placeholder_key_for_a_providers_own_server_is_refused_in_one_line(
