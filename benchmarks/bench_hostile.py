@@ -1,4 +1,7 @@
-"""The judge's transport limits against hostile servers: time to a judge error and peak memory.
+"""Hostile inputs: the judge's transport limits against hostile servers, and the JSONL reader on
+hostile lines.
+
+**Servers** (``--servers``, the default part): time to a judge error and peak memory.
 
 Each case runs one ``OpenAIJudge`` call (``--judge-timeout`` / ``--judge-retries`` as given, one
 segment, no cache) in a child process against a loopback server of
@@ -14,11 +17,20 @@ it after ``--limit`` seconds:
 Run: ``python benchmarks/bench_hostile.py [--timeout 2] [--retries 0] [--limit 40]``; to measure
 another checkout of the toolkit, put it first on ``PYTHONPATH``. Prints one row per case: wall
 seconds, whether the call ended by itself, peak RSS in MB and the verdict's error.
+
+**Lines** (``--lines``, issue 30 item 2): every read of the toolkit (``score``, ``view``,
+``report``, ``judge-audit``, lmms-eval's ``write_predictions``) decodes a line through
+:func:`odu.jsonio.iter_lines`; its time on each hostile line of :data:`LINES`, at sizes up to
+``--max-mb`` (default the line limit, ``MAX_LINE_BYTES`` = 64 MiB), against ``json.loads`` of the
+same bytes in the same run (the baseline: what decoding costs at all). The goal is a ratio of at
+most 2 on every line, and a time per MB that does not grow with the size (linear).
+Run: ``python benchmarks/bench_hostile.py --lines [--max-mb 64] [--repeats 3]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import subprocess
 import sys
@@ -28,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from _timing import best_of  # noqa: E402
 from support.hostile_servers import HostileServer  # noqa: E402
 from support.judge_fakes import judge_responder  # noqa: E402
 from support.openai_server import OpenAIServer  # noqa: E402
@@ -75,12 +88,73 @@ def run_case(url: str, timeout: float, retries: int, limit: float) -> dict[str, 
     return {"wall_s": round(wall, 1), "ended": ended, "peak_rss_mb": round(peak, 1), "error": result.get("error")}
 
 
+#: Hostile JSONL lines, each made of ``n`` repeats of a piece (a prefix and a suffix around them).
+LINES: dict[str, tuple[str, str, str]] = {
+    # (prefix, piece, suffix)
+    "cut line of escaped quotes": ('{"scene_id": "x", "output": ' + "[" * 100 + '"', '\\"', ""),
+    "cut string ending in a lone backslash": ('{"output": "', "\\\\", "\\"),
+    "brackets in many short strings": ("[", '"[{", "]}", ', '""]'),
+    "a million empty arrays": ("[", "[], ", "[]]"),
+    "blocks nested MAX_RECORD_DEPTH deep": ("[", "[" * 63 + "]" * 63 + ", ", "[]]"),
+    "objects nested MAX_RECORD_DEPTH deep": ("[", '{"k": ' * 63 + "1" + "}" * 63 + ", ", "{}]"),
+    "nested past the decoder's limit": ("", "[", ""),
+    "']['' without end": ("", "][", ""),
+    "a long reply full of escapes": ('{"output": "', 'say \\"stop\\"\\n [then] {go} ', '"}'),
+}
+
+
+def hostile_line(case: str, size: int) -> bytes:
+    prefix, piece, suffix = LINES[case]
+    return (prefix + piece * max(1, (size - len(prefix) - len(suffix)) // len(piece)) + suffix).encode()
+
+
+def time_lines(max_mb: float, repeats: int) -> None:
+    from odu.jsonio import JsonFileError, iter_lines
+
+    name = Path("hostile.jsonl")
+
+    def read(raw: bytes) -> None:
+        try:
+            list(iter_lines([raw], name))
+        except JsonFileError:
+            pass
+
+    def decode(raw: bytes) -> None:
+        try:
+            json.loads(raw)
+        except (ValueError, RecursionError):
+            pass
+
+    sizes = [s for s in (64 * 2**10, 2**20, 8 * 2**20, 64 * 2**20) if s <= max_mb * 2**20]
+    print(f"{'line':40} {'size':>7} {'json.loads s':>12} {'read s':>9} {'ratio':>6} {'read s/MB':>10}")
+    for case in LINES:
+        for size in sizes:
+            raw = hostile_line(case, size)
+            base = best_of(repeats, functools.partial(decode, raw))
+            ours = best_of(repeats, functools.partial(read, raw))
+            mb = len(raw) / 2**20
+            print(
+                f"{case:40} {_size(len(raw)):>7} {base:12.4f} {ours:9.4f} {ours / base:6.2f} {ours / mb:10.4f}",
+                flush=True,
+            )
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.0f} MB" if n >= 2**20 else f"{n / 2**10:.0f} KB"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lines", action="store_true", help="time the JSONL reader on hostile lines instead")
+    parser.add_argument("--max-mb", type=float, default=64.0, help="the longest line timed (--lines)")
+    parser.add_argument("--repeats", type=int, default=3, help="best of this many runs per line (--lines)")
     parser.add_argument("--timeout", type=float, default=2.0)
     parser.add_argument("--retries", type=int, default=0)
     parser.add_argument("--limit", type=float, default=40.0)
     args = parser.parse_args()
+    if args.lines:
+        time_lines(args.max_mb, args.repeats)
+        return
     rows = {}
     with OpenAIServer(judge_responder()) as healthy:
         rows["healthy"] = run_case(healthy.base_url, args.timeout, args.retries, args.limit)

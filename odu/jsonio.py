@@ -7,8 +7,9 @@
 * **Text.** Files are UTF-8, and every Unicode string written is read back unchanged. A lone
   surrogate (half of a UTF-16 pair, e.g. ``"\\ud83d"`` from a JSON escape cut in half) is not a
   character and has no UTF-8 form: :data:`SURROGATE_RULE` says what is written instead. A secret
-  the process knows (an API key, a URL password: :mod:`odu.scrub`) is written as ``***``.
-  Nothing else is altered.
+  the process knows (an API key, a URL password: :mod:`odu.scrub`) is written as ``***`` inside
+  the string values of a JSON file (:func:`json_text`), never in a key or the structure, and
+  anywhere in another text (:func:`encode`). Nothing else is altered.
 * **Numbers.** NaN and ±Infinity are not JSON: :data:`NON_FINITE_RULE` when written; read as
   Python reads them, for the reader of each file to judge (a release record's field names its
   scene, :mod:`odu.schema`; a run's scene row, :func:`odu.run.row_problem`).
@@ -17,10 +18,13 @@
   a JSON file read whole at most :data:`MAX_JSON_FILE_BYTES`; past a limit the read stops with
   :class:`JsonFileError`.
 * **Nesting.** A value nested deeper than :data:`MAX_RECORD_DEPTH` arrays / objects is refused
-  (:class:`JsonFileError`), found by a scan that keeps no stack (:func:`too_deep`): before
-  decoding for a JSONL line or a JSON file, after it for an element of a streamed JSON array
-  (whose end only the decoder finds; it stops itself at its recursion limit, far deeper), so a
-  hostile file exhausts neither the decoder's recursion nor that of anything walking the value.
+  (:class:`JsonFileError`): the decoder stops itself at its recursion limit (far deeper), and the
+  value it decoded is checked by a walk without recursion (:func:`too_deep`), so a hostile file
+  exhausts neither the decoder's recursion nor that of anything walking the value.
+* **Time.** Every read is linear in the size of what is read: the decoder runs first (it stops at
+  the first fault), and :func:`too_deep` visits only the arrays and objects the decoder built, so a
+  hostile line (cut short, thousands of escaped quotes, brackets by the million) costs about what
+  ``json.loads`` costs (``benchmarks/bench_hostile.py``, docs/performance.md).
 
 Records are read one at a time (:func:`iter_records`), from a JSONL file or from a JSON array,
 which is streamed too, so a file's records are never all in memory unless the caller keeps them.
@@ -29,16 +33,18 @@ which is streamed too, so a file's records are never all in memory unless the ca
 from __future__ import annotations
 
 import codecs
+import gc
 import io
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 from typing import IO, Any
 
 from .files import open_regular, replace_file
-from .scrub import scrub_secrets
+from .scrub import holds_secret, scrub_secrets, scrub_value
 
 #: What a writer does with a lone surrogate (documented in docs/scoring.md, "Files of a run").
 SURROGATE_RULE = (
@@ -68,8 +74,7 @@ _CHUNK = 1 << 20  # characters read at a time when streaming a JSON array
 _DECODER = json.JSONDecoder()
 _SPACE = frozenset(" \t\r\n")
 _FOLLOWERS = _SPACE | {",", "]"}
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string literal
-_BRACKET = re.compile(r"[\[\]{}]")
+_CONTAINERS = frozenset({list, tuple, dict})  # what too_deep descends into (exact types, as decoded)
 
 
 class JsonFileError(ValueError):
@@ -89,9 +94,16 @@ codecs.register_error(SURROGATE_ERRORS, _replace_surrogates)
 
 
 def encode(text: str) -> bytes:
-    """``text`` as UTF-8, lone surrogates replaced by :data:`SURROGATE_RULE`, registered secrets
-    (API keys, URL credentials: :func:`odu.scrub.scrub_secrets`) by ``***``; never raises."""
-    return scrub_secrets(text).encode("utf-8", SURROGATE_ERRORS)
+    """``text`` (a report, a YAML file: not JSON, :func:`json_text` is for that) as UTF-8, lone
+    surrogates replaced by :data:`SURROGATE_RULE`, registered secrets (API keys, URL credentials:
+    :func:`odu.scrub.scrub_secrets`) by ``***``; never raises."""
+    return utf8(scrub_secrets(text))
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8, lone surrogates replaced by :data:`SURROGATE_RULE`; nothing else altered
+    (for JSON text from :func:`json_text`, already scrubbed); never raises."""
+    return text.encode("utf-8", SURROGATE_ERRORS)
 
 
 def clean_text(text: str) -> str:
@@ -132,43 +144,86 @@ def dumps(value: Any, indent: int | None = None, default: Callable[[Any], Any] |
         return json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, indent=indent, default=default)
 
 
+def json_text(value: Any, indent: int | None = None, default: Callable[[Any], Any] | None = None) -> str:
+    """:func:`dumps` of ``value`` as it is written: each registered secret (:mod:`odu.scrub`) replaced
+    by ``***`` inside string values only, never in a key or the structure, so the text is the JSON
+    of ``value`` whatever the secret (``OPENAI_API_KEY=true`` cannot rewrite ``true``)."""
+    text = dumps(value, indent=indent, default=default)
+    if holds_secret(text):  # rare: scrub the value, not its text
+        text = dumps(scrub_value(value, urls=False), indent=indent, default=default)
+    return text
+
+
 def dump_line(value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
-    """One JSONL line of ``value``, encoded (:func:`dumps`, :func:`encode`), ending in ``"\\n"``."""
-    return encode(dumps(value, default=default)) + b"\n"
+    """One JSONL line of ``value``, encoded (:func:`json_text`, :func:`utf8`), ending in ``"\\n"``."""
+    return utf8(json_text(value, default=default)) + b"\n"
 
 
 def write_json(path: str | Path, value: Any, default: Callable[[Any], Any] | None = None) -> bytes:
-    """Write ``value`` as an indented JSON file (:func:`replace_file`); returns the bytes written."""
-    data = encode(dumps(value, indent=2, default=default)) + b"\n"
+    """Write ``value`` as an indented JSON file (:func:`json_text`, :func:`replace_file`); returns the bytes written."""
+    data = utf8(json_text(value, indent=2, default=default)) + b"\n"
     replace_file(path, data)
     return data
 
 
-def too_deep(text: str, limit: int = MAX_RECORD_DEPTH) -> bool:
-    """Whether the JSON text ``text`` nests more than ``limit`` arrays / objects deep (brackets
-    inside strings do not count); no recursion, no stack.
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector around CPU-bound work over many small acyclic objects
+    (a decoded line, scoring): its passes over them cost more than the work itself. Reference
+    counting still frees everything; results do not change."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
-    >>> too_deep('[[["[[[["]]]', limit=3), too_deep("[[[[1]]]]", limit=3)
-    (False, True)
+
+def too_deep(value: Any, limit: int = MAX_RECORD_DEPTH) -> bool:
+    """Whether the JSON-like ``value`` (what the decoder builds: lists, dicts; tuples too) nests
+    more than ``limit`` of them deep. No recursion: one level at a time, the items of all its lists
+    and dicts gathered and their kinds found at C speed (``chain``, ``set(map(type, ...))``), the
+    items picked one by one only when some but not all of them are lists or dicts.
+
+    >>> too_deep(json.loads('[[["[[[["]]]'), limit=3), too_deep([[[[1]]]], limit=3), too_deep([], limit=0)
+    (False, True, True)
     """
-    if text.count("[") + text.count("{") <= limit:
+    if type(value) not in _CONTAINERS:
         return False
-    depth = 0
-    for char in _BRACKET.findall(_STRING.sub("", text)):
-        depth += 1 if char in "[{" else -1
-        if depth > limit:
-            return True
-    return False
+    level: list[Any] = [value]
+    kinds: set[type] = {type(value)}
+    with gc_paused():
+        for _ in range(limit):
+            if dict not in kinds:
+                nested: Iterable[Any] = level
+            elif kinds == {dict}:
+                nested = map(dict.values, level)
+            else:
+                nested = (node.values() if type(node) is dict else node for node in level)
+            level = list(chain.from_iterable(nested))
+            kinds = set(map(type, level))
+            if kinds.isdisjoint(_CONTAINERS):
+                return False
+            if not kinds <= _CONTAINERS:
+                level = [item for item in level if type(item) in _CONTAINERS]
+                kinds &= _CONTAINERS
+    return True
 
 
 def _loads(text: str, where: str) -> Any:
-    """``json.loads`` of one file's or line's text, refusing nesting past :data:`MAX_RECORD_DEPTH`."""
-    if too_deep(text):
-        raise JsonFileError(f"{where}: nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}")
+    """``json.loads`` of one file's or line's text, refusing nesting past :data:`MAX_RECORD_DEPTH`
+    (decoded first: the decoder stops at the first fault, so a broken line costs no more than that)."""
     try:
-        return json.loads(text)
+        with gc_paused():  # a line may hold millions of small acyclic objects
+            value = json.loads(text)
+    except RecursionError:  # the decoder's own guard, far past MAX_RECORD_DEPTH
+        raise JsonFileError(f"{where}: nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}") from None
     except json.JSONDecodeError as exc:
         raise JsonFileError(f"{where}: not valid JSON ({exc})") from None
+    if too_deep(value, MAX_RECORD_DEPTH):
+        raise JsonFileError(f"{where}: nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}")
+    return value
 
 
 def read_json(path: str | Path) -> Any:
@@ -279,7 +334,7 @@ def _iter_array(fh: IO[str], path: Path) -> Iterator[tuple[int, Any]]:
                 # "1.5") decodes, so read on before taking it
                 if (end < len(buf) and buf[end] in _FOLLOWERS) or not more():
                     break
-            if too_deep(buf[pos:end]):
+            if too_deep(value, MAX_RECORD_DEPTH):
                 raise fail(f"nested deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}", pos)
             yield line_at(pos), value
             pos = end
@@ -331,11 +386,14 @@ __all__ = [
     "dumps",
     "dumps_str",
     "encode",
+    "gc_paused",
     "iter_jsonl",
     "iter_lines",
     "bounded_lines",
     "iter_records",
+    "json_text",
     "read_json",
     "too_deep",
+    "utf8",
     "write_json",
 ]

@@ -56,11 +56,22 @@ import os
 import random
 import re
 import time
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from urllib.parse import parse_qsl
 
-from .scrub import check_url, register_secret, scrub_text, url_credentials
+from .scrub import (
+    MIN_CREDENTIAL_CHARS,
+    PlaceholderKeyWarning,
+    check_url,
+    register_secret,
+    scrub_text,
+    scrub_urls,
+    split_url_list,
+    url_credentials,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import openai
@@ -159,7 +170,8 @@ def status_failure(status: int, message: str, response: Any = None) -> Exception
 
 
 def split_replicas(base_url: str | None) -> list[str | None]:
-    """The servers listed in ``base_url`` (one, or several separated by :data:`REPLICA_SEPARATOR`).
+    """The servers listed in ``base_url`` (one, or several separated by :data:`REPLICA_SEPARATOR`;
+    a ``|`` inside a query value stays there: :func:`odu.scrub.split_url_list`).
 
     >>> split_replicas("http://a:8000/v1 | http://b:8000/v1")
     ['http://a:8000/v1', 'http://b:8000/v1']
@@ -168,10 +180,30 @@ def split_replicas(base_url: str | None) -> list[str | None]:
     """
     if base_url is None:
         return [None]
-    urls = [u.strip() for u in base_url.split(REPLICA_SEPARATOR)]
+    urls = split_url_list(base_url)
     if not all(urls):
-        raise ValueError(f"base_url lists an empty replica: {scrub_text(base_url)!r}")
+        raise ValueError(f"base_url lists an empty replica: {scrub_urls(base_url)!r}")
     return list(urls)
+
+
+def sdk_base(url: str | None) -> tuple[str | None, dict[str, str]]:
+    """``(base URL, query)`` of a server URL as the SDK takes them: the path alone as ``base_url``
+    (the SDK appends ``/chat/completions`` to it) and the query as ``default_query`` (sent with every
+    request, e.g. Azure's ``api-version``); a fragment is never sent. :class:`ValueError` for a
+    parameter given twice (the SDK keeps one value per name).
+
+    >>> sdk_base("http://h/v1?route=blue&api-version=2024-06-01#x")
+    ('http://h/v1', {'route': 'blue', 'api-version': '2024-06-01'})
+    """
+    if url is None:
+        return None, {}
+    base, _, query = url.partition("#")[0].partition("?")
+    pairs = parse_qsl(query, keep_blank_values=True)
+    names = [name for name, _ in pairs]
+    if len(set(names)) < len(names):
+        twice = next(name for name in names if names.count(name) > 1)
+        raise ValueError(f"base_url {scrub_urls(url)!r}: query parameter {twice!r} given twice")
+    return base, dict(pairs)
 
 
 #: An environment variable's name as ``api_key_env`` takes it (upper-case letters, digits and ``_``,
@@ -316,6 +348,21 @@ class ReplicaPool:
         return len(self) > 1 and bool(self._ready())
 
 
+def placeholder_key(role: str, env: str, base_url: str | None) -> None:
+    """An API key that is not credential-shaped (:func:`odu.scrub.credential_shaped`: ``x``,
+    ``EMPTY``, ``null``): it is not scrubbed by value (replacing it everywhere would rewrite the
+    outputs). For a provider's own server (no ``base_url``), which never takes one, a
+    :class:`ValueError`; for a ``base_url`` (a local server takes any key), a
+    :class:`~odu.scrub.PlaceholderKeyWarning`. The key is not shown."""
+    said = (
+        f"{role} API key: {env} holds a placeholder, not a credential (a key has {MIN_CREDENTIAL_CHARS}+ "
+        "characters of two kinds, no spaces or quotes: CREDENTIAL_RULE, odu/scrub.py)"
+    )
+    if base_url is None:
+        raise ValueError(f"{said}; no provider's server takes it: set the key, or give the base_url of a local server")
+    warnings.warn(f"{said}: it is sent, but not scrubbed from outputs by value", PlaceholderKeyWarning, stacklevel=3)
+
+
 def _token_count(value: Any) -> int:
     """``value`` if it is a token count (a non-negative ``int``, not a ``bool``), else 0."""
     return value if type(value) is int and value >= 0 else 0
@@ -356,12 +403,14 @@ class ApiClient:
             )
         for url in split_replicas(base_url) if base_url is not None else ():
             check_url(url or "", url_option)
+            sdk_base(url)
         found = next((env for env in envs if os.environ.get(env)), None)
         if found is None and base_url is None:
             raise ValueError(f"{role} API key: environment variable {' or '.join(envs)} is not set")
         key = os.environ[found] if found else None
         self._api_key = key or LOCAL_SERVER_KEY
-        register_secret(key, always=True)  # never written or printed, however a server echoes it
+        if key and not register_secret(key):  # a credential is never written or printed, however a server echoes it
+            placeholder_key(role, str(found), base_url)
         for secret in url_credentials(base_url):
             register_secret(secret)
         self.role, self.model, self.base_url, self.api_key_env = role, model, base_url, found or envs[0]
@@ -374,9 +423,9 @@ class ApiClient:
 
     @property
     def public_base_url(self) -> str | None:
-        """The server URL as it may be shown or written (:func:`odu.scrub.scrub_text`; None: the
+        """The server URL as it may be shown or written (:func:`odu.scrub.scrub_urls`; None: the
         SDK's default server)."""
-        return scrub_text(self.base_url) if self.base_url is not None else None
+        return scrub_urls(self.base_url) if self.base_url is not None else None
 
     @property
     def server(self) -> str:
@@ -501,9 +550,11 @@ class OpenAIClient(ApiClient):
         http = openai.DefaultAsyncHttpxClient(
             timeout=timeout, event_hooks={"request": [self._route], "response": [_cap_reply]}
         )
+        base_url, query = sdk_base(self.replicas.urls[0])
         return openai.AsyncOpenAI(
             api_key=self._api_key,
-            base_url=self.replicas.urls[0],
+            base_url=base_url,
+            default_query=query or None,
             max_retries=0,
             timeout=timeout,
             http_client=http,
@@ -511,19 +562,21 @@ class OpenAIClient(ApiClient):
         )
 
     async def _route(self, request: Any) -> None:
-        """httpx request hook: send a request of an attempt bound to replica ``i > 0`` there (the
-        SDK builds every URL on the first replica)."""
+        """httpx request hook: send a request of an attempt bound to replica ``i > 0`` there, with
+        that replica's query (the SDK builds every URL on the first replica, :func:`sdk_base`)."""
         index = self._replica.get()
         if not index:
             return
         import httpx2
 
-        first, chosen = (
-            str(httpx2.URL(u or "")).rstrip("/") + "/" for u in (self.replicas.urls[0], self.replicas.urls[index])
+        (first, first_query), (chosen, chosen_query) = (
+            sdk_base(u) for u in (self.replicas.urls[0], self.replicas.urls[index])
         )
-        url = str(request.url)
-        if url.startswith(first):
-            request.url = httpx2.URL(chosen + url[len(first) :])
+        first, chosen = (str(httpx2.URL(u or "")).rstrip("/") + "/" for u in (first, chosen))
+        url = request.url.copy_with(query=None)
+        if str(url).startswith(first):
+            params = [(k, v) for k, v in request.url.params.multi_items() if k not in first_query]
+            request.url = httpx2.URL(chosen + str(url)[len(first) :], params=[*params, *chosen_query.items()])
             request.headers["Host"] = request.url.netloc.decode("ascii")
 
     async def fetch_models(self, timeout: float) -> list[dict[str, Any]]:
@@ -552,7 +605,7 @@ class OpenAIClient(ApiClient):
         """``GET path`` on the server's root (``base_url`` without a trailing ``/v1``: where vLLM answers
         ``/version``) once, as :meth:`list_models` asks: the decoded JSON, or :class:`ModelListError`
         (a :class:`LookupError`)."""
-        root = str(self.replicas.urls[0] or "").rstrip("/").removesuffix("/v1")
+        root = str(sdk_base(self.replicas.urls[0])[0] or "").rstrip("/").removesuffix("/v1")
 
         async def fetched() -> Any:
             sdk = self.async_sdk()
@@ -728,6 +781,8 @@ __all__ = [
     "ServerUnavailableError",
     "TransientError",
     "retry_after",
+    "placeholder_key",
+    "sdk_base",
     "split_replicas",
     "status_failure",
     "with_retries",

@@ -21,6 +21,7 @@ errors, M2 missing).
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import secrets
 import shutil
@@ -34,9 +35,10 @@ from typing import IO, Any, TypedDict, cast
 
 from .constants import MODALITIES
 from .files import open_regular
-from .jsonio import JsonFileError, bounded_lines, dumps, encode, iter_lines, read_json, write_json
+from .jsonio import JsonFileError, bounded_lines, dumps, iter_lines, json_text, read_json, utf8, write_json
 from .metrics import avg, false_trigger_rate_counts, macro_f1_counts
 from .outdir import FolderKind, OutDirError, check_target, shown, swap_in, work_dir
+from .scrub import holds_secret
 
 #: Files of a run directory: the summary, the scene rows, and (runs made through lm-eval) the run card.
 SUMMARY_FILE = "summary.json"
@@ -432,11 +434,15 @@ class JsonlFile:
         replaced by this run's."""
         if RUN_ID in row:
             row = {k: v for k, v in row.items() if k != RUN_ID}
-        self.write_json(dumps(row, default=default))
+        self._write_line(json_text(row, default=default))
 
     def write_json(self, text: str) -> None:
-        """One row given as the one-line JSON text of an object (``{...}``, no ``run_id`` key)."""
-        data = encode(self._prefix + (", " + text[1:] if text != "{}" else "}")) + b"\n"
+        """One row given as the one-line JSON text of an object (``{...}``, no ``run_id`` key): a
+        registered secret is replaced in its string values only (:func:`odu.jsonio.json_text`)."""
+        self._write_line(json_text(json.loads(text)) if holds_secret(text) else text)
+
+    def _write_line(self, text: str) -> None:
+        data = utf8(self._prefix + (", " + text[1:] if text != "{}" else "}")) + b"\n"
         self._hash.update(data)
         self._fh.write(data)
         self.rows += 1

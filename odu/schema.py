@@ -211,7 +211,7 @@ def check_tree(rec: Any, where: str, *, text: bool = False) -> None:
     the field is iterative: no recursion on hostile nesting."""
     try:
         dumped = json.dumps(rec, ensure_ascii=False, default=repr)
-        if not too_deep(dumped):
+        if not too_deep(rec):
             if text:
                 dumped.encode("utf-8")
             return

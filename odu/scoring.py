@@ -29,7 +29,7 @@ from typing import IO
 from tqdm.auto import tqdm
 
 from .constants import PROFILE_FIELDS
-from .jsonio import dumps, dumps_str
+from .jsonio import dumps, dumps_str, gc_paused
 from .judge.base import Judge, JudgeRequest, JudgeVerdict, candidate_text
 from .match import SegmentMatch, linked_groups, match_segments, pred_order_key
 from .metrics import s2, s3, s4, s5
@@ -232,23 +232,6 @@ def _finish(
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector around CPU-bound scoring.
-
-    Scoring builds millions of small acyclic objects; the collector's passes over them cost more
-    than the scoring itself (a whole ``odu-bench score`` ran ~1.5x slower with it on). Reference
-    counting still frees everything; results do not change (``benchmarks/bench_scoring.py``).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-@contextmanager
 def _gc_frozen() -> Iterator[None]:
     """Keep the collector running (a network judge makes cyclic garbage) but exempt everything
     alive now (judge requests, predictions) from its passes; undone afterwards unless the caller froze."""
@@ -304,7 +287,7 @@ def score_into(
     unseen, tally = set(outputs), RunTally()
     scenes = tqdm(scenes, desc="parse+match", unit="scene", disable=not progress)
     if judge.streams:
-        with _gc_paused():
+        with gc_paused():
             for scene in scenes:
                 unseen.discard(scene.scene_id)
                 requests: list[JudgeRequest] = []
@@ -315,7 +298,7 @@ def score_into(
         return tally.summary(judge.info(), annotation_language)
     requests = []
     with _spool(spool_dir) as spool:
-        with _gc_paused():
+        with gc_paused():
             for scene in scenes:
                 unseen.discard(scene.scene_id)
                 spool.write(_spooled(*_prepare(scene, outputs.get(scene.scene_id), annotation_language, requests)))
@@ -324,7 +307,7 @@ def score_into(
             answered = _answered(judge, requests)
         pending, verdicts = iter(requests), iter(answered)
         spool.seek(0)
-        with _gc_paused():
+        with gc_paused():
             for line in spool:
                 emit(_finish(*_unspooled(line), pending, verdicts, tally))
     return tally.summary(judge.info(), annotation_language)

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from .openai_client import ApiClient, CallFailedError, ModelListError, OpenAIClient, ServerUnavailableError
-from .scrub import scrub_text
+from .scrub import scrub_url, scrub_urls
 
 #: Seconds the whole preflight of one server may take before the run stops (a silent host).
 PREFLIGHT_TIMEOUT_S = 20.0
@@ -46,7 +46,7 @@ class PreflightError(RuntimeError):
 
 def server_name(client: ApiClient) -> str:
     """The server as preflight messages name it: its URL without credentials, else the SDK's default."""
-    return scrub_text(client.base_url) if client.base_url else client.default_server
+    return scrub_urls(client.base_url) if client.base_url else client.default_server
 
 
 def _cause(exc: BaseException) -> str:
@@ -106,7 +106,7 @@ async def _replicas_listed(client: OpenAIClient) -> None:
         try:
             await _listed(one)
         except PreflightError as exc:
-            raise PreflightError(f"replica {scrub_text(url)}: {exc}" if len(urls) > 1 else str(exc)) from None
+            raise PreflightError(f"replica {scrub_url(url or '')}: {exc}" if len(urls) > 1 else str(exc)) from None
 
 
 async def _check(client: OpenAIClient, probe: Callable[[Any], Awaitable[Any]]) -> None:

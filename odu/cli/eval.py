@@ -26,7 +26,7 @@ from ..judge.openai_judge import merge_judge_infos
 from ..models import BACKENDS, BASELINES, backend_name, lm_eval_name, system_label
 from ..outdir import check_target, clear
 from ..run import PREDICTIONS_FILE, RUN_CARD_NAME, RUNS, SCENES_FILE, EvalSceneRow, RunSummary, RunWriter, summarize_run
-from ..scrub import install_log_filter, scrub_text, scrub_value
+from ..scrub import install_log_filter, scrub_command, scrub_text, scrub_value
 from .common import (
     add_annotation_language,
     add_overwrite,
@@ -326,7 +326,7 @@ def run(args: argparse.Namespace) -> int:
         if type(handler) is logging.StreamHandler:
             handler.stream = sys.stderr  # not setStream: it flushes the old stream, which may be closed
     install_log_filter()  # lm-eval's handler: no credential of a URL reaches a log line
-    command = ["odu-bench", *(scrub_text(a) for a in sys.argv[1:])]
+    command = ["odu-bench", *scrub_command(sys.argv[1:])]
     try:
         if args.json and not args.dry_run:
             raise ValueError("--json goes with --dry-run")

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from ..constants import MODALITIES
 from ..files import replace_file
-from ..jsonio import dumps, encode
+from ..jsonio import json_text, utf8
 from ..judge import JudgeUnavailableError
 from ..judge.audit import audit, audit_table
 from ..judge.spec import add_judge_arguments, judges_from_args
@@ -109,9 +108,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for judge in judges:
             judge.close()
-    report = json.dumps(result, indent=2, ensure_ascii=False)
+    report = json_text(result, indent=2)
     if args.out:
-        replace_file(args.out, encode(report + "\n"))
+        replace_file(args.out, utf8(report + "\n"))
     else:
         print(report)
     print(audit_table(result))
@@ -151,10 +150,11 @@ def _reference_shift(args: argparse.Namespace) -> int:
     finally:
         for judge in judges:
             judge.close()
+    report = json_text(result, indent=2)
     if args.out:
-        replace_file(args.out, encode(dumps(result, indent=2)) + b"\n")
+        replace_file(args.out, utf8(report + "\n"))
     else:
-        print(json.dumps(result, indent=2, ensure_ascii=False))
+        print(report)
     print(shift_table(result))
     for info in result["judges"].values():
         if line := judge_accounting_line(info):

@@ -7,7 +7,9 @@ Registers the ``odu-*`` models (:mod:`odu.harness.models`), adds ``--include_pat
 subcommand work too). After a run with ``--output_path``, a run card is written next to each
 results file lm-eval wrote: ``run_card_<same timestamp>.json`` beside ``results_<timestamp>.json``.
 Credentials in URLs (``base_url=http://user:password@host/v1``) are removed from what lm-eval prints
-and logs, and from the files it wrote (:mod:`odu.scrub`).
+and logs, and from the files it wrote (:mod:`odu.scrub`); model arguments naming a credential
+(``--model_args api_key=...``, or ``model_args`` of a ``--config`` file) are refused before lm-eval
+runs or logs anything (:func:`refuse_key_arguments`): keys are read from environment variables only.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..scrub import scrub_file, scrubbed_console
+from ..scrub import CredentialArgumentError, refuse_credentials, scrub_file, scrubbed_console
 from ..server_check import PreflightError
 from .common import lm_eval_unavailable
 
@@ -87,9 +89,30 @@ def write_run_cards(output_path: Path, since: float) -> list[Path]:
     return written
 
 
+def refuse_key_arguments(parsed: argparse.Namespace) -> None:
+    """:class:`ValueError` when the model arguments of lm-eval's parsed command line (``--model_args``,
+    and those of a ``--config`` file) name a credential (:func:`odu.scrub.refuse_credentials`); the
+    value is not shown. A config file lm-eval cannot read is left for lm-eval to report."""
+    from lm_eval.config.evaluate_config import EvaluatorConfig
+    from lm_eval.utils import simple_parse_args_string
+
+    found: list[tuple[str, object]] = [("--model_args", getattr(parsed, "model_args", None))]
+    if config := getattr(parsed, "config", None):
+        try:
+            found.append((f"--config {config}: model_args", EvaluatorConfig.load_yaml_config(config).get("model_args")))
+        except (OSError, ValueError, TypeError):
+            pass
+    for where, model_args in found:
+        if isinstance(model_args, str):
+            model_args = simple_parse_args_string(model_args)
+        if isinstance(model_args, dict):
+            refuse_credentials(model_args, where)
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        from lm_eval.__main__ import cli_evaluate
+        from lm_eval._cli import HarnessCLI
+        from lm_eval.utils import setup_logging
 
         import odu.harness.models  # noqa: F401  # registers the odu-* models
     except ImportError as exc:
@@ -106,8 +129,15 @@ def run(args: argparse.Namespace) -> int:
     saved, sys.argv = sys.argv, ["lm-eval", *argv]
     try:
         with scrubbed_console():  # lm-eval prints and logs its --model_args verbatim
-            cli_evaluate()
+            setup_logging()  # what lm-eval's cli_evaluate does, with the refusal between parsing and running
+            parser = HarnessCLI()
+            parsed = parser.parse_args()
+            refuse_key_arguments(parsed)
+            parser.execute(parsed)
     except (PreflightError, ImportError) as exc:  # a server failed its check; a backend's extra is missing
+        print(f"odu-bench lm-eval: error: {exc}", file=sys.stderr)
+        return 2
+    except CredentialArgumentError as exc:
         print(f"odu-bench lm-eval: error: {exc}", file=sys.stderr)
         return 2
     finally:

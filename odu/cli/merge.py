@@ -57,7 +57,7 @@ def merged_results(results: dict[str, Any], samples: dict[str, list[dict[str, An
 
 def run(args: argparse.Namespace) -> int:
     from ..run import RUN_CARD_NAME, SCENES_FILE, RunError, RunWriter
-    from ..scrub import scrub_text, scrub_value
+    from ..scrub import scrub_command, scrub_value
     from ..shards import ShardError, merged_card, merged_judge, merged_samples, read_shards
     from ..tables import table3, table3_caveat
     from .common import judge_note
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
             with writer.jsonl(SCENES_FILE) as scenes:
                 for row in rows:
                     scenes.write(row)
-            command = ["odu-bench", *(scrub_text(a) for a in sys.argv[1:])]
+            command = ["odu-bench", *scrub_command(sys.argv[1:])]
             writer.json(RUN_CARD_NAME, scrub_value(merged_card(shards, command)), default=str)
             writer.commit(summary)
     except (ShardError, RunError, OSError) as exc:

@@ -191,11 +191,13 @@ def load_split(source: str | Path, config: str = DEFAULT_CONFIG, revision: str |
     offline or unreachable) and served the newest copy from its cache instead, which may be older
     than the dataset is now; a path to a prepared folder never falls back."""
     import datasets
+    import yaml
 
     try:
         builder = datasets.load_dataset_builder(str(source), config, revision=revision)
-    except (datasets.exceptions.DatasetGenerationError, ValueError, TypeError, KeyError) as exc:
-        raise ValueError(f"dataset {source} ({config}): cannot be read ({type(exc).__name__}: {exc})") from None
+    except (datasets.exceptions.DatasetGenerationError, ValueError, TypeError, KeyError, yaml.YAMLError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else ""  # a YAML error's message spans lines
+        raise ValueError(f"dataset {source} ({config}): cannot be read ({type(exc).__name__}: {reason})") from None
     check_data_files(source, builder.config.data_files)
     if type(builder).__module__ == CACHE_BUILDER_MODULE:
         warnings.warn(

@@ -333,12 +333,29 @@ def check_dataset(source: str) -> None:
                 f"dataset {source}: not a prepared ODU-Bench dataset directory (no {CARD_NAME} + "
                 f"{DATA_DIR}/); make one with odu-bench prepare, or fetch one with odu-bench download"
             )
+        check_card(path / CARD_NAME)
     elif source.startswith((".", "/", "~")) or not re.fullmatch(r"[\w-][\w.-]*/[\w.-]+", source):
         raise ValueError(
             f"dataset {source}: no such directory (looked in {Path.cwd()}), and not a Hub repo id (ORG/NAME). "
             f"Make it with odu-bench prepare RELEASE --out {source}, fetch it with odu-bench download ORG/NAME "
             f"--out {source} (odu-bench eval and view take --sample for the bundled sample)"
         )
+
+
+def check_card(card: Path) -> None:
+    """Raise :class:`ValueError` naming ``card`` when its YAML front matter is not what ``datasets``
+    reads (huggingface_hub's ``metadata_load``, a safe loader): malformed YAML, a tag of a Python
+    object (``!!python/object/apply``, never constructed), or no mapping; one line, no traceback."""
+    import yaml
+    from huggingface_hub.repocard import metadata_load
+
+    try:
+        metadata_load(card)
+    except yaml.MarkedYAMLError as exc:
+        line = f"line {exc.problem_mark.line + 2}: " if exc.problem_mark else ""  # + the opening '---'
+        raise ValueError(f"{card}: {line}its YAML front matter cannot be read ({exc.problem})") from None
+    except (yaml.YAMLError, ValueError) as exc:
+        raise ValueError(f"{card}: its YAML front matter cannot be read ({str(exc).splitlines()[0]})") from None
 
 
 def verify_dataset_dir(root: str | Path, configs: Sequence[str] | None = None) -> list[str]:

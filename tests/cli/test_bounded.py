@@ -116,6 +116,22 @@ def test_a_card_pointing_outside_its_folder_is_refused(demo_dataset: Path, tmp_p
     assert main(argv("view", tmp_path / "none", dataset=dataset, out=tmp_path / "site")) == 2
 
 
+def test_a_card_with_a_python_tag_is_refused_in_one_line_naming_it(
+    demo_dataset: Path, tmp_path: Path, capsys, hf_cache
+) -> None:
+    """Issue 30 item 11: ``!!python/object/apply`` in the card's YAML (never constructed: a safe loader)."""
+    dataset = _prepared_copy(demo_dataset, tmp_path)
+    marker = tmp_path / "constructed"
+    card = (dataset / "README.md").read_text(encoding="utf-8")
+    tag = f'evil: !!python/object/apply:os.system ["touch {marker}"]\n'
+    (dataset / "README.md").write_text(card.replace("---\n", "---\n" + tag, 1), encoding="utf-8")
+    code = main(argv("eval", dataset=dataset, model="always", tasks="odu_av", out=tmp_path / "o"))
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"odu-bench eval: error: {dataset / 'README.md'}: line 2: its YAML"), err
+    assert "python/object/apply" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not marker.exists() and not (tmp_path / "o").exists()
+
+
 def test_a_parquet_file_of_another_schema_is_refused(demo_dataset: Path, tmp_path: Path, capsys) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -205,3 +221,36 @@ def test_ctrl_c_is_one_line_and_exit_130(command: str, target: str, demo_release
     assert done.stderr.strip().splitlines()[-1] == f"odu-bench {command}: interrupted"
     assert not out.exists() or not any(out.iterdir())  # eval's folder of runs is made before its first run
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]  # no work folder left behind
+
+
+# --- issue 30 item 2: linear CPU on every read ---------------------------------------------------------------------
+
+#: A JSONL line cut short (300 KB): more brackets than MAX_RECORD_DEPTH, then 150,000 escaped quotes
+#: without the string's end (the nesting pre-scan was quadratic on it: 64 KB took 11.7 s).
+CUT_LINE = '{"scene_id": "x", "output": ' + "[" * 100 + '"' + '\\"' * 150_000
+
+
+def test_a_cut_line_of_escaped_quotes_is_refused_at_once(tmp_path: Path) -> None:
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text(CUT_LINE + "\n", encoding="utf-8")
+    done = _odu(tmp_path, *argv("score", scenes=SAMPLE_SCENES, predictions=predictions, out="o", no_progress=True))
+    assert done.returncode == 2 and f"{predictions}:1: not valid JSON" in done.stderr, done.stderr[-2000:]
+    array, whole = tmp_path / "a.json", tmp_path / "w.json"
+    array.write_text("[" + CUT_LINE, encoding="utf-8")
+    whole.write_text(CUT_LINE, encoding="utf-8")
+    reads = (
+        "import sys; from odu.jsonio import JsonFileError, iter_records, read_json\n"
+        "for read in (lambda: list(iter_records(sys.argv[1])), lambda: read_json(sys.argv[2])):\n"
+        "    try: read()\n"
+        "    except JsonFileError as exc: print(exc)\n"
+    )
+    read = subprocess.run(
+        [sys.executable, "-c", reads, str(array), str(whole)],
+        env=fresh_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=WITHIN_S,
+    )
+    assert (
+        read.returncode == 0 and read.stdout.count("not a valid JSON array") + read.stdout.count("not valid JSON") == 2
+    )

@@ -19,11 +19,13 @@ URL = "https://bob:s3cret-pw@llm.example.com:8443/v1?api-key=abcd1234&v=1"
 
 
 def test_scrub_hides_the_key_and_the_url_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MY_KEY", "k9")  # short keys too: the key is always scrubbed
+    monkeypatch.setenv(
+        "MY_KEY", "k9-client-KEY"
+    )  # a credential-shaped key (a placeholder: tests/scoring/test_scrub.py)
     client = OpenAIClient("judge", "m", base_url=URL, api_key_env="MY_KEY", timeout=1.0)
-    text = f"failed: POST {URL} with Bearer k9 (password s3cret-pw, token abcd1234) HTTP 401"
+    text = f"failed: POST {URL} with Bearer k9-client-KEY (password s3cret-pw, token abcd1234) HTTP 401"
     scrubbed = client.scrub(text)
-    for secret in ("k9", "s3cret-pw", "abcd1234", "bob:"):
+    for secret in ("k9-client-KEY", "s3cret-pw", "abcd1234", "bob:"):
         assert secret not in scrubbed
     assert "HTTP 401" in scrubbed and "v=1" not in scrubbed  # the whole query goes, short values stay readable
     assert client.public_base_url == "https://llm.example.com:8443/v1?api-key=***&v=***"
@@ -78,7 +80,7 @@ def test_refusal_names_server_model_and_what_to_check(openai_server: OpenAIServe
 
 
 def test_run_works_inside_a_running_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loop-0123456789")
     client = OpenAIClient("judge", "m", timeout=1.0)
 
     async def inner() -> int:
@@ -103,3 +105,39 @@ def test_retry_after_reads_milliseconds_first_then_seconds_or_a_date() -> None:
     assert retry_after(failure(**{"retry-after": "9"})) == 9.0
     assert retry_after(failure(**{"retry-after": "Thu, 01 Jan 1970 00:00:00 GMT"})) == 0.0
     assert retry_after(failure()) is None and retry_after(Exception("no response")) is None
+
+
+# --- issue 30 item 5: the query of a base URL reaches the server as it was written ---------------
+
+
+def test_a_base_url_query_is_sent_with_every_request_and_the_path_gets_the_route(
+    openai_server: OpenAIServer, openai_key: str, tmp_path
+) -> None:
+    """Azure-style ``api-version`` (and any other query value): the SDK's ``default_query``, never
+    glued to the path (``/v1?route=blue&api-version=...chat/completions`` before)."""
+    from support.judge_fakes import judge_responder
+
+    from odu.judge import JudgeRequest
+    from odu.schema import KeyPoint
+
+    openai_server.responder = judge_responder()
+    second = OpenAIServer(judge_responder()).start()
+    try:
+        first_url = f"{openai_server.base_url}?route=blue&api-version=2024-06-01"
+        second_url = f"{second.base_url}/?api-version=2025-01-01&route=a%7Cb"
+        judge = OpenAIJudge("loopback", base_url=f"{first_url}|{second_url}", no_cache=True, progress=False)
+        point = (KeyPoint("kp01", "the sound muted"),)
+        verdicts = judge.judge([JudgeRequest(f"s{i}", 0, f"mute the sound {i}", point) for i in range(6)])
+    finally:
+        second.close()
+    assert all(v.error is None for v in verdicts)
+    sent = [(r.path, r.query) for s in (openai_server, second) for r in s.requests]
+    assert {path for path, _ in sent} == {"/v1/chat/completions"} and len(sent) == 6
+    assert {q for _, q in sent[: openai_server.count()]} == {"route=blue&api-version=2024-06-01"}
+    assert {q for _, q in sent[openai_server.count() :]} == {"api-version=2025-01-01&route=a%7Cb"}
+    assert second.count() > 0  # both replicas took calls, each with its own query
+
+
+def test_a_base_url_naming_a_query_parameter_twice_is_refused() -> None:
+    with pytest.raises(ValueError, match="query parameter 'k' given twice"):
+        OpenAIClient("judge", "m", base_url="http://h/v1?k=1&k=2", timeout=1.0)

@@ -109,7 +109,7 @@ class _Client(ApiClient):
 
 
 def _client(urls: str, monkeypatch: pytest.MonkeyPatch) -> _Client:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-replica-0123456789")
     return _Client("model", "m", base_url=urls, timeout=5.0, retries=0)
 
 

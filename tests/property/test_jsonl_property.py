@@ -4,15 +4,18 @@
 from __future__ import annotations
 
 import io
+import json
 import math
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.json_strategies import FINITE, TEXT, json_values
 
-from odu.jsonio import clean_text, dump_line, dumps, encode, iter_lines, iter_records
+from odu.jsonio import JsonFileError, clean_text, dump_line, dumps, encode, iter_lines, iter_records, too_deep
 
 NAME = Path("round-trip.jsonl")
 
@@ -63,3 +66,30 @@ def test_json_array_file_round_trip(tmp_path_factory_dir: Path, values: list[Any
     path = tmp_path_factory_dir / "array.json"
     path.write_bytes(encode("[" + space + ("," + space).join(dumps(v) for v in values) + space + "]" + space))
     assert [v for _, v in iter_records(path)] == [as_read(v) for v in values]
+
+
+# --- issue 30 item 2: the nesting check walks the decoded value (linear; docs/performance.md) -----------------------
+
+
+@settings(max_examples=300)
+@given(json_values(max_leaves=30), st.integers(min_value=0, max_value=6))
+def test_too_deep_agrees_with_the_depth_of_the_value(value: Any, limit: int) -> None:
+    def depth(v: Any) -> int:
+        children = v.values() if isinstance(v, dict) else v if isinstance(v, list) else None
+        return 0 if children is None else 1 + max((depth(c) for c in children), default=0)
+
+    assert too_deep(value, limit) == (depth(value) > limit)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(min_value=1, max_value=8), st.integers(min_value=0, max_value=3), st.booleans())
+def test_a_line_nested_past_the_limit_is_refused_and_one_at_it_is_read(limit: int, extra: int, as_object: bool) -> None:
+    """Read through the reader itself (decoded first, then checked), arrays and objects alike."""
+    opening, closing = ('{"k": ', "}") if as_object else ("[", "]")
+    line = (opening * (limit + extra) + "1" + closing * (limit + extra) + "\n").encode()
+    with mock.patch("odu.jsonio.MAX_RECORD_DEPTH", limit):
+        if extra:
+            with pytest.raises(JsonFileError, match="nested deeper than MAX_RECORD_DEPTH"):
+                read_lines(line)
+        else:
+            assert read_lines(line) == [json.loads(line)]

@@ -1,12 +1,14 @@
 """What ``odu/scrub.py`` promises, one promise per test: the URL rule (user info gone, every query
-value but the allow-list's and the fragment redacted, every replica, the ambiguous case), the
-registry of known secrets (every byte written or printed), keys refused on the command line, and
-the console, log and file scrubbers."""
+value but the allow-list's and the fragment redacted, every replica, the ambiguous case, URLs
+without a scheme, URL values whole), the registry of known secrets (credential-shaped values only,
+every byte written or printed, JSON keys and structure never touched), keys refused on the command
+line, and the console, log and file scrubbers."""
 
 from __future__ import annotations
 
 import base64
 import io
+import json
 import logging
 import sys
 from pathlib import Path
@@ -16,19 +18,24 @@ import pytest
 from odu.jsonio import dump_line, encode, write_json
 from odu.openai_client import OpenAIClient
 from odu.scrub import (
-    MIN_SECRET_CHARS,
+    MIN_CREDENTIAL_CHARS,
     REDACTED,
+    PlaceholderKeyWarning,
     ScrubbedStream,
     ScrubFilter,
     check_url,
+    credential_shaped,
     refuse_credentials,
     register_secret,
+    scrub_command,
     scrub_file,
     scrub_secrets,
     scrub_text,
     scrub_url,
+    scrub_urls,
     scrub_value,
     scrubbed_console,
+    split_url_list,
     url_credentials,
 )
 
@@ -117,18 +124,51 @@ def test_url_credentials_of_a_url_without_any() -> None:
 # --- the registry ---------------------------------------------------------------------------------------------
 
 
-def test_short_secrets_are_kept_out_unless_an_api_key() -> None:
-    short = "k" * (MIN_SECRET_CHARS - 1)
-    register_secret(short)
-    assert scrub_secrets(f"x {short} y") == f"x {short} y"
-    register_secret(short, always=True)
-    assert scrub_secrets(f"x {short} y") == f"x {REDACTED} y"
+#: API keys and values of common placeholders (issue 30 item 1): none is credential-shaped.
+PLACEHOLDERS = ("x", "null", "-", "true", "e", "1", "EMPTY", "changeme", "12345678", "1e100000", "ab cd ef gh")
+
+
+@pytest.mark.parametrize("value", PLACEHOLDERS)
+def test_a_placeholder_is_not_registered_so_nothing_is_rewritten(value: str) -> None:
+    assert not credential_shaped(value) and register_secret(value) is False
+    text = '{"max_tokens": 1, "ok": true, "v": null, "x": "-e-"}'
+    assert scrub_secrets(text) == text and encode(text) == text.encode()
+
+
+@pytest.mark.parametrize("value", ["sk-proj-4fA9zQ", "token-abc123", "AIzaSyD-0123", "Ym9iOnMzY3JldA=="])
+def test_a_credential_shaped_value_is_registered(value: str) -> None:
+    assert credential_shaped(value) and register_secret(value)
+    assert scrub_secrets(f"sent {value}.") == "sent ***."
+
+
+def test_the_rule_s_bounds() -> None:
+    assert not credential_shaped("a1-" + "b" * (MIN_CREDENTIAL_CHARS - 4))  # one character short
+    assert credential_shaped("a1-" + "b" * (MIN_CREDENTIAL_CHARS - 3))
+    assert not credential_shaped("abcdefghij")  # one kind of character only
+    for mark in ' "\\,:[]{}':
+        assert not credential_shaped(f"sk-abc1{mark}23"), mark  # would span JSON structure or an escape
+
+
+def test_a_secret_that_begins_inside_a_json_escape_keeps_the_escape() -> None:
+    register_secret("nK8-secret-value")  # its first letters also end the escapes \\n and \\u00e9
+    register_secret("e9-secret-2")
+    text = json.dumps({"a": "\nK8-secret-value", "b": "line\u00e9-secret-2", "c": "\\nK8-secret-value"})
+    assert "\\nK8-secret-value" in text and "\\u00e9-secret-2" in text  # as the JSON text writes them
+    assert json.loads(scrub_secrets(text)) == {"a": "\n***", "b": "line\u00e9***", "c": "\\***"}
+
+
+def test_json_files_scrub_values_never_keys_or_structure(tmp_path: Path) -> None:
+    key = "max_tokens-sk1"  # a credential-shaped key that is also the name of a field
+    register_secret(key)
+    value = {key: f"echo {key}", "n": [1, {"deep": key}], "ok": True}
+    for data in (dump_line(value), write_json(tmp_path / "f.json", value)):
+        assert json.loads(data) == {key: "echo ***", "n": [1, {"deep": "***"}], "ok": True}
 
 
 def test_a_secret_holding_another_is_replaced_whole() -> None:
-    register_secret("abcd")
-    register_secret("abcd-efgh-ijkl")
-    assert scrub_secrets("[abcd-efgh-ijkl]") == "[***]"
+    register_secret("abcd1234")
+    register_secret("abcd1234-efgh-ijkl")
+    assert scrub_secrets("[abcd1234-efgh-ijkl]") == "[***]"
 
 
 def test_every_json_file_written_is_scrubbed_of_known_secrets(tmp_path: Path) -> None:
@@ -140,9 +180,22 @@ def test_every_json_file_written_is_scrubbed_of_known_secrets(tmp_path: Path) ->
 
 
 def test_a_client_registers_its_key_and_its_urls_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MY_KEY", "k9")
+    monkeypatch.setenv("MY_KEY", "k9-client-key")
     OpenAIClient("judge", "m", base_url=f"http://u:{PW}@h/v1?token=tok-secret-1", api_key_env="MY_KEY", timeout=1)
-    assert scrub_secrets(f"k9 {PW} tok-secret-1") == "*** *** ***"
+    assert scrub_secrets(f"k9-client-key {PW} tok-secret-1") == "*** *** ***"
+
+
+@pytest.mark.parametrize("key", ["x", "null", "-", "true", "e", "1"])
+def test_a_placeholder_key_is_refused_for_a_provider_and_warned_about_for_a_base_url(
+    key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with pytest.raises(ValueError, match="holds a placeholder, not a credential") as refused:
+        OpenAIClient("judge", "m", timeout=1)
+    assert f" {key} " not in str(refused.value) and "\n" not in str(refused.value)
+    with pytest.warns(PlaceholderKeyWarning, match="not scrubbed from outputs by value"):
+        client = OpenAIClient("judge", "m", base_url="http://h/v1", timeout=1)
+    assert client.scrub("ma_tokens true null -e- 1") == "ma_tokens true null -e- 1"
 
 
 @pytest.mark.parametrize("name", ["sk-abc123", "my_key", "OPENAI-KEY", "9LIVES"])
@@ -271,3 +324,77 @@ def test_scrub_file_replaces_a_link_never_writing_through_it(tmp_path: Path) -> 
     assert scrub_file(link) is True
     assert PW in target.read_text() and not link.is_symlink() and PW not in link.read_text()
     assert scrub_file(link) is False
+
+
+# --- issue 30 item 4: secrets past the URL rule ------------------------------------------------------------------
+
+#: A query secret after each character a free text's URL stops at (white space, quotes, backslash, '<', '|').
+CUT_SECRETS = {mark: f"after-{i}-Secret9" for i, mark in enumerate([" ", '"', "'", "\\", "<", "|"])}
+
+
+@pytest.mark.parametrize("mark", list(CUT_SECRETS))
+def test_a_url_value_is_scrubbed_to_its_end_and_its_pieces_are_known_secrets(mark: str) -> None:
+    url = f"http://h/v1?key=head{mark}{CUT_SECRETS[mark]}"
+    assert scrub_urls(url) == "http://h/v1?key=***"
+    assert CUT_SECRETS[mark] in url_credentials(url)
+    for secret in url_credentials(url):
+        register_secret(secret)
+    assert CUT_SECRETS[mark] not in scrub_text(f"log: {{'base_url': {url!r}}}")
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("u:pw-Secret9@host:8000/v1", "host:8000/v1"),  # user info without a scheme
+        ("host/v1?token=tok-Secret9", "host/v1?token=***"),  # a query without a scheme
+        ("localhost:8000/v1#frag-Secret9", "localhost:8000/v1#***"),
+    ],
+)
+def test_a_url_without_a_scheme_gets_the_same_rule(url: str, shown: str) -> None:
+    assert scrub_url(url) == shown and scrub_urls(url) == shown
+    with pytest.raises(ValueError, match="not an http") as refused:
+        check_url(url, "--judge-base-url")
+    assert "Secret9" not in str(refused.value)
+    assert any("Secret9" in s for s in url_credentials(url))
+
+
+def test_a_pipe_inside_a_query_value_stays_in_it() -> None:
+    assert split_url_list("http://a/v1?k=x|y-Secret9 | http://b/v1") == ["http://a/v1?k=x|y-Secret9", "http://b/v1"]
+    assert scrub_urls("http://a/v1?k=x|y-Secret9|http://b/v1") == "http://a/v1?k=***|http://b/v1"
+
+
+def test_a_command_line_shows_url_values_whole() -> None:
+    command = scrub_command(
+        [
+            "--judge-base-url",
+            "u:pw-Secret9@h/v1",
+            "--asr-base-url=http://h/v1?k=a b-Secret9",
+            "--model-args",
+            "model=m,base_url=http://h/v1?k=a b-Secret9,progress=False",
+            '{"base_url": "http://h/v1?k=a b-Secret9", "n": 1}',
+            "--out",
+            "run",
+        ]
+    )
+    assert not any("Secret9" in a for a in command), command
+    assert command[-2:] == ["--out", "run"] and json.loads(command[5]) == {"base_url": "http://h/v1?k=***", "n": 1}
+
+
+def test_scrub_value_scrubs_a_url_named_value_whole() -> None:
+    value = {"base_url": "http://h/v1?k=a b-Secret9", "judge": {"asr_url": "u:pw-Secret9@h"}, "note": "a b-Secret9"}
+    assert scrub_value(value) == {"base_url": "http://h/v1?k=***", "judge": {"asr_url": "h"}, "note": "a b-Secret9"}
+
+
+@pytest.mark.parametrize("url", ["http://[::1/v1", "http://[::1]:80a/v1", "http://h:99999/v1", "http://[nope]/v1"])
+def test_check_url_refuses_a_broken_host_in_one_line(url: str) -> None:
+    with pytest.raises(ValueError, match="is not a server URL") as refused:
+        check_url(url)
+    assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "name", ["auth", "passphrase", "db-passphrase", "authToken", "auth_header", "x-api-key", "Cookie", "pwd", "apiKey"]
+)
+def test_more_names_of_credentials_are_refused(name: str) -> None:
+    with pytest.raises(ValueError, match="holds a credential"):
+        refuse_credentials({name: "V"}, "--judge-extra-body")

@@ -64,6 +64,7 @@ class RecordedRequest:
     body: bytes
     json: Any
     received: float  # time.monotonic() on arrival
+    query: str = ""  # the request line's query string, as sent (without the '?')
 
 
 @dataclass(frozen=True)
@@ -294,13 +295,13 @@ class OpenAIServer:
             return refused or check_model(form.get("model"), self.models)
         return None
 
-    def _enter(self, method: str, path: str, headers: dict[str, str], body: bytes) -> RecordedRequest:
+    def _enter(self, method: str, path: str, headers: dict[str, str], body: bytes, query: str = "") -> RecordedRequest:
         try:
             decoded = json.loads(body) if body else None
         except ValueError:
             decoded = None
         with self._lock:
-            req = RecordedRequest(len(self._log), method, path, headers, body, decoded, time.monotonic())
+            req = RecordedRequest(len(self._log), method, path, headers, body, decoded, time.monotonic(), query)
             self._log.append(req)
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
@@ -328,8 +329,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self, method: str) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
-        path = self.path.split("?", 1)[0]
-        req = self.app._enter(method, path, {k.lower(): v for k, v in self.headers.items()}, body)
+        path, _, query = self.path.partition("?")
+        req = self.app._enter(method, path, {k.lower(): v for k, v in self.headers.items()}, body, query)
         try:
             answer = self.app._answer(req)
             delay = self.app.latency + answer.delay
