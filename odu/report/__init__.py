@@ -18,7 +18,7 @@ from typing import Any
 from ..caveats import SMALL_SAMPLE_SCENES
 from ..constants import MODALITIES
 from ..jsonio import encode, write_json
-from ..outdir import PatternKind, writing
+from ..outdir import ManifestKind, writing
 from ..tables import table3_caveat
 from .bootstrap import BOOTSTRAP_PERCENTILES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from .channels import channel_report
@@ -32,7 +32,7 @@ from .taxonomy import ftr_profile, m2_profile
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
 #: What the report writes: an existing ``--out`` holding anything else is never replaced (:mod:`odu.outdir`).
-REPORT = PatternKind("an odu-bench report", REPORT_JSON, (REPORT_JSON, REPORT_MD, "*.csv", "*.png"))
+REPORT = ManifestKind("an odu-bench report")
 
 
 def build_report(
