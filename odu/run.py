@@ -108,6 +108,8 @@ class SceneRow(TypedDict):
     parse_error: bool
     no_output: bool
     issues: list[str]
+    scene_sha256: str  # the scene as scored: odu.schema.content_hashes (issue 30 item 8)
+    reference_sha256: str
     s2: float | None
     s2_errors_as_misses: float | None
     s3: float | None

@@ -26,7 +26,7 @@ from .headline import headline, source_deltas
 from .paired import paired_comparisons
 from .plots import matplotlib_available, write_plots
 from .render import markdown, write_csvs
-from .runs import System, load_systems
+from .runs import System, load_systems, unhashed
 from .taxonomy import ftr_profile, m2_profile
 
 REPORT_JSON = "report.json"
@@ -92,6 +92,11 @@ def comparability_notes(systems: Sequence[System]) -> list[str]:
     }
     if len(judges) > 1:
         notes.append("runs were judged by different judges: M2 differences mix model and judge (App E.2)")
+    if len(systems) > 1 and (older := unhashed(systems)):
+        notes.append(
+            f"runs without scene content hashes ({', '.join(older)}; written before they were recorded): their "
+            "scenes are paired by id, modality and label only, not checked to be the same content"
+        )
     approximate = [s.name for s in systems if s.approximate]
     if approximate:
         notes.append(f"approximate judge ({', '.join(approximate)}): M2 and Avg are not comparable with the paper")
