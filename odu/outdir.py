@@ -35,7 +35,7 @@ import tempfile
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from .files import is_sha256, sha256_file
 from .jsonio import JsonFileError, read_json, write_json
@@ -106,6 +106,18 @@ def unwritten(
     return list(walk(folder, ""))
 
 
+def manifest_object(path: Path) -> dict[str, Any] | None:
+    """The JSON object a manifest file holds (a run's ``summary.json``, :data:`MANIFEST_NAME`); None
+    when ``path`` is missing, a link or special file, unreadable, or holds no object."""
+    if not _regular(path):
+        return None
+    try:
+        held = read_json(path)
+    except (JsonFileError, OSError):
+        return None
+    return held if isinstance(held, dict) else None
+
+
 @dataclass(frozen=True)
 class ManifestKind:
     """An output that carries its manifest (:data:`MANIFEST_NAME`, written by :func:`writing`):
@@ -124,14 +136,8 @@ class ManifestKind:
     def manifest(self, folder: Path) -> tuple[dict[str, str], set[str]] | None:
         """``(files, folders)`` of the manifest in ``folder``; None unless it is a regular file, JSON,
         of :data:`MANIFEST_FORMAT`, written by this kind, every hash a SHA-256."""
-        path = folder / MANIFEST_NAME
-        if not _regular(path):
-            return None
-        try:
-            held = read_json(path)
-        except (JsonFileError, OSError):
-            return None
-        if not isinstance(held, dict) or held.get("format") != MANIFEST_FORMAT or held.get("what") != self.what:
+        held = manifest_object(folder / MANIFEST_NAME)
+        if held is None or held.get("format") != MANIFEST_FORMAT or held.get("what") != self.what:
             return None
         files, folders = held.get("files"), held.get("folders")
         if not isinstance(files, dict) or not all(is_sha256(h) for h in files.values()):
@@ -328,6 +334,7 @@ __all__ = [
     "check_no_link",
     "check_target",
     "clear",
+    "manifest_object",
     "remove_leftovers",
     "shown",
     "swap_in",

@@ -36,7 +36,7 @@ from .constants import MODALITIES
 from .files import is_sha256, open_regular, sha256_file
 from .jsonio import JsonFileError, bounded_lines, dumps, encode, iter_lines, read_json, write_json
 from .metrics import avg, false_trigger_rate_counts, macro_f1_counts
-from .outdir import FolderKind, OutDirError, check_target, shown, swap_in, unwritten, work_dir
+from .outdir import FolderKind, OutDirError, check_target, manifest_object, shown, swap_in, unwritten, work_dir
 
 #: Files of a run directory: the summary, the scene rows, and (runs made through lm-eval) the run card.
 SUMMARY_FILE = "summary.json"
@@ -362,14 +362,8 @@ def listed_files(run_dir: str | Path) -> dict[str, str] | None:
     readable summary with a run id listing them). Only names of files runs write
     (:data:`RUN_FILE_PATTERNS`) with a SHA-256 are kept: a summary naming anything else vouches for
     nothing (a planted one cannot make ``--overwrite`` delete a user's file)."""
-    path = Path(run_dir) / SUMMARY_FILE
-    if not _regular(path):
-        return None
-    try:
-        summary = read_json(path)
-    except (JsonFileError, OSError):
-        return None
-    if not isinstance(summary, dict) or not isinstance(summary.get(RUN_ID), str):
+    summary = manifest_object(Path(run_dir) / SUMMARY_FILE)
+    if summary is None or not isinstance(summary.get(RUN_ID), str):
         return None
     listed = summary.get(FILES)
     if not isinstance(listed, dict):
