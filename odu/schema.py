@@ -449,10 +449,12 @@ def scene_to_dict(scene: Scene) -> dict[str, Any]:
     }
 
 
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
 def _sha256_json(value: Any) -> str:
     """SHA-256 of ``value`` as canonical JSON (keys sorted, no spaces, UTF-8 by :func:`odu.jsonio.encode`)."""
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(encode(text)).hexdigest()
+    return hashlib.sha256(encode(_CANONICAL.encode(value))).hexdigest()
 
 
 def content_hashes(scene: Scene, annotation_language: str = "scene") -> tuple[str, str]:
