@@ -7,6 +7,8 @@ replace an output file.
 * **Bounded reads.** :func:`read_bounded` reads a whole file up to a size limit and a deadline
   (media: :data:`odu.data.media.MAX_MEDIA_BYTES`, :data:`odu.data.media.MEDIA_READ_TIMEOUT_S`);
   JSON and JSONL have their own limits per file and per line (:mod:`odu.jsonio`).
+* **Hashed as read.** :func:`sha256_file` is the one SHA-256 of a file's bytes (a run's files,
+  an output folder's manifest, a prepared dataset's shards), read 1 MiB at a time.
 * **Never through a link.** :func:`replace_file` writes a new file beside the target and renames
   it over the target: a link there is replaced, never followed, and no reader sees half a file.
 """
@@ -15,7 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
+import re
 import stat
 import tempfile
 import time
@@ -23,6 +27,7 @@ from pathlib import Path
 from typing import IO
 
 _CHUNK = 1 << 20
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class InputFileError(OSError):
@@ -66,6 +71,21 @@ def read_bounded(path: str | os.PathLike[str], limit: int, deadline_s: float, wh
     return b"".join(chunks)
 
 
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 (hex) of the regular file ``path`` (:func:`open_regular`), read 1 MiB at a time."""
+    digest = hashlib.sha256()
+    with open_regular(path) as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def is_sha256(value: object) -> bool:
+    """Whether ``value`` is a SHA-256 as :func:`sha256_file` gives it (64 lowercase hex digits): the
+    only hash a file may be named by or listed with (never a path like ``../x``)."""
+    return isinstance(value, str) and _SHA256.fullmatch(value) is not None
+
+
 def replace_file(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` as the file ``path``: into a new file beside it, then renamed over it."""
     path = Path(path)
@@ -80,4 +100,4 @@ def replace_file(path: str | os.PathLike[str], data: bytes) -> None:
         raise
 
 
-__all__ = ["InputFileError", "open_regular", "read_bounded", "replace_file"]
+__all__ = ["InputFileError", "is_sha256", "open_regular", "read_bounded", "replace_file", "sha256_file"]

@@ -7,13 +7,17 @@
   (``.NAME.replaced-PID-...``) and deleted only after the swap. A killed command leaves its work
   folder; the next command into the same place deletes those of processes no longer running
   (:func:`remove_leftovers`).
-* **Only an earlier output is replaced.** An existing target is replaced only when it is empty or
-  everything in it is an earlier output of the same kind (a :class:`FolderKind`, defined beside
-  its writer: :data:`odu.run.RUN` and :data:`odu.run.RUNS`, :data:`odu.report.view.site.VIEW_SITE`,
-  :data:`odu.data.prepare.PREPARED`, :data:`odu.report.REPORT`): otherwise :class:`OutDirError`
-  names what replacing it would delete, ``--overwrite`` or not. Links and special files inside it are never
-  an output's own (nothing is followed), and a target that is itself a link is refused: no
-  command writes through a link it did not make.
+* **Only what the command wrote, as it wrote it.** Every output folder carries a manifest written
+  by the command that made it, listing each file it wrote with its SHA-256: a run's
+  ``summary.json`` (its ``files``, :data:`odu.run.RUN`), the view site's, report's and prepared
+  dataset's :data:`MANIFEST_NAME` (:class:`ManifestKind`: :data:`odu.report.view.site.VIEW_SITE`,
+  :data:`odu.report.REPORT`, :data:`odu.data.prepare.PREPARED`; written by :func:`writing`). An
+  existing target is replaced only when it is empty or everything in it is listed there and
+  still has the listed hash (:func:`unwritten`, checked before anything is deleted): a file the
+  manifest does not list (whatever its name), a file changed since it was written, a link or a
+  special file, or a folder without a readable manifest of the same kind makes
+  :class:`OutDirError` name it, ``--overwrite`` or not, and nothing is deleted. A target that is
+  itself a link is refused: no command writes through a link it did not make.
 * **Adding files** (``export``, which adds each run's files to a folder that may hold others'):
   nothing on the way to a file may be a link (:func:`check_no_link`), and each file is replaced,
   never written through (:func:`odu.files.replace_file`).
@@ -28,17 +32,23 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
+
+from .files import is_sha256, sha256_file
+from .jsonio import JsonFileError, read_json, write_json
 
 #: How many names a message lists before "(+N more)".
 SHOWN_NAMES = 4
 #: Hidden work folders beside a target ``NAME``: ``.NAME.partial-PID-...`` (being written) and
 #: ``.NAME.replaced-PID-...`` (the copy being replaced), PID the writing process.
 _WORK_DIR = re.compile(r"\.(?P<name>.+)\.(?:partial|replaced)-(?P<pid>\d+)-[^/]*")
+#: The manifest a :class:`ManifestKind` output carries: what wrote it, its folders, and every
+#: file it wrote with its SHA-256 (relative POSIX paths).
+MANIFEST_NAME = ".odu-written.json"
+MANIFEST_FORMAT = "odu-bench-written/1"
 
 
 class OutDirError(ValueError):
@@ -65,7 +75,7 @@ def _entries(folder: Path, prefix: str = "") -> Iterator[tuple[str, Path]]:
     for entry in sorted(folder.iterdir()):
         rel = f"{prefix}{entry.name}"
         yield rel, entry
-        if entry.is_dir() and not entry.is_symlink():
+        if _folder(entry):
             yield from _entries(entry, f"{rel}/")
 
 
@@ -73,34 +83,76 @@ def _regular(path: Path) -> bool:
     return path.is_file() and not path.is_symlink()
 
 
+def _folder(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
+
+
+def unwritten(
+    folder: Path, files: Mapping[str, str], folders: Collection[str] = (), manifest: str = MANIFEST_NAME
+) -> list[str]:
+    """The entries of ``folder`` (relative POSIX paths, outermost only) that its manifest does not
+    vouch for: anything not listed in ``files`` (path -> SHA-256) or ``folders``, a listed file whose
+    bytes no longer have the listed hash, a link or a special file. ``manifest`` (the file holding
+    the list) is its own."""
+
+    def walk(at: Path, prefix: str) -> Iterator[str]:
+        for entry in sorted(at.iterdir()):
+            rel = f"{prefix}{entry.name}"
+            if _folder(entry) and rel in folders:
+                yield from walk(entry, f"{rel}/")
+            elif not _regular(entry) or (rel != manifest and files.get(rel) != sha256_file(entry)):
+                yield rel
+
+    return list(walk(folder, ""))
+
+
+def manifest_object(path: Path) -> dict[str, Any] | None:
+    """The JSON object a manifest file holds (a run's ``summary.json``, :data:`MANIFEST_NAME`); None
+    when ``path`` is missing, a link or special file, unreadable, or holds no object."""
+    if not _regular(path):
+        return None
+    try:
+        held = read_json(path)
+    except (JsonFileError, OSError):
+        return None
+    return held if isinstance(held, dict) else None
+
+
 @dataclass(frozen=True)
-class PatternKind:
-    """An output recognised by its ``marker`` file and the paths it writes (``patterns``: relative
-    POSIX paths, ``fnmatch`` per path part). Without the marker nothing in the folder is its own."""
+class ManifestKind:
+    """An output that carries its manifest (:data:`MANIFEST_NAME`, written by :func:`writing`):
+    every file in it must be listed there with its hash, and the manifest must name ``what``.
+    Without a readable manifest of the same kind nothing in the folder is its own."""
 
     what: str
-    marker: str
-    patterns: tuple[str, ...]
-
-    def _own(self, rel: str, is_dir: bool) -> bool:
-        parts = rel.split("/")
-        for pattern in self.patterns:
-            wanted = pattern.split("/")
-            if is_dir:
-                wanted = wanted[: len(parts)] if len(wanted) > len(parts) else []
-            if len(wanted) == len(parts) and all(fnmatchcase(p, w) for p, w in zip(parts, wanted)):
-                return True
-        return False
 
     def foreign(self, folder: Path) -> list[str]:
-        if not _regular(folder / self.marker):
-            return [rel for rel, _ in _entries(folder) if "/" not in rel]
-        found = []
-        for rel, path in _entries(folder):
-            is_dir = path.is_dir() and not path.is_symlink()
-            if not (is_dir or _regular(path)) or not self._own(rel, is_dir):
-                found.append(rel)
-        return [rel for rel in found if not any(rel.startswith(f"{f}/") for f in found)]
+        listed = self.manifest(folder)
+        if listed is None:
+            return [e.name for e in sorted(folder.iterdir())]
+        files, folders = listed
+        return unwritten(folder, files, folders)
+
+    def manifest(self, folder: Path) -> tuple[dict[str, str], set[str]] | None:
+        """``(files, folders)`` of the manifest in ``folder``; None unless it is a regular file, JSON,
+        of :data:`MANIFEST_FORMAT`, written by this kind, every hash a SHA-256."""
+        held = manifest_object(folder / MANIFEST_NAME)
+        if held is None or held.get("format") != MANIFEST_FORMAT or held.get("what") != self.what:
+            return None
+        files, folders = held.get("files"), held.get("folders")
+        if not isinstance(files, dict) or not all(is_sha256(h) for h in files.values()):
+            return None
+        if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):
+            return None
+        return files, set(folders)
+
+    def seal(self, folder: Path) -> None:
+        """Write the manifest of everything in ``folder`` (the finished work folder)."""
+        files = {rel: sha256_file(path) for rel, path in _entries(folder) if _regular(path)}
+        folders = [rel for rel, path in _entries(folder) if _folder(path)]
+        write_json(
+            folder / MANIFEST_NAME, {"format": MANIFEST_FORMAT, "what": self.what, "folders": folders, "files": files}
+        )
 
 
 def _real(path: str | os.PathLike[str]) -> Path:
@@ -155,8 +207,8 @@ def check_target(
     foreign = kind.foreign(target)
     if foreign:
         raise OutDirError(
-            f"{option} {target}: holds files that are not part of {kind.what} ({shown(foreign)}); replacing it "
-            "would delete them, so it is never replaced: choose a new folder"
+            f"{option} {target}: holds files that are not part of {kind.what} ({shown(foreign)}): not written by "
+            "it, or changed since; replacing it would delete them, so it is never replaced: choose a new folder"
         )
     if not overwrite:
         held = [e.name for e in sorted(target.iterdir())]
@@ -254,35 +306,39 @@ def clear(target: str | os.PathLike[str], kind: FolderKind, option: str = "--out
 @contextlib.contextmanager
 def writing(
     target: str | os.PathLike[str],
-    kind: FolderKind,
+    kind: ManifestKind,
     *,
     inputs: Iterable[str | os.PathLike[str] | None] = (),
     overwrite: bool = True,
     option: str = "--out",
 ) -> Iterator[Path]:
-    """Check ``target`` (:func:`check_target`), give a work folder to write into, and swap it in
-    when the block ends normally; on any exception (Ctrl-C included) the work folder is removed
-    and the target is left as it was."""
+    """Check ``target`` (:func:`check_target`), give a work folder to write into, and, when the
+    block ends normally, write its manifest (:meth:`ManifestKind.seal`) and swap it in; on any
+    exception (Ctrl-C included) the work folder is removed and the target is left as it was."""
     check_target(target, kind, inputs=inputs, overwrite=overwrite, option=option)
     work = work_dir(target, option)
     try:
         yield work
+        kind.seal(work)
         swap_in(work, target, kind, option)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 __all__ = [
+    "MANIFEST_NAME",
     "FolderKind",
+    "ManifestKind",
     "OutDirError",
-    "PatternKind",
     "check_apart",
     "check_no_link",
     "check_target",
     "clear",
+    "manifest_object",
     "remove_leftovers",
     "shown",
     "swap_in",
+    "unwritten",
     "work_dir",
     "writing",
 ]

@@ -34,10 +34,10 @@ from types import TracebackType
 from typing import IO, Any, TypedDict, cast
 
 from .constants import MODALITIES
-from .files import open_regular
+from .files import is_sha256, open_regular, sha256_file
 from .jsonio import JsonFileError, bounded_lines, dumps, iter_lines, json_text, read_json, utf8, write_json
 from .metrics import avg, false_trigger_rate_counts, macro_f1_counts
-from .outdir import FolderKind, OutDirError, check_target, shown, swap_in, work_dir
+from .outdir import FolderKind, OutDirError, check_target, manifest_object, shown, swap_in, unwritten, work_dir
 from .scrub import holds_secret
 
 #: Files of a run directory: the summary, the scene rows, and (runs made through lm-eval) the run card.
@@ -52,7 +52,7 @@ RUN_ID = "run_id"
 FILES = "files"
 #: Names of files that runs write (odu-bench score / eval, lm-eval's CLI): such a file in a run
 #: directory that its summary does not list is stale (:func:`read_run`). What ``--overwrite`` may
-#: clear is decided by the summary's list alone (:func:`listed_files`, :data:`odu.outdir.RUN`).
+#: clear is decided by the summary's list: such names with their hashes (:func:`listed_files`, :data:`RUN`).
 RUN_FILE_PATTERNS: tuple[str, ...] = (
     SUMMARY_FILE,
     SCENES_FILE,
@@ -110,6 +110,8 @@ class SceneRow(TypedDict):
     parse_error: bool
     no_output: bool
     issues: list[str]
+    scene_sha256: str  # the scene as scored: odu.schema.content_hashes (issue 30 item 8)
+    reference_sha256: str
     s2: float | None
     s2_errors_as_misses: float | None
     s3: float | None
@@ -357,30 +359,35 @@ def is_run_file(name: str) -> bool:
     return any(fnmatch(name, pattern) for pattern in RUN_FILE_PATTERNS)
 
 
-def listed_files(run_dir: str | Path) -> set[str] | None:
-    """The files ``summary.json`` of ``run_dir`` lists as the run's own (None: no readable summary
-    listing them)."""
-    path = Path(run_dir) / SUMMARY_FILE
-    if not _regular(path):
+def listed_files(run_dir: str | Path) -> dict[str, str] | None:
+    """The files ``summary.json`` of ``run_dir`` lists as the run's own, with their SHA-256 (None: no
+    readable summary with a run id listing them). Only names of files runs write
+    (:data:`RUN_FILE_PATTERNS`) with a SHA-256 are kept: a summary naming anything else vouches for
+    nothing (a planted one cannot make ``--overwrite`` delete a user's file)."""
+    summary = manifest_object(Path(run_dir) / SUMMARY_FILE)
+    if summary is None or not isinstance(summary.get(RUN_ID), str):
         return None
-    try:
-        summary = read_json(path)
-    except (JsonFileError, OSError):
+    listed = summary.get(FILES)
+    if not isinstance(listed, dict):
         return None
-    listed = summary.get(FILES) if isinstance(summary, dict) else None
-    return {name for name in listed if isinstance(name, str) and "/" not in name} if isinstance(listed, dict) else None
+    return {
+        name: entry["sha256"]
+        for name, entry in listed.items()
+        if "/" not in name and is_run_file(name) and isinstance(entry, dict) and is_sha256(entry.get("sha256"))
+    }
 
 
 class RunKind:
-    """A run directory as an output folder (:mod:`odu.outdir`): ``summary.json`` and the files it
-    lists, nothing else."""
+    """A run directory as an output folder (:mod:`odu.outdir`): ``summary.json`` (its manifest) and
+    the files it lists, each with the listed SHA-256, nothing else."""
 
     what = "a run"
 
     def foreign(self, folder: Path) -> list[str]:
         listed = listed_files(folder)
-        own = {*listed, SUMMARY_FILE} if listed is not None else set()
-        return [e.name for e in sorted(folder.iterdir()) if e.name not in own or not _regular(e)]
+        if listed is None:
+            return [e.name for e in sorted(folder.iterdir())]
+        return unwritten(folder, listed, manifest=SUMMARY_FILE)
 
 
 class RunsKind:
@@ -569,7 +576,7 @@ def _file_problems(run_dir: Path, run_id: str, listed: Mapping[str, Any], scenes
                 )
         elif not path.is_file():
             problems.append(f"{name} of run {run_id} is missing")
-        elif _sha256(path) != expected["sha256"]:
+        elif sha256_file(path) != expected["sha256"]:
             problems.append(f"{name} is not the one run {run_id} wrote (sha256 differs)")
     if SCENES_FILE not in listed:
         problems.append(f"{SUMMARY_FILE} does not list {SCENES_FILE}")
@@ -581,14 +588,6 @@ def _file_problems(run_dir: Path, run_id: str, listed: Mapping[str, Any], scenes
     if stale:
         problems.append(f"{shown(stale)} not written by run {run_id} (left from another run?)")
     return problems
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 #: Scene-row scores: each a fraction in [0, 1] or None (App A.3; NaN is refused when read).

@@ -8,6 +8,7 @@ display fields) and reject anything that would make scoring wrong, naming scene 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES, MAX_TIME_MS, MODALITIES
-from .jsonio import MAX_RECORD_DEPTH, JsonFileError, clean_text, iter_records, too_deep
+from .jsonio import MAX_RECORD_DEPTH, JsonFileError, clean_text, encode, iter_records, too_deep
 
 
 class SchemaError(ValueError):
@@ -448,6 +449,29 @@ def scene_to_dict(scene: Scene) -> dict[str, Any]:
     }
 
 
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _sha256_json(value: Any) -> str:
+    """SHA-256 of ``value`` as canonical JSON (keys sorted, no spaces, UTF-8 by :func:`odu.jsonio.encode`)."""
+    return hashlib.sha256(encode(_CANONICAL.encode(value))).hexdigest()
+
+
+def content_hashes(scene: Scene, annotation_language: str = "scene") -> tuple[str, str]:
+    """``(scene_sha256, reference_sha256)`` of ``scene`` scored against ``annotation_language``: the
+    scene as a model sees it and as it is labelled (its record, :func:`scene_to_dict`, without the
+    references and the display fields) and the reference it is scored against (its language and
+    evaluation targets), each over canonical JSON. Two runs that hold a scene id with different
+    hashes scored different content under it (``odu-bench report`` refuses to pair them)."""
+    language = scene.language if annotation_language == "scene" else annotation_language
+    scene.annotation(language)  # SchemaError naming the scene when it has no such reference
+    record = scene_to_dict(scene)
+    reference = {language: record.pop("annotations")[language]}
+    for key in scene.extra:
+        del record[key]
+    return _sha256_json(record), _sha256_json(reference)
+
+
 def iter_json_records(path: str | Path) -> Iterator[tuple[int, Any]]:
     """(line number, record) of a JSON array file or a JSONL file, read one record at a time
     (:func:`odu.jsonio.iter_records`: lines split on ``"\\n"`` only); :class:`SchemaError` names the
@@ -531,6 +555,7 @@ __all__ = [
     "Scene",
     "SchemaError",
     "check_tree",
+    "content_hashes",
     "iter_json_records",
     "iter_modalities",
     "iter_scenes",

@@ -35,7 +35,7 @@ from .match import SegmentMatch, linked_groups, match_segments, pred_order_key
 from .metrics import s2, s3, s4, s5
 from .parse import no_output, parse_output
 from .run import RunSummary, RunTally, SceneRow, ScoredRun
-from .schema import Prediction, ReferenceSegment, Scene
+from .schema import Prediction, ReferenceSegment, Scene, content_hashes
 from .text import edit_count
 
 #: Output for a scene: raw model text, an already parsed prediction, or None (no output).
@@ -134,6 +134,7 @@ def _prepare(scene: Scene, output: Output, language: str, requests: list[JudgeRe
         "parse_error": prediction.parse_error,
         "no_output": prediction.no_output,
         "issues": list(prediction.issues),
+        **dict(zip(("scene_sha256", "reference_sha256"), content_hashes(scene, language))),
     }
     middle = {
         "s3": scores[0],

@@ -18,6 +18,8 @@ functions.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cache import cache_dir
+from ..files import is_sha256, read_bounded, replace_file, sha256_file
 from .dataset import CONFIG_NAMES, DEFAULT_CONFIG, SPLIT, DatasetConfig, get_config
 from .prepare import DATA_DIR, MANIFEST_NAME, METADATA_FILES, PrepareResult, prepare, shard_pattern, verify_dataset_dir
 from .release import RELEASE_RECORD_FILES, ReleaseProblem
@@ -37,6 +40,9 @@ REPO_TYPE = "dataset"
 #: folder, Hub offline or unreachable) and serves the newest copy in its cache instead
 #: (``datasets.load.CachedDatasetModuleFactory``).
 CACHE_BUILDER_MODULE = "datasets.packaged_modules.cache.cache"
+#: Where a prepared folder's rows are cached, under ``HF_DATASETS_CACHE``: one folder per content of
+#: its shards (:func:`shards_key`).
+SHARDS_CACHE = "odu-bench-by-content"
 
 
 class StaleDatasetWarning(UserWarning):
@@ -189,16 +195,15 @@ def load_split(source: str | Path, config: str = DEFAULT_CONFIG, revision: str |
     """``load_dataset(source, config, split="test", revision=revision)``, warning
     (:class:`StaleDatasetWarning`) when ``datasets`` could not resolve ``source`` (no such folder, Hub
     offline or unreachable) and served the newest copy from its cache instead, which may be older
-    than the dataset is now; a path to a prepared folder never falls back."""
+    than the dataset is now; a path to a prepared folder never falls back, and its rows are cached
+    under the content of its shards (:func:`shards_key`), never under its name alone."""
     import datasets
-    import yaml
 
-    try:
-        builder = datasets.load_dataset_builder(str(source), config, revision=revision)
-    except (datasets.exceptions.DatasetGenerationError, ValueError, TypeError, KeyError, yaml.YAMLError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else ""  # a YAML error's message spans lines
-        raise ValueError(f"dataset {source} ({config}): cannot be read ({type(exc).__name__}: {reason})") from None
+    builder = _builder(source, config, revision)
     check_data_files(source, builder.config.data_files)
+    if Path(source).is_dir():  # datasets keys a folder's cache on its name, config and card only
+        key = shards_key(builder.config.data_files)
+        builder = _builder(source, config, revision, os.path.join(datasets.config.HF_DATASETS_CACHE, SHARDS_CACHE, key))
     if type(builder).__module__ == CACHE_BUILDER_MODULE:
         warnings.warn(
             f"dataset {source} ({config}): not found as a folder or on the Hub, so datasets loaded its newest "
@@ -216,6 +221,47 @@ def load_split(source: str | Path, config: str = DEFAULT_CONFIG, revision: str |
             f"{str(cause)[:300]}); prepare it again with odu-bench prepare"
         ) from None
     return builder.as_dataset(split=SPLIT)
+
+
+def _builder(source: str | Path, config: str, revision: str | None, cache_dir: str | None = None) -> Any:
+    """``datasets.load_dataset_builder`` of ``source`` (its rows cached under ``cache_dir`` if given);
+    ``ValueError`` naming the dataset when its card or files cannot be read."""
+    import datasets
+    import yaml
+
+    try:
+        return datasets.load_dataset_builder(str(source), config, revision=revision, cache_dir=cache_dir)
+    except (datasets.exceptions.DatasetGenerationError, ValueError, TypeError, KeyError, yaml.YAMLError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else ""  # a YAML error's message spans lines
+        raise ValueError(f"dataset {source} ({config}): cannot be read ({type(exc).__name__}: {reason})") from None
+
+
+def shards_key(data_files: Mapping[str, Sequence[Any]] | None) -> str:
+    """The cache key of a prepared folder's split: 16 hex digits of the SHA-256 over each data file's
+    name and content (:func:`file_sha256`), so rewritten shards (in a copy under the same folder name,
+    say) are read again and identical ones share one cache."""
+    digest = hashlib.sha256()
+    for split, files in sorted((data_files or {}).items()):
+        for file in sorted(map(str, files)):
+            digest.update(f"{split}\0{Path(file).name}\0{file_sha256(Path(file))}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def file_sha256(path: Path) -> str:
+    """:func:`odu.files.sha256_file` of ``path``, remembered per version of the file (device, inode,
+    size, modification and change times: any write changes the change time, which no user can set)
+    in the cache (``<cache>/sha256/``), so a large shard is read once per version, not per load."""
+    info = path.stat()
+    version = f"{os.path.realpath(path)}\0{info.st_dev}\0{info.st_ino}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}"
+    memo = cache_dir() / "sha256" / hashlib.sha256(version.encode("utf-8", "surrogateescape")).hexdigest()
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        if is_sha256(held := read_bounded(memo, 64, 5.0).decode("ascii")):
+            return held
+    digest = sha256_file(path)
+    with contextlib.suppress(OSError):
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        replace_file(memo, digest.encode("ascii"))
+    return digest
 
 
 def check_data_files(source: str | Path, data_files: Mapping[str, Sequence[Any]] | None) -> None:
@@ -308,6 +354,7 @@ __all__ = [
     "load_dataset_call",
     "check_data_files",
     "load_split",
+    "shards_key",
     "push_folder",
     "transfer_errors",
     "upload",

@@ -21,7 +21,6 @@ byte-for-byte the same on every run over the same release.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -31,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from ..citation import BIBTEX
+from ..files import sha256_file
 from ..jsonio import read_json
-from ..outdir import PatternKind, check_target, writing
+from ..outdir import ManifestKind, check_target, writing
 from .dataset import CONFIGS, DEFAULT_CONFIG, LEAF_CONFIGS, SPLIT, features, get_config, record_to_row
 from .release import ReleaseProblem, ReleaseScene, find_records, read_release
 
@@ -44,9 +44,7 @@ MANIFEST_FORMAT = "odu-bench-manifest/1"
 #: Files of a prepared directory besides the shards (what ``odu-bench download`` always fetches).
 METADATA_FILES: tuple[str, ...] = (CARD_NAME, MANIFEST_NAME, RECORDS_NAME)
 #: What ``prepare`` writes: an existing ``--out`` holding anything else is never replaced (:mod:`odu.outdir`).
-PREPARED = PatternKind(
-    "a prepared ODU-Bench dataset", MANIFEST_NAME, (*METADATA_FILES, f"{DATA_DIR}/*/{SPLIT}-*.parquet")
-)
+PREPARED = ManifestKind("a prepared ODU-Bench dataset")
 #: Parquet shards of the prepared dataset stay under this many bytes of rows (``datasets``'
 #: ``MAX_SHARD_SIZE``, which the Hub viewer expects) ...
 PARQUET_MAX_SHARD_BYTES = 500_000_000
@@ -217,7 +215,7 @@ def _write(root: Path, shards: list[_Shard], scenes: Sequence[ReleaseScene], pro
                 writer.write_table(table, row_group_size=len(group))
                 leaf_rows[shard.leaf] += len(group)
                 leaf_bytes[shard.leaf] += table.nbytes
-        shard_files[rel] = _sha256_file(path)
+        shard_files[rel] = sha256_file(path)
     bar.close()
     rows_by_config = {c.name: sum(leaf_rows[leaf] for leaf in c.leaves) for c in CONFIGS}
     sizes = {
@@ -238,14 +236,6 @@ def _write_records(path: Path, scenes: Sequence[ReleaseScene]) -> None:
     with path.open("wb") as fh:
         for item in scenes:
             fh.write(item.raw + b"\n")
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _bar(total: int, enabled: bool) -> Any:
@@ -379,7 +369,7 @@ def verify_dataset_dir(root: str | Path, configs: Sequence[str] | None = None) -
         path = root / rel
         if not path.is_file():
             problems.append(f"{rel}: missing shard")
-        elif _sha256_file(path) != digest:
+        elif sha256_file(path) != digest:
             problems.append(f"{rel}: sha256 differs from {MANIFEST_NAME} (corrupt or modified)")
     present = {p.relative_to(root).as_posix() for p in (root / DATA_DIR).glob("*/*.parquet")}
     problems.extend(f"{rel}: shard not listed in {MANIFEST_NAME}" for rel in sorted(present - set(listed)))

@@ -33,7 +33,7 @@ from tqdm.auto import tqdm
 
 from ..cache import cache_dir as odu_cache_dir
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip
-from ..files import replace_file
+from ..files import replace_file, sha256_file
 from ..jsonio import dump_line, read_json
 from ..models.clips import DatasetClips, wav_bytes
 from ..models.providers import provider_of_host
@@ -269,12 +269,12 @@ class AsrInput:
         else:
             path = Path(spec)
             self.table = read_sidecar(path)
-            self._sidecar = {"source": "sidecar", "path": str(path.resolve()), "sha256": _sha256(path)}
+            self._sidecar = {"source": "sidecar", "path": str(path.resolve()), "sha256": sha256_file(path)}
 
     @staticmethod
     def key(spec: str, base_url: str | None = None) -> str:
         """The id of an ASR input: its settings (a sidecar's content included), hashed; docs carry it."""
-        content = "" if spec.startswith("openai:") else _sha256(Path(spec))
+        content = "" if spec.startswith("openai:") else sha256_file(Path(spec))
         return "asr-" + hashlib.sha256(json.dumps([spec, base_url, content]).encode()).hexdigest()[:16]
 
     def info(self) -> dict[str, Any]:
@@ -325,10 +325,6 @@ class AsrInput:
         """The sentences of each clip of ``doc``, in order."""
         self.prepare([doc])
         return [self.table[(doc["scene_id"], clip["id"])] for clip in doc["clips"]]
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _get(obj: Any, name: str) -> Any:

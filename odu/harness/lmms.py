@@ -42,9 +42,10 @@ from typing import Any
 
 from ..constants import AUDIO_ONLY, AUDIO_VISUAL
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE
+from ..jsonio import encode
 from ..models.base import Generation, decode_output, encode_output
 from ..prompts import Part
-from .tasks import METRICS, scene_docs, scene_request, score_responses, summarize_items
+from .tasks import METRICS, check_doc, scene_docs, scene_request, score_responses, summarize_items
 from .tasks import aggregation as task_aggregation
 from .tasks import process_results as scene_item
 
@@ -216,6 +217,8 @@ def doc_to_messages(
     from ..models.messages import chat_messages, parts_only
 
     request = scene_request(doc)
+    if not request.text_only:
+        check_doc(doc, media=True)
     name = backend_name(lmms_eval_specific_kwargs)
     if not request.text_only:
         flag(name, request.modality)
@@ -240,6 +243,7 @@ def doc_to_visual(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str
     request = scene_request(doc)
     if request.text_only:
         return []
+    check_doc(doc, media=True)
     flag(backend_name(lmms_eval_specific_kwargs), request.modality, simple_clips=len(request.turns))
     out: list[Any] = []
     for part in request.chat().parts:
@@ -274,9 +278,11 @@ def answer_output(answer: Any) -> str:
 
 
 def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, Any]:
-    """Per-doc items: the scene id and the sha256 of its raw output (the same item for every metric)."""
+    """Per-doc items: the scene id and the sha256 of its raw output (the same item for every metric;
+    the output's text as every file keeps it: a lone surrogate as U+FFFD, :data:`odu.jsonio.SURROGATE_RULE`)."""
+    check_doc(doc)
     output = answer_output(results[0] if results else None)
-    digest = hashlib.sha256(output.encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(encode(output)).hexdigest()
     _DOCS[doc["scene_id"]], _OUTPUTS[digest] = doc, output
     return dict.fromkeys(METRICS, {"scene_id": doc["scene_id"], "output_sha256": digest})
 
@@ -284,7 +290,7 @@ def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str,
 def task_summary(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The scores of one task's items (:func:`.tasks.summarize_items` over the scored scenes), computed
     once per set of outputs: every metric's aggregation reads the same summary."""
-    key = tuple((i["scene_id"], i["output_sha256"]) for i in items)
+    key = tuple(_item_key(n, item) for n, item in enumerate(items, 1))
     if key not in _SUMMARIES:
         docs = [_DOCS[sid] for sid, _ in key]
         scored = score_responses([[_OUTPUTS[digest]] for _, digest in key], docs)
@@ -292,30 +298,67 @@ def task_summary(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return _SUMMARIES[key]
 
 
+def _item_key(n: int, item: Any) -> tuple[str, str]:
+    """``(scene id, output hash)`` of the ``n``-th item, both seen by :func:`process_results` in this
+    process (``ValueError`` naming the item and field otherwise: items of another run or process)."""
+    if not isinstance(item, Mapping):
+        raise ValueError(
+            f"item {n}: not an ODU-Bench item (an object with 'scene_id' and 'output_sha256'), got {item!r:.80}"
+        )
+    sid, digest = item.get("scene_id"), item.get("output_sha256")
+    if not isinstance(sid, str) or sid not in _DOCS:
+        raise ValueError(f"item {n}: scene {sid!r:.80} was never seen by process_results in this process")
+    if not isinstance(digest, str) or digest not in _OUTPUTS:
+        raise ValueError(f"item {n} (scene {sid}): 'output_sha256' {digest!r:.80} names no output process_results saw")
+    return sid, digest
+
+
 def aggregation(metric: str) -> Callable[[Sequence[Mapping[str, Any]]], Any]:
     """The lmms-eval aggregation of ``metric``: one value of :func:`task_summary`."""
     return task_aggregation(metric, task_summary)
 
 
-def predictions(samples: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """``odu-bench score --predictions`` rows from lmms-eval's logged samples (``--log_samples``): each
-    sample's answer as lmms-eval logged it (``filtered_resps``), ``null`` for an empty one (an
-    inference error), under the scene id of its ``m1`` item."""
+def prediction(sample: Any) -> dict[str, Any]:
+    """The ``odu-bench score --predictions`` row of one lmms-eval logged sample (``--log_samples``):
+    its answer as lmms-eval logged it (``filtered_resps``), ``null`` for an empty one (an inference
+    error), under the scene id of its ``m1`` item; ``ValueError`` naming the field it lacks."""
+    if not isinstance(sample, Mapping):
+        raise ValueError(f"not a JSON object but {type(sample).__name__} (not an lmms-eval sample)")
+    if "filtered_resps" not in sample:
+        raise ValueError("no 'filtered_resps' (the answer lmms-eval logged)")
+    item = sample.get("m1")
+    if not isinstance(item, Mapping) or not isinstance(item.get("scene_id"), str):
+        held = item.get("scene_id") if isinstance(item, Mapping) else item
+        raise ValueError(f"'m1' must be the ODU-Bench item holding the text 'scene_id', got {held!r:.80}")
+    output = answer_output(sample["filtered_resps"])
+    failed = decode_output(output).error is not None
+    return {"scene_id": item["scene_id"], "output": None if failed else output}
+
+
+def predictions(samples: Iterable[Any]) -> list[dict[str, Any]]:
+    """:func:`prediction` of each sample (``ValueError`` naming the sample by its position)."""
     rows = []
-    for sample in samples:
-        output = answer_output(sample["filtered_resps"])
-        failed = decode_output(output).error is not None
-        rows.append({"scene_id": sample["m1"]["scene_id"], "output": None if failed else output})
+    for n, sample in enumerate(samples, 1):
+        try:
+            rows.append(prediction(sample))
+        except ValueError as exc:
+            raise ValueError(f"sample {n}: {exc}") from None
     return rows
 
 
 def write_predictions(samples_jsonl: str | os.PathLike[str], out: str | os.PathLike[str]) -> int:
-    """:func:`predictions` of an lmms-eval ``samples_*.jsonl`` file (read as every JSONL input is,
-    :func:`odu.jsonio.iter_jsonl`), written as JSONL to ``out`` by replacement; returns the number of rows."""
+    """:func:`prediction` of each sample of an lmms-eval ``samples_*.jsonl`` file (read as every JSONL
+    input is, :func:`odu.jsonio.iter_jsonl`), written as JSONL to ``out`` by replacement; returns the
+    number of rows. ``ValueError`` names the file, line and field of a malformed sample (nothing written)."""
     from ..files import replace_file
     from ..jsonio import dump_line, iter_jsonl
 
-    rows = predictions(sample for _, sample in iter_jsonl(Path(samples_jsonl)))  # bounded lines, named on error
+    rows = []
+    for line, sample in iter_jsonl(Path(samples_jsonl)):  # bounded lines, named on error
+        try:
+            rows.append(prediction(sample))
+        except ValueError as exc:
+            raise ValueError(f"{samples_jsonl}:{line}: {exc}") from None
     replace_file(out, b"".join(dump_line(r) for r in rows))
     return len(rows)
 
@@ -333,6 +376,7 @@ __all__ = [
     "doc_to_text",
     "doc_to_visual",
     "pitfalls",
+    "prediction",
     "predictions",
     "process_docs",
     "process_results",

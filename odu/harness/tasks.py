@@ -43,6 +43,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..constants import MODALITIES
+from ..files import is_sha256
 from ..judge.base import Judge
 from ..models.base import TRUNCATED_ISSUE, SceneRequest, decode_output
 from ..parse import parse_output
@@ -235,20 +237,20 @@ def scene_docs(
         digest.update("".join(c["sha256"] for c in clips).encode("ascii"))
         if not in_shard(scene.scene_id, part):
             continue
-        docs.append(
-            {
-                "scene_id": scene.scene_id,
-                "modality": scene.modality,
-                "language": scene.language,
-                "label": scene.label,
-                "source": scene.source,
-                "has_demand": scene.is_positive,
-                "record": text,
-                "clips": clips,
-                "media": locator(source, config, i, dataset_revision),
-                "asr": "",
-            }
-        )
+        doc: dict[str, Any] = {
+            "scene_id": scene.scene_id,
+            "modality": scene.modality,
+            "language": scene.language,
+            "label": scene.label,
+            "source": scene.source,
+            "has_demand": scene.is_positive,
+            "record": text,
+            "clips": clips,
+            "media": locator(source, config, i, dataset_revision),
+            "asr": "",
+        }
+        check_doc(doc)  # the row's clip hashes name files in the media cache: SHA-256s only
+        docs.append(doc)
     announce_dataset(source, reason, len(docs), config)
     key = f"{config}{'_text' if text_only else ''}"
     if text_only:
@@ -287,11 +289,70 @@ def load_tasks(manager: Any, names: Sequence[str]) -> list[Any]:
     return objects
 
 
+class DocError(ValueError):
+    """A doc the hooks cannot use (one handed over by a harness's cache, say): the message names the
+    doc by its scene id and the field, with what it holds."""
+
+
+def _doc_name(doc: Any) -> str:
+    sid = doc.get("scene_id") if isinstance(doc, Mapping) else None
+    if not isinstance(sid, str) or not sid:
+        raise DocError(f"doc: 'scene_id' must be text, got {_short(sid)} (not an ODU-Bench doc)")
+    return f"scene {sid}"
+
+
+def _short(value: Any) -> str:
+    return "nothing" if value is None else repr(value)[:80]
+
+
+def _positive(value: Any) -> bool:
+    """A finite positive JSON number (never a boolean, NaN or infinity)."""
+    return type(value) in (int, float) and 0 < value < float("inf")
+
+
+def check_doc(doc: Any, media: bool = False) -> None:
+    """:class:`DocError` unless ``doc`` holds what :func:`scene_request` reads: a scene id, a modality of
+    :data:`odu.constants.MODALITIES`, and clips, each with a text ``id``, a SHA-256 (64 hex digits:
+    it names the clip's file in the media cache), a positive ``duration_ms`` and text ``replies``;
+    with ``media``, a ``media`` locator too (:func:`odu.models.clips.read_locator`)."""
+    where = _doc_name(doc)
+    if doc.get("modality") not in MODALITIES:
+        raise DocError(f"{where}: 'modality' must be one of {', '.join(MODALITIES)}, got {_short(doc.get('modality'))}")
+    clips = doc.get("clips")
+    if not isinstance(clips, list) or not clips:
+        raise DocError(f"{where}: 'clips' must be a non-empty list of clip objects, got {_short(clips)}")
+    for i, clip in enumerate(clips):
+        if not isinstance(clip, Mapping):
+            raise DocError(f"{where}: clips[{i}] must be an object, got {_short(clip)}")
+        duration, replies = clip.get("duration_ms"), clip.get("replies")
+        rules = (
+            ("id", "text", isinstance(clip.get("id"), str)),
+            ("sha256", "a SHA-256 (64 hex digits)", is_sha256(clip.get("sha256"))),
+            ("duration_ms", "a positive number of ms", _positive(duration)),
+            (
+                "replies",
+                "a list of texts",
+                replies is None or (isinstance(replies, list) and all(isinstance(r, str) for r in replies)),
+            ),
+        )
+        for field, wanted, held in rules:
+            if not held:
+                raise DocError(f"{where}: clips[{i}].{field} must be {wanted}, got {_short(clip.get(field))}")
+    if media:
+        from ..models.clips import read_locator
+
+        try:
+            read_locator(doc.get("media"))
+        except ValueError as exc:
+            raise DocError(f"{where}: 'media' {exc}") from None
+
+
 def scene_request(doc: Mapping[str, Any], with_asr: bool = True) -> SceneRequest:
     """The request of one doc (App D.1 input; App D.2, with each clip's ASR sentences, for a text-only doc;
     ``with_asr=False``: a text-only doc's request without its sentences, for checks that read no text)."""
     from .asr import doc_asr
 
+    check_doc(doc)
     source = doc_asr(doc) if with_asr else None
     asr = source.sentences(doc) if source is not None else None
     turns = tuple(
@@ -460,11 +521,13 @@ __all__ = [
     "ANNOTATION_LANGUAGE_ENV",
     "ASR_ENV",
     "DATASET_ENV",
+    "DocError",
     "LOCAL_DATASET",
     "JUDGE_ENV",
     "METRICS",
     "aggregation",
     "announce_dataset",
+    "check_doc",
     "dataset_choice",
     "doc_to_clips",
     "doc_to_text",

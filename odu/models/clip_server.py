@@ -4,8 +4,10 @@
 ``http(s)://`` URLs itself (``transformers/video_utils.py`` ``load_video``, and ``audio_utils.py``
 ``load_audio`` for the sound track). :class:`ClipServer` is a small threaded HTTP server that lives
 as long as the backend that started it (the run): it serves exactly the files registered with it,
-each under a path that holds a random per-run token, answers ``GET`` and ``HEAD`` only, and answers
-404 to anything else, so nothing but the run's clips can be read through it.
+each under a path that holds a random per-run token, and only while the file, its links resolved,
+is a regular file inside the server's root (the media cache): a link planted there that points
+elsewhere, a FIFO or a file registered from outside is answered 404. It answers ``GET`` and ``HEAD``
+only, and 404 to anything else, so nothing but the run's clips can be read through it.
 
 Address (:func:`serving_host`): a server on this machine (a loopback ``base_url``) reaches the clips
 on ``127.0.0.1``; a server elsewhere gets the address of this machine's interface that routes to it
@@ -16,6 +18,7 @@ cache (:func:`odu.models.clips.spool_clip`), never held in memory.
 from __future__ import annotations
 
 import ipaddress
+import os
 import secrets
 import shutil
 import socket
@@ -24,6 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 from urllib.parse import quote, urlsplit
+
+from ..files import open_regular
 
 #: Address the clip server binds for a server on this machine.
 LOOPBACK = "127.0.0.1"
@@ -66,17 +71,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, body: bool) -> None:
         entry = self.server.files.get(self.path.split("?", 1)[0])
-        if entry is None or not entry[0].is_file():
+        try:
+            if entry is None:
+                raise FileNotFoundError(self.path)
+            real = Path(os.path.realpath(entry[0]))
+            if self.server.root not in real.parents:
+                raise FileNotFoundError(real)
+            fh = open_regular(real)  # a FIFO or a device is refused before a byte is read
+        except OSError:
             self.send_error(404)
             return
-        path, mime = entry
-        size = path.stat().st_size
-        self.send_response(200)
-        self.send_header("Content-Type", mime)
-        self.send_header("Content-Length", str(size))
-        self.end_headers()
-        if body:
-            with path.open("rb") as fh:
+        with fh:
+            self.send_response(200)
+            self.send_header("Content-Type", entry[1])
+            self.send_header("Content-Length", str(os.fstat(fh.fileno()).st_size))
+            self.end_headers()
+            if body:
                 shutil.copyfileobj(fh, self.wfile)
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base class's name)
@@ -87,17 +97,21 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     #: URL path -> (file, MIME type), filled by :meth:`ClipServer.url`.
     files: dict[str, tuple[Path, str]]
+    #: The folder every served file must lie inside, links resolved (the media cache).
+    root: Path
 
 
 class ClipServer:
-    """Registered files over HTTP for the life of the run; see the module docstring."""
+    """Registered files under ``root`` (the media cache) over HTTP for the life of the run; see the
+    module docstring."""
 
     #: Request paths start with this, then the per-run token.
     PREFIX: ClassVar[str] = "/odu-clips"
 
-    def __init__(self, host: str = LOOPBACK, port: int = 0) -> None:
+    def __init__(self, root: Path, host: str = LOOPBACK, port: int = 0) -> None:
         self._server = _Server((host, port), _Handler)
         self._server.files = {}
+        self._server.root = Path(os.path.realpath(root))
         self._token = secrets.token_urlsafe(16)
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._server.serve_forever, name="odu-clip-server", daemon=True)

@@ -20,12 +20,35 @@ from typing import Any
 
 from ..cache import cache_dir
 from ..data.media import LazyClip, MediaError, video_track_only
+from ..files import is_sha256
 from ..prompts import ClipRef
 
 
 def locator(source: str | os.PathLike[str], config: str, row: int, revision: str | None = None) -> str:
     """The JSON locator of one dataset row, as stored in a doc's ``media`` field."""
     return json.dumps({"dataset": str(source), "config": config, "revision": revision, "row": row}, sort_keys=True)
+
+
+def read_locator(where: str | Mapping[str, Any]) -> dict[str, Any]:
+    """The locator ``where`` holds (its JSON text or the object); ``ValueError`` saying what a
+    locator is when it is not one."""
+    try:
+        loc = json.loads(where) if isinstance(where, str) else where
+    except ValueError:
+        loc = None
+    if (
+        not isinstance(loc, Mapping)
+        or not isinstance(loc.get("dataset"), str)
+        or not isinstance(loc.get("config"), str)
+        or not isinstance(loc.get("revision"), (str, type(None)))
+        or type(loc.get("row")) is not int
+        or loc["row"] < 0
+    ):
+        raise ValueError(
+            'is not a media locator (a JSON object {"dataset": text, "config": text, "revision": text or '
+            f'null, "row": a row number}}), got {str(where)[:80]!r}'
+        )
+    return dict(loc)
 
 
 class DatasetClips:
@@ -46,8 +69,8 @@ class DatasetClips:
 
     def load(self, where: str | Mapping[str, Any], scene_id: str, ref: ClipRef) -> LazyClip:
         """Clip ``ref`` of the row at ``where``; :class:`MediaError` names scene and clip on any mismatch."""
-        loc = json.loads(where) if isinstance(where, str) else where
         try:
+            loc = read_locator(where)
             row = self._dataset(loc["dataset"], loc["config"], loc.get("revision"))[int(loc["row"])]
         except (KeyError, IndexError, OSError, ValueError) as exc:
             raise MediaError(f"scene {scene_id} clip {ref.id}: cannot read its dataset row ({exc})") from None
@@ -90,6 +113,11 @@ def wav_bytes(clip: LazyClip, sample_rate: int) -> bytes:
     return buf.getvalue()
 
 
+def media_cache() -> Path:
+    """The folder clips are spooled into (``<cache>/media``; what the clip server serves from)."""
+    return cache_dir() / "media"
+
+
 def spool_clip(
     clip: LazyClip,
     sha256: str,
@@ -97,20 +125,25 @@ def spool_clip(
     *,
     video_only: bool = False,
     wav_rate: int | None = None,
+    in_cache: bool = False,
 ) -> Path:
-    """``clip`` as a file named by its hash (``<cache>/media/<sha256><suffix>``), written once;
-    ``video_only``: its video stream alone, the sound track left out (``<sha256>.video<suffix>``,
+    """``clip`` as a file named by its hash (``<cache>/media/<sha256><suffix>``), written once (an
+    entry of that name that is not a regular file, a link say, is replaced); ``video_only``: its video
+    stream alone, the sound track left out (``<sha256>.video<suffix>``,
     :func:`odu.data.media.video_track_only`); ``wav_rate``: its sound track alone, mono 16-bit PCM WAV
-    at that rate (``<sha256>.<rate>.wav``, :func:`wav_bytes`)."""
-    if clip.path is not None and not video_only and wav_rate is None:
+    at that rate (``<sha256>.<rate>.wav``, :func:`wav_bytes`); ``in_cache``: in the folder even when
+    the clip is a file elsewhere. :class:`MediaError` unless ``sha256`` is a SHA-256 (it names the file)."""
+    if not is_sha256(sha256):  # the file's name: never a path such as ../../x
+        raise MediaError(f"clip hash {sha256[:80]!r} is not a SHA-256 (64 hex digits); it names no file")
+    if clip.path is not None and not video_only and wav_rate is None and not in_cache:
         return clip.path
-    folder = directory or cache_dir() / "media"
+    folder = directory or media_cache()
     folder.mkdir(parents=True, exist_ok=True)
     if wav_rate is not None:
         path = folder / f"{sha256}.{wav_rate}.wav"
     else:
         path = folder / f"{sha256}{'.video' if video_only else ''}{media_type(clip)[1]}"
-    if not path.is_file():
+    if not path.is_file() or path.is_symlink():
         if wav_rate is not None:
             data = wav_bytes(clip, wav_rate)
         else:
@@ -122,4 +155,4 @@ def spool_clip(
     return path
 
 
-__all__ = ["DatasetClips", "locator", "media_type", "spool_clip", "wav_bytes"]
+__all__ = ["DatasetClips", "locator", "media_cache", "media_type", "read_locator", "spool_clip", "wav_bytes"]

@@ -59,6 +59,19 @@ class Hearing:
     with_audio: int | None
     completion: int | None = None
 
+    def __post_init__(self) -> None:
+        """A count the server reports must be one (a non-negative integer): ``ValueError`` naming it."""
+        for name, value in (
+            ("prompt_tokens without audio", self.without),
+            ("prompt_tokens with audio", self.with_audio),
+            ("completion_tokens", self.completion),
+        ):
+            if value is not None and (type(value) is not int or value < 0):
+                raise ValueError(
+                    f"server check: the server reported {name} = {value!r}, not a token count, so its usage cannot "
+                    "tell whether it hears audio; fix the server, or pass hearing_check=false to run unchecked"
+                )
+
     @property
     def ignores_limit(self) -> bool:
         """Whether an answer ran past :data:`PROBE_MAX_TOKENS`."""

@@ -55,7 +55,7 @@ from ..openai_client import CallFailedError, OpenAIClient
 from ..prompts import ClipRef
 from .base import MODEL_FRAMES_FPS, MODEL_MAX_TOKENS, ClipLoader, Decoding, Generation, SceneBatch, SceneRequest
 from .clip_server import ClipServer, serving_host
-from .clips import media_type, spool_clip, wav_bytes
+from .clips import media_cache, media_type, spool_clip, wav_bytes
 from .hearing import PROBE_MAX_TOKENS, TONE_S, Hearing, probe_messages
 from .messages import HISTORY_LAYOUTS, scene_messages
 from .providers import (
@@ -400,6 +400,11 @@ class OpenAIOmni(RemoteBackend):
 
         try:
             self.hearing = self.client.run(ask)
+        except CallFailedError as exc:  # one line, as every refusal before the first scene
+            raise ValueError(
+                f"model {self.model!r}: the server check (hearing) failed: {self.client.scrub(str(exc))}; pass "
+                "hearing_check=false to run without it"
+            ) from None
         finally:
             vars(self._stats).update(saved)  # the check is not part of the run's counts
         heard = self.hearing
@@ -642,7 +647,7 @@ class OpenAIOmni(RemoteBackend):
         if self.media_url == "file":
             return spool_clip(clip, ref.sha256).resolve().as_uri()
         if self.media_url == "http":  # without its sound track when that goes separately (or not at all)
-            path = spool_clip(clip, ref.sha256, video_only=self.audio_in_video != "native")
+            path = spool_clip(clip, ref.sha256, video_only=self.audio_in_video != "native", in_cache=True)
             self._stats.media_bytes += path.stat().st_size
             return self._clips().url(path, media_type(clip)[0])
         prefix = self.resolve().video_data_prefix or f"data:{media_type(clip)[0]};base64,"
@@ -653,7 +658,8 @@ class OpenAIOmni(RemoteBackend):
         model server reaches this machine on)."""
         with self._clip_server_lock:  # scenes are encoded on worker threads
             if self._clip_server is None:
-                self._clip_server = ClipServer(self.media_host or serving_host(self.client.replicas.urls[0]))
+                host = self.media_host or serving_host(self.client.replicas.urls[0])
+                self._clip_server = ClipServer(media_cache(), host)
             return self._clip_server
 
     def close(self) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from ..caveats import SMALL_SAMPLE_SCENES
 from ..constants import MODALITIES
 from ..jsonio import encode, write_json
-from ..outdir import PatternKind, writing
+from ..outdir import ManifestKind, writing
 from ..tables import table3_caveat
 from .bootstrap import BOOTSTRAP_PERCENTILES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from .channels import channel_report
@@ -26,13 +26,13 @@ from .headline import headline, source_deltas
 from .paired import paired_comparisons
 from .plots import matplotlib_available, write_plots
 from .render import markdown, write_csvs
-from .runs import System, load_systems
+from .runs import System, load_systems, unhashed
 from .taxonomy import ftr_profile, m2_profile
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
 #: What the report writes: an existing ``--out`` holding anything else is never replaced (:mod:`odu.outdir`).
-REPORT = PatternKind("an odu-bench report", REPORT_JSON, (REPORT_JSON, REPORT_MD, "*.csv", "*.png"))
+REPORT = ManifestKind("an odu-bench report")
 
 
 def build_report(
@@ -92,6 +92,11 @@ def comparability_notes(systems: Sequence[System]) -> list[str]:
     }
     if len(judges) > 1:
         notes.append("runs were judged by different judges: M2 differences mix model and judge (App E.2)")
+    if len(systems) > 1 and (older := unhashed(systems)):
+        notes.append(
+            f"runs without scene content hashes ({', '.join(older)}; written before they were recorded): their "
+            "scenes are paired by id, modality and label only, not checked to be the same content"
+        )
     approximate = [s.name for s in systems if s.approximate]
     if approximate:
         notes.append(f"approximate judge ({', '.join(approximate)}): M2 and Avg are not comparable with the paper")

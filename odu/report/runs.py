@@ -226,17 +226,43 @@ def load_systems(
     return systems
 
 
+def reference_language(system: System, row: Row) -> str:
+    """The language of the reference ``row``'s scene was scored against in ``system``."""
+    chosen = system.summary.get("annotation_language")
+    return str(row.get("language")) if chosen in (None, "", "scene") else str(chosen)
+
+
 def check_labels_agree(systems: Sequence[System]) -> None:
-    """Runs compared scene by scene must share references: same modality and label per scene id."""
-    seen: dict[str, tuple[str, str, str]] = {}
+    """Runs compared scene by scene must hold the same scenes: per scene id, the same modality and
+    label, the same content (``scene_sha256``: clips, replies, labels, axes) and, where they were
+    scored against the same reference language, the same reference (``reference_sha256``). A row
+    without the hashes (a run written before they were recorded) is checked by modality and label
+    only (:func:`unhashed`). ``ValueError`` names the scene and both runs."""
+    seen: dict[str, tuple[str, Row, str]] = {}
     for s in systems:
         for r in s.rows:
-            key = (r["modality"], r["label"], s.name)
-            first = seen.setdefault(r["scene_id"], key)
-            if first[:2] != key[:2]:
-                raise ValueError(
-                    f"scene {r['scene_id']}: {first[2]} has {first[0]}/{first[1]} but {s.name} has {key[0]}/{key[1]}"
-                )
+            language = reference_language(s, r)
+            first_name, first, first_language = seen.setdefault(r["scene_id"], (s.name, r, language))
+            both = f"{first_name} has {{}} but {s.name} has {{}}"
+            if (first["modality"], first["label"]) != (r["modality"], r["label"]):
+                pair = (f"{first['modality']}/{first['label']}", f"{r['modality']}/{r['label']}")
+                raise ValueError(f"scene {r['scene_id']}: {both.format(*pair)}")
+            for key, what, applies in (
+                ("scene_sha256", "its clips, replies or labels differ", True),
+                ("reference_sha256", f"its {language} reference differs", language == first_language),
+            ):
+                if applies and None not in (first.get(key), r.get(key)) and first[key] != r[key]:
+                    raise ValueError(
+                        f"scene {r['scene_id']}: {first_name} and {s.name} scored different content under this id "
+                        f"({what}: {key} {first[key][:12]}... vs {r[key][:12]}...); pairing them would compare "
+                        "different scenes: compare runs scored against the same dataset"
+                    )
+
+
+def unhashed(systems: Sequence[System]) -> list[str]:
+    """Names of the systems whose rows lack the content hashes (:func:`check_labels_agree` then
+    pairs their scenes by id, modality and label only)."""
+    return [s.name for s in systems if any("scene_sha256" not in r for r in s.rows)]
 
 
 def common_rows(

@@ -7,6 +7,8 @@ issue found it: before the fix, each of these deleted or changed something that 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -130,9 +132,80 @@ def test_a_report_replaces_an_earlier_report_whole(runs: dict[str, Path], tmp_pa
     out = tmp_path / "report"
     args = ["report", str(runs["a"]), "--out", str(out), "--resamples", "20", "--no-plots"]
     assert main(args) == 0
-    (out / "old.csv").write_text("an earlier report's table")  # a name the report writes: its own
+    first = _tree(out)
+    assert any(name.endswith(".csv") for name in first)
+    assert main(args) == 0  # every file the earlier report wrote, unchanged: replaced whole
+    assert _tree(out).keys() == first.keys() and (out / "report.md").is_file()
+
+
+# --- issue 30 item 3: only the files the command wrote, as it wrote them (its manifest, with hashes) ------
+
+
+def test_a_report_rerun_keeps_a_users_csv_and_png(runs: dict[str, Path], tmp_path: Path, capsys) -> None:
+    out = tmp_path / "rep"
+    args = ["report", str(runs["a"]), "--out", str(out), "--resamples", "20", "--no-plots"]
     assert main(args) == 0
-    assert not (out / "old.csv").exists() and (out / "report.md").is_file()
+    (out / "my-table.csv").write_text("mine")  # names the report's own patterns matched
+    (out / "figure.png").write_bytes(b"\x89PNG mine")
+    before = _tree(out)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "figure.png" in err and "my-table.csv" in err and len(err.strip().splitlines()) == 1
+    assert _tree(out) == before
+
+
+def test_a_report_file_changed_since_written_is_never_replaced(runs: dict[str, Path], tmp_path: Path, capsys) -> None:
+    out = tmp_path / "rep"
+    args = ["report", str(runs["a"]), "--out", str(out), "--resamples", "20", "--no-plots"]
+    assert main(args) == 0
+    (out / "report.md").write_text("my edits to the report")
+    before = _tree(out)
+    assert main(args) == 2
+    assert "report.md" in capsys.readouterr().err and _tree(out) == before
+
+
+@pytest.mark.parametrize("folder", ["media", "assets"])
+def test_a_view_rerun_keeps_user_files_under_its_folders(
+    runs: dict[str, Path], tmp_path: Path, folder: str, capsys
+) -> None:
+    site = tmp_path / "site"
+    assert build_view(site, runs["a"]) == 0
+    (site / folder / "mine.mp4").write_bytes(b"my clip")
+    before = _tree(site)
+    assert build_view(site, runs["a"]) == 2
+    assert f"{folder}/mine.mp4" in capsys.readouterr().err
+    assert _tree(site) == before
+
+
+def _planted(out: Path, thesis: bytes, sha256: str) -> None:
+    """A folder holding a user's file and a ``summary.json`` that names it as a run's file."""
+    out.mkdir()
+    (out / "thesis.pdf").write_bytes(thesis)
+    files = {"thesis.pdf": {"sha256": sha256}, "scenes.jsonl": {"sha256": "0" * 64, "rows": 0}}
+    (out / "summary.json").write_text(json.dumps({"run_id": "x", "files": files}))
+    (out / "scenes.jsonl").write_text("")
+
+
+@pytest.mark.parametrize("hashed", [False, True])
+def test_overwrite_never_trusts_a_planted_summary(tmp_path: Path, hashed: bool, capsys) -> None:
+    thesis = b"%PDF-1.7 three years of work"
+    out = tmp_path / "run"
+    _planted(out, thesis, hashlib.sha256(thesis).hexdigest() if hashed else "0" * 64)
+    before = _tree(out)
+    assert _score(out, _predictions(tmp_path / "p.jsonl"), "--overwrite") == 2
+    err = capsys.readouterr().err
+    assert "thesis.pdf" in err and "scenes.jsonl" in err  # named: not a run's file, and not as written
+    assert _tree(out) == before
+
+
+def test_overwrite_never_replaces_a_run_file_edited_since(tmp_path: Path, capsys) -> None:
+    out, predictions = tmp_path / "run", _predictions(tmp_path / "p.jsonl")
+    assert _score(out, predictions) == 0
+    with (out / "scenes.jsonl").open("a") as fh:
+        fh.write("my note\n")
+    before = _tree(out)
+    assert _score(out, predictions, "--overwrite") == 2
+    assert "scenes.jsonl" in capsys.readouterr().err and _tree(out) == before
 
 
 # --- every command that writes a folder: a foreign file is never deleted --------------------------------

@@ -176,3 +176,122 @@ def test_scores_equal_odu_bench_score_on_the_same_outputs(sample_dataset: Path, 
     for config, modality in (("av", "audio-visual"), ("ao", "audio-only")):
         for name in (*TABLE3, "parse_errors", "no_output", "m2_errors_as_misses"):
             assert results[config][name] == pytest.approx(summary[modality][name]), (config, name)
+
+
+# --- issue 30 item 9: hostile docs, items and samples get one clear error naming the doc and field ---------
+
+
+def _hostile(field: str, value: Any) -> dict[str, Any]:
+    """The first audio-only doc of the sample with ``field`` (``clips.0.sha256``: a dotted path)
+    set to ``value`` (``DROP``: removed)."""
+    doc = json.loads(json.dumps(docs("ao")[0]))
+    *path, last = field.split(".")
+    holder = doc
+    for key in path:
+        holder = holder[int(key) if isinstance(holder, list) else key]
+    if value is DROP:
+        del holder[last]
+    else:
+        holder[int(last) if isinstance(holder, list) else last] = value
+    return doc
+
+
+DROP = object()
+#: (field changed, value, what the error must name)
+HOSTILE_DOCS = [
+    ("clips", DROP, "clips"),
+    ("clips", "v1", "clips"),
+    ("clips", [], "clips"),
+    ("clips.0", "v1", "clips[0]"),
+    ("clips.0.id", 7, "clips[0].id"),
+    ("clips.0.sha256", "../../escaped", "clips[0].sha256"),
+    ("clips.0.sha256", DROP, "clips[0].sha256"),
+    ("clips.0.duration_ms", "long", "clips[0].duration_ms"),
+    ("clips.0.replies", "Sure.", "clips[0].replies"),
+    ("modality", "smell", "modality"),
+]
+
+
+@pytest.mark.parametrize("hook", ["doc_to_messages", "doc_to_text", "doc_to_visual"])
+@pytest.mark.parametrize(("field", "value", "named"), HOSTILE_DOCS)
+def test_a_hostile_doc_is_named_with_its_field(hook: str, field: str, value: Any, named: str, tmp_path: Path) -> None:
+    doc = _hostile(field, value)
+    with pytest.raises(ValueError) as caught:
+        getattr(lmms, hook)(doc, kwargs("qwen2_5_omni"))
+    message = str(caught.value)
+    assert f"scene {doc['scene_id']}" in message and named in message, message
+    assert len(message.splitlines()) == 1
+    assert not list(tmp_path.parent.rglob("escaped*"))  # nothing written outside the media cache
+
+
+def test_a_doc_without_a_scene_id_is_named_by_its_field() -> None:
+    doc = _hostile("scene_id", DROP)
+    with pytest.raises(ValueError, match=r"'scene_id'"):
+        lmms.doc_to_text(doc, kwargs("kimi_audio"))
+    with pytest.raises(ValueError, match=r"'scene_id'"):
+        lmms.process_results(doc, ["{}"])
+
+
+@pytest.mark.parametrize("media", ["not json", "[]", '{"dataset": 3, "config": "ao", "row": 0}', "row -1"])
+@pytest.mark.parametrize("hook", ["doc_to_messages", "doc_to_visual"])
+def test_a_doc_whose_media_locator_is_not_one_is_named(hook: str, media: str) -> None:
+    own = json.loads(docs("ao")[0]["media"])
+    doc = _hostile("media", json.dumps({**own, "row": -1}) if media == "row -1" else media)
+    with pytest.raises(ValueError) as caught:
+        getattr(lmms, hook)(doc, kwargs("qwen2_5_omni"))
+    message = str(caught.value)
+    assert f"scene {doc['scene_id']}" in message and "media" in message, message
+
+
+def test_a_clip_is_spooled_only_under_a_sha256_name(tmp_path: Path) -> None:
+    from odu.data.media import LazyClip, MediaError
+    from odu.models.clips import spool_clip
+
+    clip = LazyClip(b"RIFF....WAVE")
+    with pytest.raises(MediaError, match=r"not a SHA-256"):
+        spool_clip(clip, "../../escaped", tmp_path / "media")
+    assert not list(tmp_path.rglob("escaped*"))
+
+
+def test_an_aggregation_over_items_process_results_never_saw_is_named() -> None:
+    doc = docs("ao")[0]
+    [item, *_] = lmms.process_results(doc, ["{}"]).values()
+    aggregate = lmms.aggregation("m1")
+    for bad, named in (
+        ({"scene_id": "no-such-scene", "output_sha256": item["output_sha256"]}, "no-such-scene"),
+        ({"scene_id": doc["scene_id"], "output_sha256": "0" * 64}, "output_sha256"),
+        ({"scene_id": doc["scene_id"]}, "output_sha256"),
+        ("m1", "item 2"),
+    ):
+        with pytest.raises(ValueError, match=named):
+            aggregate([item, bad])
+
+
+def test_a_lone_surrogate_answer_follows_the_surrogate_rule() -> None:
+    """An answer with half a UTF-16 pair (a JSON escape cut in two) is text like any other: hashed and
+    scored as every file the toolkit writes keeps it (odu.jsonio.SURROGATE_RULE: U+FFFD)."""
+    doc = docs("ao")[0]
+    cut = lmms.process_results(doc, ['{"has_demand": false, "segments": [], "note": "\ud83d"}'])["m1"]
+    whole = lmms.process_results(doc, ['{"has_demand": false, "segments": [], "note": "\ufffd"}'])["m1"]
+    assert cut["output_sha256"] == whole["output_sha256"]
+    assert lmms.aggregation("m1")([cut]) == lmms.aggregation("m1")([whole])
+
+
+@pytest.mark.parametrize(
+    ("sample", "named"),
+    [
+        ([], "not a JSON object"),
+        ({"m1": {"scene_id": "s"}}, "filtered_resps"),
+        ({"filtered_resps": "{}"}, "m1"),
+        ({"filtered_resps": "{}", "m1": "s"}, "m1"),
+        ({"filtered_resps": "{}", "m1": {"scene_id": 5}}, "scene_id"),
+    ],
+)
+def test_write_predictions_names_a_malformed_sample(sample: Any, named: str, tmp_path: Path) -> None:
+    samples = tmp_path / "samples_odu_ao.jsonl"
+    good = {"filtered_resps": "{}", "m1": {"scene_id": "s0"}}
+    samples.write_text(json.dumps(good) + "\n" + json.dumps(sample) + "\n", encoding="utf-8")
+    out = tmp_path / "predictions.jsonl"
+    with pytest.raises(ValueError, match=rf"{samples.name}:2: .*{named}"):
+        lmms.write_predictions(samples, out)
+    assert not out.exists()

@@ -5,6 +5,7 @@ answering these requests is the real lane's (tests/real/, docs/real-lane.md)."""
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.request
 from dataclasses import replace
@@ -38,7 +39,7 @@ def test_clip_server_serves_registered_files_only(tmp_path: Path) -> None:
     clip = tmp_path / "clip.mp4"
     clip.write_bytes(b"\x00" * 1000)
     (tmp_path / "other.mp4").write_bytes(b"secret")
-    server = ClipServer()
+    server = ClipServer(tmp_path)
     try:
         url = server.url(clip, "video/mp4")
         assert url.startswith(f"http://{LOOPBACK}:") and "/odu-clips/" in url
@@ -62,6 +63,41 @@ def test_clip_server_serves_registered_files_only(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         urllib.request.urlopen(url, timeout=2)
     server.close()  # idempotent
+
+
+def test_clip_server_serves_only_regular_files_inside_its_cache(tmp_path: Path) -> None:
+    """Issue 30 item 7: a link planted in the media cache (named as a spooled clip) that points
+    outside it, or a file registered from outside it, is never served: paths are resolved first."""
+    cache, outside = tmp_path / "media", tmp_path / "home"
+    cache.mkdir()
+    outside.mkdir()
+    secret = outside / "id_ed25519"
+    secret.write_bytes(b"-----BEGIN OPENSSH PRIVATE KEY-----")
+    (cache / f"{'a' * 64}.video.mp4").symlink_to(secret)
+    (cache / "fifo.mp4").unlink(missing_ok=True)
+    os.mkfifo(cache / "fifo.mp4")
+    (cache / f"{'b' * 64}.mp4").write_bytes(b"clip bytes")
+    server = ClipServer(cache)
+    try:
+        for path in (cache / f"{'a' * 64}.video.mp4", secret, cache / "fifo.mp4", cache / "nested"):
+            status, body, _ = fetch(server.url(path, "video/mp4"))
+            assert status == 404 and b"OPENSSH" not in body, path
+        assert fetch(server.url(cache / f"{'b' * 64}.mp4", "video/mp4"))[:2] == (200, b"clip bytes")
+    finally:
+        server.close()
+
+
+def test_a_link_in_the_media_cache_is_replaced_by_the_spooled_clip(tmp_path: Path, media) -> None:
+    from odu.models.clips import spool_clip
+
+    cache, secret = tmp_path / "media", tmp_path / "secret"
+    cache.mkdir()
+    secret.write_bytes(b"not a clip")
+    sha = "c" * 64
+    (cache / f"{sha}.video.mp4").symlink_to(secret)
+    path = spool_clip(media["v1"], sha, cache, video_only=True)
+    assert not path.is_symlink() and path.read_bytes() == video_track_only(media["v1"].bytes)
+    assert secret.read_bytes() == b"not a clip"
 
 
 def test_serving_host_is_loopback_for_a_local_server() -> None:
@@ -184,3 +220,33 @@ def test_text_only_requests_skip_the_server_check(openai_server: OpenAIServer, m
     heard = tuple(replace(t, asr=(AsrSentence(0, 500, "hello"),)) for t in scene.turns)
     [generation] = omni.generate([replace(scene, turns=heard, text_only=True)], loader(media), GREEDY)
     assert generation.text == ANSWER and omni.hearing is None and openai_server.count() == 1
+
+
+@pytest.mark.usefixtures("openai_key")
+def test_negative_token_counts_are_no_hearing(openai_server: OpenAIServer, media) -> None:
+    """Issue 30 item 7: usage with negative counts (-20 without, -5 with the tone: "more with") is not
+    taken as hearing; the run stops with one line naming the count and the way out."""
+
+    def negative(body: dict[str, Any]) -> Reply:
+        reply = chat_completion(body, ANSWER)
+        heard = any(p.get("type") == "input_audio" for m in body["messages"] for p in m["content"])
+        reply["usage"] = {"prompt_tokens": -5 if heard else -20, "completion_tokens": 1, "total_tokens": 1}
+        return Reply(body=reply)
+
+    openai_server.responder = negative
+    omni = transformers_omni(openai_server)
+    with pytest.raises(ValueError, match=r"prompt_tokens.*-20.*not a token count.*hearing_check=false") as caught:
+        omni.generate([request(media, ["a1"], "audio-only")], loader(media), GREEDY)
+    assert len(str(caught.value).splitlines()) == 1 and omni.hearing is None
+
+
+@pytest.mark.usefixtures("openai_key")
+def test_a_slow_hearing_probe_is_one_clear_line(openai_server: OpenAIServer, media) -> None:
+    """Issue 30 item 7: a probe that outlasts the timeout stops the run with a ValueError naming the
+    check, the server's failure and the way out (the commands print it as one line, exit 2), never
+    the client's CallFailedError."""
+    openai_server.responder = lambda body: Reply(body=chat_completion(body, ANSWER), delay=3.0)
+    omni = transformers_omni(openai_server, timeout=0.5)
+    with pytest.raises(ValueError, match=r"server check.*hearing_check=false") as caught:
+        omni.generate([request(media, ["a1"], "audio-only")], loader(media), GREEDY)
+    assert len(str(caught.value).splitlines()) == 1

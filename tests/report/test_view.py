@@ -66,7 +66,15 @@ def test_edits_shown_give_every_scenes_s4(runs):
 
 def test_site_layout_index_and_scene_data(site, runs):
     records = {r["scene_id"]: r for r in sample_records()}
-    assert {p.name for p in site.iterdir()} == {"index.html", "scene.html", "assets", "data", "media", "odu-view.json"}
+    assert {p.name for p in site.iterdir()} == {
+        "index.html",
+        "scene.html",
+        "assets",
+        "data",
+        "media",
+        "odu-view.json",
+        ".odu-written.json",  # what the site wrote, with hashes (odu.outdir)
+    }
     index = read_index(site)
     assert [s["name"] for s in index["systems"]] == ["model A", "always"]
     assert {s["id"] for s in index["scenes"]} == set(records)

@@ -1,11 +1,14 @@
 """Run folders and every output folder, as ``odu/outdir.py`` and ``odu.run`` promise: written whole
 and swapped in, an existing folder replaced only when everything in it is an earlier output of the
-same kind (a run: ``summary.json`` and the files it lists; ``eval``'s folder: runs only; the
-viewer, report and prepared dataset: their marker and their own paths), never a link, never with
-``--overwrite`` missing, and a killed writer's leftovers removed only once its process is gone."""
+same kind, as it was written (a run: ``summary.json`` and the files it lists, with their hashes;
+``eval``'s folder: runs only; the viewer, report and prepared dataset: the files their manifest
+lists, with their hashes), never a link, never with ``--overwrite`` missing, and a killed writer's
+leftovers removed only once its process is gone."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -13,10 +16,20 @@ from pathlib import Path
 
 import pytest
 
-from odu.outdir import OutDirError, PatternKind, check_target, clear, remove_leftovers, swap_in, work_dir, writing
+from odu.outdir import (
+    MANIFEST_NAME,
+    ManifestKind,
+    OutDirError,
+    check_target,
+    clear,
+    remove_leftovers,
+    swap_in,
+    work_dir,
+    writing,
+)
 from odu.run import RUN, RUNS, RunError, RunWriter, ScoredRun, listed_files, write_run
 
-KIND = PatternKind("a test output", "marker.json", ("marker.json", "*.csv", "sub/*.txt"))
+KIND = ManifestKind("a test output")
 
 
 def _run(path: Path) -> Path:
@@ -33,9 +46,32 @@ def _dead_pid() -> int:
 
 def test_a_run_is_its_summary_and_the_files_it_lists(tmp_path: Path) -> None:
     run = _run(tmp_path / "r")
-    assert listed_files(run) == {"scenes.jsonl"} and RUN.foreign(run) == []
+    assert set(listed_files(run) or ()) == {"scenes.jsonl"} and RUN.foreign(run) == []
     (run / "predictions.jsonl").write_text("{}")  # a run's file name, but not this run's
     assert RUN.foreign(run) == ["predictions.jsonl"]
+
+
+def test_a_run_file_is_its_own_only_as_written(tmp_path: Path) -> None:
+    run = _run(tmp_path / "r")
+    (run / "scenes.jsonl").write_text("\n")  # changed since the run wrote it
+    assert RUN.foreign(run) == ["scenes.jsonl"]
+
+
+def test_a_summary_vouches_only_for_run_files_with_their_hashes(tmp_path: Path) -> None:
+    run = _run(tmp_path / "r")
+    summary = json.loads((run / "summary.json").read_text())
+    (run / "thesis.pdf").write_bytes(b"mine")
+    digest = hashlib.sha256(b"mine").hexdigest()
+    summary["files"]["thesis.pdf"] = {"sha256": digest}  # right hash, but no name a run writes
+    (run / "summary.json").write_text(json.dumps(summary))
+    assert RUN.foreign(run) == ["thesis.pdf"]
+    (run / "predictions.jsonl").write_bytes(b"mine")
+    summary["files"]["predictions.jsonl"] = {"rows": 1}  # a run's name, but no hash
+    (run / "summary.json").write_text(json.dumps(summary))
+    assert RUN.foreign(run) == ["predictions.jsonl", "thesis.pdf"]
+    del summary["run_id"]  # not a run's summary: nothing is its own
+    (run / "summary.json").write_text(json.dumps(summary))
+    assert RUN.foreign(run) == ["predictions.jsonl", "scenes.jsonl", "summary.json", "thesis.pdf"]
 
 
 def test_without_a_readable_summary_nothing_is_a_runs(tmp_path: Path) -> None:
@@ -64,19 +100,43 @@ def test_evals_folder_holds_runs_and_nothing_else(tmp_path: Path) -> None:
     assert RUNS.foreign(out) == ["dated/always", "empty", "notes.md"]
 
 
-def test_a_pattern_kind_needs_its_marker_and_its_own_paths(tmp_path: Path) -> None:
-    out = tmp_path / "o"
+def _sealed(out: Path) -> Path:
+    """A finished output of :data:`KIND`: two files, one in a sub-folder, and its manifest."""
     (out / "sub").mkdir(parents=True)
     (out / "a.csv").write_text("x")
-    (out / "sub" / "b.txt").write_text("x")
-    assert KIND.foreign(out) == ["a.csv", "sub"]  # no marker: nothing is its own
-    (out / "marker.json").write_text("{}")
+    (out / "sub" / "b.txt").write_text("y")
+    KIND.seal(out)
+    return out
+
+
+def test_a_manifest_kind_owns_what_its_manifest_lists_as_written(tmp_path: Path) -> None:
+    out = _sealed(tmp_path / "o")
     assert KIND.foreign(out) == []
     (out / "sub" / "c.md").write_text("x")
-    (out / "d.txt").write_text("x")
+    (out / "d.csv").write_text("x")  # a name like its own, not listed
     (out / "deep").mkdir()
     (out / "deep" / "x.csv").write_text("x")
-    assert KIND.foreign(out) == ["d.txt", "deep", "sub/c.md"]
+    assert KIND.foreign(out) == ["d.csv", "deep", "sub/c.md"]
+
+
+def test_a_file_changed_since_written_or_made_a_link_is_foreign(tmp_path: Path) -> None:
+    out = _sealed(tmp_path / "o")
+    (out / "sub" / "b.txt").write_text("edited")
+    assert KIND.foreign(out) == ["sub/b.txt"]
+    (out / "sub" / "b.txt").unlink()
+    (out / "sub" / "b.txt").symlink_to(out / "a.csv")
+    assert KIND.foreign(out) == ["sub/b.txt"]
+
+
+def test_without_its_own_manifest_nothing_is_a_manifest_kinds(tmp_path: Path) -> None:
+    out = _sealed(tmp_path / "o")
+    assert ManifestKind("another output").foreign(out) == [MANIFEST_NAME, "a.csv", "sub"]
+    manifest = json.loads((out / MANIFEST_NAME).read_text())
+    for broken in ({**manifest, "files": {**manifest["files"], "a.csv": "../x"}}, [manifest], "not json"):
+        (out / MANIFEST_NAME).write_text(broken if isinstance(broken, str) else json.dumps(broken))
+        assert KIND.foreign(out) == [MANIFEST_NAME, "a.csv", "sub"]
+    (out / MANIFEST_NAME).unlink()
+    assert KIND.foreign(out) == ["a.csv", "sub"]
 
 
 # --- check_target ----------------------------------------------------------------------------------------
@@ -120,29 +180,24 @@ def test_writing_swaps_in_whole_and_replaces_only_an_earlier_output(tmp_path: Pa
     out = tmp_path / "o"
     with writing(out, KIND) as work:
         assert work.parent == tmp_path and work.name.startswith(".o.partial-") and not out.exists()
-        (work / "marker.json").write_text("{}")
         (work / "a.csv").write_text("1")
-    assert sorted(p.name for p in out.iterdir()) == ["a.csv", "marker.json"]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST_NAME, "a.csv"] and KIND.foreign(out) == []
     with writing(out, KIND) as work:
-        (work / "marker.json").write_text("{}")
-    assert sorted(p.name for p in out.iterdir()) == ["marker.json"]  # the earlier output went whole
+        (work / "b.csv").write_text("2")
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST_NAME, "b.csv"]  # the earlier output went whole
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o"]  # no work folder, nothing set aside left
 
 
 def test_a_failed_write_leaves_the_target_as_it_was(tmp_path: Path) -> None:
-    out = tmp_path / "o"
-    out.mkdir()
-    (out / "marker.json").write_text("old")
+    out = _sealed(tmp_path / "o")
     with pytest.raises(RuntimeError), writing(out, KIND) as work:
-        (work / "marker.json").write_text("new")
+        (work / "a.csv").write_text("new")
         raise RuntimeError("stop")
-    assert (out / "marker.json").read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["o"]
+    assert (out / "a.csv").read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == ["o"]
 
 
 def test_the_swap_checks_again_what_it_replaces(tmp_path: Path) -> None:
-    out = tmp_path / "o"
-    out.mkdir()
-    (out / "marker.json").write_text("{}")
+    out = _sealed(tmp_path / "o")
     work = work_dir(out)
     (out / "keep.txt").write_text("written meanwhile")
     with pytest.raises(OutDirError, match="keep.txt"):
@@ -170,7 +225,7 @@ def test_a_run_writer_refuses_a_run_written_meanwhile_without_overwrite(tmp_path
             writer.commit({"judge": {}})
     with RunWriter(out, overwrite=True) as writer:
         writer.commit({"judge": {}})
-    assert listed_files(out) == set()
+    assert listed_files(out) == {}
 
 
 # --- leftovers of killed writers ------------------------------------------------------------------------------------

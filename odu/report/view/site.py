@@ -30,7 +30,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from ...caveats import SMALL_SAMPLE_SCENES
-from ...outdir import PatternKind, writing
+from ...outdir import ManifestKind, writing
 from ...tables import table3_caveat
 from .. import comparability_notes
 from ..headline import headline
@@ -40,12 +40,8 @@ from .sources import ClipSource, DatasetScenes, MediaError, Run, probe
 #: Scenes per scene-data file: small enough to load at once, few enough files for 2,078 scenes.
 SCENES_PER_CHUNK = 64
 #: What the site writes: an existing ``--out`` holding anything else is never replaced (:mod:`odu.outdir`).
-VIEW_SITE = PatternKind(
-    "an odu-bench view site",
-    "odu-view.json",
-    ("odu-view.json", "index.html", "scene.html", "assets/*", "data/index.js", "data/scenes/*.js", "media/*"),
-)
-MARKER = VIEW_SITE.marker
+VIEW_SITE = ManifestKind("an odu-bench view site")
+MARKER = "odu-view.json"
 FORMAT = "odu-bench-view/1"
 #: Page name -> its title; each page is ``page.html`` (the head: security policy, styles, scripts)
 #: around ``<name>.body.html``, and runs ``assets/<name>.js``.
