@@ -34,8 +34,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--model-ids",
         nargs="+",
         metavar="DEVELOPER/MODEL",
-        help="eee, inspect: each run's model id, one per run (default: the run card's model; required where it has "
-        "no developer)",
+        help="eee, inspect: each run's model id, one per run, - for the run card's (default: the run card's model; "
+        "required where it has no developer)",
     )
     p.add_argument(
         "--source-url",
@@ -43,9 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="hub: where each run's files are published, the results' http(s) source link; the text {name} (the "
         "run's folder name) and {run_id} is replaced per run, nothing else; default: no source link",
     )
-    p.add_argument(
-        "--organization", default="", help="eee (required): the organization that ran the evaluation"
-    )
+    p.add_argument("--organization", default="", help="eee (required): the organization that ran the evaluation")
     p.add_argument(
         "--relationship",
         default="third_party",

@@ -189,7 +189,11 @@ def _llm_scoring(run: ExportRun) -> dict[str, Any] | None:
         "judges": [{"model_info": _judge_model_info(str(judge["model"])), "temperature": judge.get("temperature", 0)}],
         "input_prompt": f"{JUDGE_INSTRUCTION}\n\n{USER_TEMPLATE}",
         "additional_details": strings(
-            {k: v for k, v in (("prompt_version", judge.get("prompt_version")), ("base_url", judge.get("base_url"))) if v}
+            {
+                k: v
+                for k, v in (("prompt_version", judge.get("prompt_version")), ("base_url", judge.get("base_url")))
+                if v
+            }
         ),
     }
 

@@ -174,9 +174,7 @@ def inspect_log(run: ExportRun, modality: str, settings: ExportSettings) -> dict
         results=EvalResults(
             total_samples=len(rows),
             completed_samples=len(rows),
-            scores=[
-                EvalScore(name=INSPECT_SCORE, scorer=INSPECT_SCORER, scored_samples=len(rows), metrics=metrics)
-            ],
+            scores=[EvalScore(name=INSPECT_SCORE, scorer=INSPECT_SCORER, scored_samples=len(rows), metrics=metrics)],
         ),
         samples=[_sample(run, row, model) for row in rows],
     )

@@ -191,13 +191,13 @@ def load_export_runs(
     model_ids: Sequence[str] | None = None,
 ) -> list[ExportRun]:
     """Read runs for export (names as ``odu-bench report --names``: one per run, unique; model ids,
-    if given, one per run); :class:`ExportRefused` names a run whose steps failed (module
-    docstring) unless ``allow_failed_steps``, ``ValueError`` a run that cannot be read."""
+    if given, one per run, ``-`` for the run card's); :class:`ExportRefused` names a run whose steps
+    failed (module docstring) unless ``allow_failed_steps``, ``ValueError`` a run that cannot be read."""
     if model_ids and len(model_ids) != len(run_dirs):
         raise ValueError(f"--model-ids gives {len(model_ids)} id(s) for {len(run_dirs)} run(s)")
     systems = load_systems(run_dirs, names, allow_incomplete=True)
     runs = [
-        _with_files(s, Path(d), model_ids[i] if model_ids else None)
+        _with_files(s, Path(d), model_ids[i] if model_ids and model_ids[i] != "-" else None)
         for i, (s, d) in enumerate(zip(systems, run_dirs))
     ]
     for run in runs:

@@ -40,7 +40,11 @@ METRIC_POPULATION: dict[str, str] = {
     "ftr": "n_negative",
 }
 #: What those scenes are called in the exports' notes.
-POPULATION_NAMES: dict[str, str] = {"n_scenes": "scenes", "n_positive": "demand scenes", "n_negative": "no-demand scenes"}
+POPULATION_NAMES: dict[str, str] = {
+    "n_scenes": "scenes",
+    "n_positive": "demand scenes",
+    "n_negative": "no-demand scenes",
+}
 
 
 @dataclass(frozen=True)
