@@ -7,7 +7,7 @@ what is written is what Inspect writes:
 
 * ``eval``: the task (``odu_av`` / ``odu_ao``, the lm-eval task of the modality), the model (its
   id ``developer/model``), the run id, the date, the dataset (``--dataset-id`` when given) and its
-  scene ids, the run card's generation settings, and in ``metadata`` the judge, every
+  scene ids, the run card's generation settings, and in ``metadata`` the command line, the judge, every
   comparability caveat and the failed steps of a run exported with them;
 * ``results``: one score ``odu`` whose metrics are the run's Avg, M1-M5 and FTR of the modality,
   as fractions, equal to summary.json's (a metric the run leaves undefined is left out, and Avg of
@@ -161,6 +161,9 @@ def inspect_log(run: ExportRun, modality: str, settings: ExportSettings) -> dict
         metadata={
             "exported_by": "odu-bench export --format inspect: a record of a run made with odu-bench, not an Inspect run",
             "system": run.system.name,
+            "command": " ".join(map(str, command))
+            if isinstance(command := (run.card or {}).get("command"), list)
+            else None,
             "prompt_version": PROMPT_VERSION,
             "judge": {k: v for k, v in run.judge.items() if k != "cache"},
             "annotation_language": run.summary.get("annotation_language"),
