@@ -124,7 +124,7 @@ def inspect_log(run: ExportRun, modality: str, settings: ExportSettings) -> dict
     model = f"{developer}/{name}"
     block = run.summary.get(modality) or {}
     notes = {"caveats": run.caveats(), "failed_steps": run.failed_steps}
-    metrics = {}
+    metrics: dict[str, Any] = {}
     for t in TASKS:
         value = block.get(t.metric)
         if t.modality != modality or value is None or (t.metric == "avg" and run.system.incomplete):

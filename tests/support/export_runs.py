@@ -62,5 +62,3 @@ def eee_records(out: Path) -> dict[str, tuple[dict[str, Any], list[dict[str, Any
 def scene_rows(instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The scenes.jsonl rows an EEE export's instances carry (``metadata.scene_row``, as JSON)."""
     return [json.loads(i["metadata"]["scene_row"]) for i in instances]
-
-
