@@ -142,17 +142,10 @@ def _generation_config(run: ExportRun, task: Task) -> dict[str, Any] | None:
     if not card:
         return None
     model = run.card_block("model")
-    kwargs = next(
-        (
-            t.get("generation_kwargs")
-            for k, t in run.card_block("tasks").items()
-            if isinstance(t, Mapping) and k.startswith(f"odu_{task.config}")
-        ),
-        None,
-    )
+    kwargs = run.generation_kwargs(task.config)
     args: dict[str, Any] = {}
     for key, name in _GENERATION_ARGS.items():
-        value = kwargs.get(key) if isinstance(kwargs, Mapping) else None
+        value = kwargs.get(key) if kwargs else None
         if isinstance(value, (int, float)) and not isinstance(value, bool) and (name != "max_tokens" or value >= 1):
             args[name] = int(value) if name == "max_tokens" else value
     if isinstance(card.get("command"), list):
@@ -229,7 +222,6 @@ def aggregate(run: ExportRun, settings: ExportSettings, instances: tuple[str, st
     (repository path, sha256, rows)."""
     resamples, seed, retrieved = settings.resamples, settings.seed, settings.retrieved
     intervals = {m: {e["system"]: e for e in entries} for m, entries in headline([run.system], resamples, seed).items()}
-    judge = {k: v for k, v in run.judge.items() if k != "cache"}  # the cache is a local path
     results = []
     for task in TASKS:
         entry = intervals.get(task.modality, {}).get(run.system.name)
@@ -262,7 +254,7 @@ def aggregate(run: ExportRun, settings: ExportSettings, instances: tuple[str, st
             "n_scenes": entry["n_scenes"],
             "n_positive": entry["n_positive"],
             "n_negative": entry["n_negative"],
-            "judge": judge,
+            "judge": run.judge,
             "judge_text": judge_text(run.judge),
             "approximate_judge": bool(run.judge.get("approximate")),
             "annotation_language": run.summary.get("annotation_language"),

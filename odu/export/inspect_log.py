@@ -57,15 +57,8 @@ def _log_id(run: ExportRun, task: str) -> str:
 
 
 def _generate_config(run: ExportRun, config: str) -> dict[str, Any]:
-    kwargs = next(
-        (
-            t.get("generation_kwargs")
-            for k, t in run.card_block("tasks").items()
-            if isinstance(t, Mapping) and k.startswith(f"odu_{config}")
-        ),
-        None,
-    )
-    if not isinstance(kwargs, Mapping):
+    kwargs = run.generation_kwargs(config)
+    if not kwargs:
         return {}
     out: dict[str, Any] = {}
     if isinstance(kwargs.get("temperature"), (int, float)) and not isinstance(kwargs["temperature"], bool):
@@ -165,7 +158,7 @@ def inspect_log(run: ExportRun, modality: str, settings: ExportSettings) -> dict
             if isinstance(command := (run.card or {}).get("command"), list)
             else None,
             "prompt_version": PROMPT_VERSION,
-            "judge": {k: v for k, v in run.judge.items() if k != "cache"},
+            "judge": run.judge,
             "annotation_language": run.summary.get("annotation_language"),
             "run_dataset": run.dataset().get(config),
         }

@@ -96,9 +96,9 @@ class ExportRun:
 
     @property
     def judge(self) -> Mapping[str, Any]:
-        """summary.json's judge block, every URL in it scrubbed."""
+        """summary.json's judge block, every URL in it scrubbed, less its cache (a local path)."""
         judge = scrub_value(self.summary.get("judge") or {})
-        return judge if isinstance(judge, Mapping) else {}
+        return {k: v for k, v in judge.items() if k != "cache"} if isinstance(judge, Mapping) else {}
 
     def card_block(self, *keys: str) -> Mapping[str, Any]:
         """The run card's mapping at ``keys`` (e.g. ``"model", "backend"``); empty when absent."""
@@ -106,6 +106,19 @@ class ExportRun:
         for key in keys:
             value = value.get(key) if isinstance(value, Mapping) else None
         return value if isinstance(value, Mapping) else {}
+
+    def generation_kwargs(self, config: str) -> Mapping[str, Any] | None:
+        """The lm-eval generation settings the run card records for the task of dataset config ``config``."""
+        return next(
+            (
+                t["generation_kwargs"]
+                for k, t in self.card_block("tasks").items()
+                if k.startswith(f"odu_{config}")
+                and isinstance(t, Mapping)
+                and isinstance(t.get("generation_kwargs"), Mapping)
+            ),
+            None,
+        )
 
     @property
     def failed_steps(self) -> list[str]:
