@@ -19,7 +19,7 @@ what is written is what Inspect writes:
 
 This is a record of a run made elsewhere (by ``odu-bench eval`` / lm-eval), not an Inspect
 evaluation: the Hub's "verified" badge needs a ``verifyToken`` from a run of the benchmark's
-``eval.yaml`` with inspect-ai in HF Jobs, which ODU-Bench cannot have (docs/export.md, "Inspect AI").
+``eval.yaml`` with inspect-ai in HF Jobs, which ODU-Bench cannot have (docs/export.md, "`--format inspect`: Inspect AI eval logs").
 """
 
 from __future__ import annotations
