@@ -707,7 +707,7 @@ FAULTS: tuple[Fault, ...] = (
     F("export-source-url-scheme-unchecked", "export", "odu/export/hub.py",
       '    if not source_url.lower().startswith(("http://", "https://")):', "    if False:"),
     F("resamples-unbounded", "export", "odu/cli/common.py",
-      "    if not 1 <= args.resamples <= MAX_RESAMPLES:", "    if args.resamples < 1:"),
+      "    if args.resamples > MAX_RESAMPLES:", "    if args.resamples > MAX_RESAMPLES * 10:"),
     F("hub-value-unrounded", "export", "odu/export/hub.py",
       '"value": round(100 * value, HUB_VALUE_DECIMALS),', '"value": 100 * value,'),
     F("hub-framework-notice-silent", "export", "odu/export/hub.py",

@@ -69,8 +69,10 @@ def check_resamples(args: argparse.Namespace) -> None:
     """:class:`ValueError` when ``--resamples`` is below 1 or above :data:`odu.report.bootstrap.MAX_RESAMPLES`."""
     from ..report.bootstrap import MAX_RESAMPLES
 
-    if not 1 <= args.resamples <= MAX_RESAMPLES:
-        raise ValueError(f"--resamples {args.resamples}: must be between 1 and {MAX_RESAMPLES:,}")
+    if args.resamples < 1:
+        raise ValueError("--resamples must be at least 1")
+    if args.resamples > MAX_RESAMPLES:
+        raise ValueError(f"--resamples {args.resamples}: at most {MAX_RESAMPLES:,} (MAX_RESAMPLES, docs/reports.md)")
 
 
 def judge_note(info: Mapping[str, Any]) -> str:

@@ -27,7 +27,7 @@ class ExportSettings:
 
     def __post_init__(self) -> None:
         if not 1 <= self.resamples <= MAX_RESAMPLES:
-            raise ValueError(f"--resamples {self.resamples}: must be between 1 and {MAX_RESAMPLES:,}")
+            raise ValueError(f"--resamples {self.resamples}: from 1 to {MAX_RESAMPLES:,} (MAX_RESAMPLES)")
         if self.relationship not in EVALUATOR_RELATIONSHIPS:
             raise ValueError(f"--relationship {self.relationship}: choose one of {', '.join(EVALUATOR_RELATIONSHIPS)}")
 
