@@ -19,9 +19,7 @@ by Every Eval Ever's own validator, Inspect logs by inspect_ai's own reader.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +28,7 @@ from ..jsonio import dump_line, encode, write_json
 from ..outdir import check_apart, check_no_link
 from ..scrub import scrub_value
 from .eee import eee_run_files
-from .hub import EVAL_YAML, benchmark_eval_yaml, framework_notice, hub_run_files
+from .hub import EVAL_YAML, benchmark_eval_yaml, framework_notice, hub_run_files, load_schema
 from .inspect_log import inspect_run_files
 from .settings import EVALUATOR_RELATIONSHIPS, ExportSettings
 from .source import ExportRefused, ExportRun, load_export_runs
@@ -43,14 +41,6 @@ RUN_FILES: dict[str, Callable[[ExportRun, ExportSettings], Mapping[str, Any]]] =
 }
 #: The formats of ``odu-bench export --format``.
 FORMATS: tuple[str, ...] = tuple(RUN_FILES)
-
-
-def load_schema(name: str) -> dict[str, Any]:
-    """A JSON Schema of ``odu/export/schemas/`` by file name (e.g. ``hub_eval_results.schema.json``)."""
-    data: dict[str, Any] = json.loads(
-        resources.files(__package__).joinpath(f"schemas/{name}").read_text(encoding="utf-8")
-    )
-    return data
 
 
 def build_export(runs: Sequence[ExportRun], fmt: str, settings: ExportSettings | None = None) -> dict[str, Any]:

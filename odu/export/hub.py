@@ -18,8 +18,10 @@ that lower is better (FTR), so the description says it.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
+from importlib import resources
 from typing import Any
 from urllib.parse import quote
 
@@ -40,6 +42,14 @@ HUB_VALUE_DECIMALS = 2
 #: The placeholders of ``--source-url``, filled in per run by plain substitution (no other text
 #: of the URL is read: ``{foo}`` stays as it is).
 SOURCE_URL_FIELDS: tuple[str, ...] = ("{name}", "{run_id}")
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    """A JSON Schema of ``odu/export/schemas/`` (the Hub's formats, transcribed) by file name (e.g.
+    ``hub_eval_results.schema.json``)."""
+    text = resources.files(__package__).joinpath(f"schemas/{name}").read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
 
 
 def judge_text(judge: Mapping[str, Any]) -> str:
@@ -102,8 +112,6 @@ def framework_notice() -> str | None:
     """The console line of a Hub export while :data:`HUB_EVALUATION_FRAMEWORK` is not among the
     Hub's registered frameworks (``EVALUATION_FRAMEWORKS`` of huggingface.js, as transcribed in
     ``schemas/hub_eval_yaml.schema.json``), with what to do; None once it is."""
-    from . import load_schema
-
     registered = load_schema("hub_eval_yaml.schema.json")["properties"]["evaluation_framework"]["enum"]
     if HUB_EVALUATION_FRAMEWORK in registered:
         return None
