@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..data.dataset import MODALITY_CODES
+from ..extras import install_hint
 from ..prompts import PROMPT_VERSION
 from .eee import instance
 from .hub import judge_text, safe_name
@@ -40,15 +41,13 @@ from .tasks import METRIC_POPULATION, TASKS
 #: The score of every sample and the scorer that made it.
 INSPECT_SCORE = "odu"
 INSPECT_SCORER = "odu-bench"
-#: How to install what this format needs.
-INSPECT_FIX = "pip install 'odu-bench[inspect]'"
 
 
 def _require_inspect() -> None:
     try:
         import inspect_ai  # noqa: F401
     except ImportError as exc:
-        raise ValueError(f"--format inspect needs inspect-ai ({exc}): {INSPECT_FIX}") from None
+        raise ValueError(f"--format inspect needs inspect-ai ({exc}): {install_hint('inspect')}") from None
 
 
 def _log_id(run: ExportRun, task: str) -> str:
