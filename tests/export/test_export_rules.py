@@ -6,6 +6,7 @@ format string, unbounded ``--resamples``; the Hub's framework notice; lm-eval ou
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -187,7 +188,7 @@ def test_an_lm_eval_output_folder_exports_as_view_and_report_read_it(sample_runs
 
 
 def test_inspect_without_inspect_ai_is_one_line_naming_the_extra(sample_runs, tmp_path, capsys, monkeypatch):
-    monkeypatch.setitem(__import__("sys").modules, "inspect_ai", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)  # as if not installed
     assert export([sample_runs["never"]], "inspect", tmp_path / "inspect") == 2
     err = capsys.readouterr().err
     assert "--format inspect needs inspect-ai" in err and '".[inspect]"' in err and not (tmp_path / "inspect").exists()
