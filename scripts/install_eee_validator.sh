@@ -10,7 +10,7 @@
 set -euo pipefail
 version=${1:-0.3.0}
 target="$(python -c 'import sys; print(sys.prefix)')/odu-eee-validator"
-pyenv_root=$(pyenv root 2>/dev/null || true)
+pyenv_root=$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")
 found=""
 for candidate in "${ODU_EEE_PYTHON:-}" python3.13 python3.12 ${pyenv_root:+"$pyenv_root"/versions/3.1[2-9]*/bin/python3}; do
     if [ -n "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null; then
