@@ -124,6 +124,12 @@ GROUP_TESTS: dict[str, tuple[str, ...]] = {
     "pairing": ("tests/report/test_scene_pairing.py",),
     "lmmshooks": ("tests/lmms/test_lmms_hooks.py",),
     "contentcache": ("tests/data/test_dataset_cache.py",),
+    # issue 30 item 6, issue 31 items 3-6: odu-bench export
+    "export": (
+        "tests/export/test_export_rules.py",
+        "tests/export/test_export.py",
+        "tests/export/test_export_docs.py",
+    ),
 }
 
 #: Seconds one fault's test run may take before it counts as killed (a hang is a caught fault).
@@ -851,6 +857,48 @@ FAULTS: tuple[Fault, ...] = (
     # --- a dataset card's YAML (odu/data/prepare.py)
     F("card-yaml-unchecked", "cardyaml", "odu/data/prepare.py",
       "        check_card(path / CARD_NAME)\n", ""),
+    # --- exports (odu/export/, odu/cli/common.py): what they refuse, carry and write
+    F("export-collision-unchecked", "export", "odu/export/__init__.py",
+      "if (other := owners.get(path)) is not None:", "if (other := owners.get(path)) is not None and False:"),
+    F("export-card-source-as-hub-id", "export", "odu/export/hub.py",
+      "    target = check_dataset_id(dataset_id)\n",
+      '    target = check_dataset_id(dataset_id or next(iter(run.card_block("dataset").values()), {}).get("source"))\n'),
+    F("export-local-paths-kept", "export", "odu/export/source.py",
+      "clean = without_local_paths(scrub_value(card)) if card else None", "clean = scrub_value(card) if card else None"),
+    F("export-local-path-after-equals", "export", "odu/export/source.py",
+      '''_LOCAL_PATH = re.compile(r"""(?<![\\w.:/\\\\~-])''', '''_LOCAL_PATH = re.compile(r"""(?<![\\w.:/\\\\~=-])'''),
+    F("export-model-text-urls-scrubbed", "export", "odu/export/__init__.py",
+      "return {path: scrub_value(content, urls=False) for path, content in files.items()}",
+      "return {path: scrub_value(content) for path, content in files.items()}"),
+    F("export-source-url-format-string", "export", "odu/export/hub.py",
+      "    return re.sub(", "    return source_url.format(name=name, run_id=run_id) or re.sub("),
+    F("export-source-url-scheme-unchecked", "export", "odu/export/hub.py",
+      '    if not source_url.lower().startswith(("http://", "https://")):', "    if False:"),
+    F("resamples-unbounded", "export", "odu/cli/common.py",
+      "    if args.resamples > MAX_RESAMPLES:", "    if args.resamples > MAX_RESAMPLES * 10:"),
+    F("hub-value-unrounded", "export", "odu/export/hub.py",
+      '"value": round(100 * value, HUB_VALUE_DECIMALS),', '"value": 100 * value,'),
+    F("hub-framework-notice-silent", "export", "odu/export/hub.py",
+      "    if HUB_EVALUATION_FRAMEWORK in registered:", "    if True:"),
+    F("eee-num-samples-all-scenes", "export", "odu/export/eee.py",
+      '{"num_samples": task.scenes(entry),', '{"num_samples": entry["n_scenes"],'),
+    F("ftr-population-demand-scenes", "export", "odu/export/tasks.py",
+      '    "ftr": "n_negative",', '    "ftr": "n_positive",'),
+    F("eee-organization-optional", "export", "odu/export/settings.py",
+      "        if not self.organization.strip():", "        if False:"),
+    F("model-id-without-developer", "export", "odu/export/source.py",
+      "        if not developer.strip() or not model.strip():", "        if not model.strip() and False:"),
+    F("eee-uuid-not-v4", "export", "odu/export/eee.py",
+      "return str(uuid.UUID(bytes=digest[:16], version=4))", "return str(uuid.UUID(bytes=digest[:16]))"),
+    F("eee-details-not-strings", "export", "odu/export/eee.py",
+      "        str(k): v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, sort_keys=True)",
+      "        str(k): v"),
+    F("eee-samples-file-named-jsonl", "export", "odu/export/eee.py",
+      '    samples = f"{stem}_samples.jsonl"', '    samples = f"{stem}.jsonl"'),
+    F("export-lm-eval-folder-unread", "export", "odu/export/source.py",
+      "    if (folder := harness_folder(run_dir)) is not None:", "    if (folder := harness_folder(run_dir)) is not None and False:"),
+    F("inspect-metric-rounded", "export", "odu/export/inspect_log.py",
+      "            name=t.metric,\n            value=value,\n", "            name=t.metric,\n            value=round(value, 2),\n"),
 )
 # fmt: on
 

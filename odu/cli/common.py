@@ -52,7 +52,7 @@ def lm_eval_unavailable(exc: ImportError, command: str) -> int:
 def add_bootstrap_options(parser: argparse.ArgumentParser, of: str = "") -> None:
     """Add ``--seed`` and ``--resamples`` of the scene bootstrap (App E.1); ``of`` names what its
     intervals are for in the help."""
-    from ..report.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED  # numpy: only for the commands that report
+    from ..report.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, MAX_RESAMPLES  # numpy: the commands that report
 
     parser.add_argument(
         "--seed", type=int, default=BOOTSTRAP_SEED, help=f"bootstrap seed{of} (default {BOOTSTRAP_SEED})"
@@ -61,14 +61,18 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, of: str = "") -> None
         "--resamples",
         type=int,
         default=BOOTSTRAP_RESAMPLES,
-        help=f"bootstrap resamples{of} (default {BOOTSTRAP_RESAMPLES}, App E.1)",
+        help=f"bootstrap resamples{of} (default {BOOTSTRAP_RESAMPLES}, App E.1; at most {MAX_RESAMPLES:,})",
     )
 
 
 def check_resamples(args: argparse.Namespace) -> None:
-    """:class:`ValueError` when ``--resamples`` is below 1."""
+    """:class:`ValueError` when ``--resamples`` is below 1 or above :data:`odu.report.bootstrap.MAX_RESAMPLES`."""
+    from ..report.bootstrap import MAX_RESAMPLES
+
     if args.resamples < 1:
         raise ValueError("--resamples must be at least 1")
+    if args.resamples > MAX_RESAMPLES:
+        raise ValueError(f"--resamples {args.resamples}: at most {MAX_RESAMPLES:,} (MAX_RESAMPLES, docs/reports.md)")
 
 
 def judge_note(info: Mapping[str, Any]) -> str:

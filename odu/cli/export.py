@@ -1,4 +1,5 @@
-"""``odu-bench export``: scored runs as Hub eval results or Every Eval Ever records (docs/export.md)."""
+"""``odu-bench export``: scored runs as Hub eval results, Every Eval Ever records or Inspect AI eval
+logs (docs/export.md)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "export",
-        help="scored runs as Hugging Face eval results (hub) or Every Eval Ever records (eee)",
+        help="scored runs as Hugging Face eval results (hub), Every Eval Ever records (eee) or Inspect AI logs (inspect)",
         description="Write scored runs in a format others read: the Hub's .eval_results YAML and eval.yaml "
-        "(--format hub) or Every Eval Ever 0.2.0 aggregate JSON + instance JSONL (--format eee).",
+        "(--format hub), Every Eval Ever 0.3.0 aggregate JSON + instance JSONL (--format eee), or Inspect AI "
+        "eval logs (--format inspect).",
     )
-    add_run_dirs(p, "`odu-bench score` / `eval` output directory")
+    add_run_dirs(p, "`odu-bench score` / `eval` output directory, or an lm-eval output folder (--log_samples)")
     p.add_argument("--format", required=True, choices=FORMATS, dest="fmt", help="export format")
     p.add_argument(
         "--out", required=True, help="output directory (files of an earlier export of the same runs are replaced)"
@@ -25,16 +27,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--dataset-id",
         metavar="ORG/NAME",
-        help="the Hub dataset the results belong to (default: the one the run card names; required for hub "
-        "when it names none)",
+        help="the Hub dataset the results belong to: required for hub; eee and inspect name it when given (a run "
+        "card's dataset source is never taken for it: it may be a local folder)",
+    )
+    p.add_argument(
+        "--model-ids",
+        nargs="+",
+        metavar="DEVELOPER/MODEL",
+        help="eee, inspect: each run's model id, one per run, - for the run card's (default: the run card's model; "
+        "required where it has no developer)",
     )
     p.add_argument(
         "--source-url",
         metavar="URL",
-        help="hub: where each run's files are published, the results' source link ({name} and {run_id} are "
-        "filled in per run); default: no source link",
+        help="hub: where each run's files are published, the results' http(s) source link; the text {name} (the "
+        "run's folder name) and {run_id} is replaced per run, nothing else; default: no source link",
     )
-    p.add_argument("--organization", default="", help="eee: the organization that ran the evaluation")
+    p.add_argument("--organization", default="", help="eee (required): the organization that ran the evaluation")
     p.add_argument(
         "--relationship",
         default="third_party",
@@ -52,17 +61,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..export import EeeSettings, build_export, load_export_runs, write_export
+    from ..export import ExportSettings, build_export, export_notices, load_export_runs, write_export
 
     try:
         check_resamples(args)
-        runs = load_export_runs(args.run_dirs, args.names, args.allow_failed_steps)
-        settings = EeeSettings(args.resamples, args.seed, args.dataset_id, args.organization, args.relationship)
-        files = build_export(runs, args.fmt, settings, args.source_url)
+        runs = load_export_runs(args.run_dirs, args.names, args.allow_failed_steps, args.model_ids)
+        settings = ExportSettings(
+            args.resamples, args.seed, args.dataset_id, args.organization, args.relationship, args.source_url
+        )
+        files = build_export(runs, args.fmt, settings)
         written = write_export(files, args.out, inputs=args.run_dirs)
     except (ValueError, OSError) as exc:
         print(f"odu-bench export: error: {exc}", file=sys.stderr)
         return 2
+    for notice in export_notices(args.fmt):
+        print(f"odu-bench export: WARNING: {notice}", file=sys.stderr)
     for r in runs:
         if r.failed_steps:
             print(

@@ -1,83 +1,138 @@
-"""Every Eval Ever (https://github.com/evaleval/every_eval_ever), schema version 0.2.0.
+"""Every Eval Ever (https://github.com/evaleval/every_eval_ever), schema version 0.3.0.
 
 Per run, the datastore's layout ``data/odu-bench/<developer>/<model>/<uuid>.json`` (aggregate)
-and ``<uuid>.jsonl`` (one instance per scene). The uuid is derived from the run id and model
-(UUID 5), so exporting a run again replaces its files instead of adding a copy.
+and ``<uuid>_samples.jsonl`` (one instance per scene), the path components as the datastore's
+publisher derives them (``every_eval_ever.helpers.io.datastore_path_components``: the developer
+is the model id's prefix, the rest of the id the model folder, ``/`` and ``:`` as ``_``). The
+uuid has the version-4 form the datastore requires, its bits taken from a hash of the run id and
+model id (:func:`file_uuid`), so exporting a run again replaces its files instead of adding a copy.
 
 Aggregate: one result per reported number (:data:`odu.export.tasks.TASKS`), its value as a
 fraction (as summary.json holds it), its 95% scene-bootstrap interval (App E.1, the report's
-headline intervals), the scenes it rests on, the judge (as ``llm_scoring`` where an LLM judge
+headline intervals) over the scenes the metric is a mean over (``num_samples``,
+:data:`odu.export.tasks.METRIC_POPULATION`), the judge (as ``llm_scoring`` where an LLM judge
 decided M2), every comparability caveat and the failed steps of a run exported with them
-(``score_details.details``), and the generation settings, server and prompt from the run card
-(``generation_config``).
+(``score_details.details``), and the generation settings, command and prompt from the run card
+(``generation_config``). Who ran the evaluation (``source_metadata.source_organization_name``)
+is required: never written empty.
 
 Instances: each scene's raw output (runs made through lm-eval keep it), the reference (the demand
 label and key points), the parsed answer, whether the demand decision was right (``evaluation``:
-the per-scene ingredient of M1 and FTR), and the whole scene row in ``metadata``: scene scores
-s2-s5, parse issues, matches and every key point's verdict, so that M1-M5 and FTR can be
-recomputed from the instances alone.
+the per-scene ingredient of M1 and FTR), and in ``metadata`` the scene's modality, language,
+source and label, and its whole ``scenes.jsonl`` row as JSON (``scene_row``: scene scores s2-s5,
+parse issues, matches and every key point's verdict), so that M1-M5 and FTR can be recomputed from
+the instances alone. The schema wants every ``additional_details`` / ``details`` / ``metadata``
+value a string: strings go as they are, other values as their JSON (:func:`strings`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import time
+import re
 import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
+from .. import __version__
 from ..data.dataset import MODALITY_CODES
 from ..jsonio import dump_line
 from ..judge.prompt import JUDGE_INSTRUCTION, USER_TEMPLATE
 from ..prompts import PROMPT_VERSION, instruction, prompt_fingerprint
-from ..report.bootstrap import BOOTSTRAP_PERCENTILES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from ..report.bootstrap import BOOTSTRAP_PERCENTILES
 from ..report.headline import headline
 from ..scrub import scrub_value
-from .hub import judge_text, safe_name
-from .source import BENCHMARK, ExportRun
+from .hub import judge_text
+from .settings import ExportSettings
+from .source import BENCHMARK, HUB_REPO_ID, TOOLKIT_DEVELOPER, ExportRun
 from .tasks import JUDGED_METRICS, SPLIT, TASKS, Task
 
-SCHEMA_VERSION = "0.2.0"
-INSTANCE_SCHEMA_VERSION = "instance_level_eval_0.2.0"
-#: The benchmark's folder under ``data/`` of the datastore.
-EEE_BENCHMARK_DIR = "odu-bench"
+#: The schema version of every aggregate and instance record (``every_eval_ever.schema.get_schema_version``).
+SCHEMA_VERSION = "0.3.0"
+#: The benchmark's collection folder under ``data/`` of the datastore.
+EEE_COLLECTION = "odu-bench"
+#: The evaluation library of every record (``eval_library.name``): the scorer that made the numbers.
+EVAL_LIBRARY = "odu-bench"
 #: How the answer is taken from the raw output (App A.1).
 EXTRACTION_METHOD = "odu.parse: lenient JSON extraction, strict schema validation (App A.1)"
-EVALUATOR_RELATIONSHIPS: tuple[str, ...] = ("first_party", "third_party", "collaborative", "other")
 #: The lm-eval generation settings and their names in EEE's ``generation_args``.
 _GENERATION_ARGS = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_k", "max_gen_toks": "max_tokens"}
+#: ``model_info.additional_details`` (required by 0.3.0) per backend of the run card: who ran the
+#: model (``deployment_type``) and whether its weights are public (``model_availability``).
+#: A server the toolkit cannot see behind (``openai``, ``realtime``, ``replay``) is ``unknown``.
+DEPLOYMENT: dict[str, tuple[str, str]] = {
+    "qwen-omni": ("self_deployed", "open_weights"),
+    "gemini": ("externally_managed", "closed_weights"),
+    "never": ("self_deployed", "unknown"),
+    "always": ("self_deployed", "unknown"),
+}
+UNKNOWN_DEPLOYMENT = ("unknown", "unknown")
+#: What the datastore refuses in a path component (``every_eval_ever.helpers.io._required_path_component``).
+_BAD_COMPONENT = re.compile(r'[<>:"\\|?*\x00-\x1f]')
+_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
+
+
+def strings(details: Mapping[str, Any]) -> dict[str, str]:
+    """``details`` as the schema's string-valued maps: strings as they are, other values as JSON.
+
+    >>> strings({"n": 7, "judge": {"name": "lexical"}, "lang": "zh", "x": None})
+    {'n': '7', 'judge': '{"name": "lexical"}', 'lang': 'zh', 'x': 'null'}
+    """
+    return {
+        str(k): v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, sort_keys=True)
+        for k, v in details.items()
+    }
 
 
 def file_uuid(run: ExportRun) -> str:
-    """The run's file name stem: UUID 5 of its run id and model (stable across exports)."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"odu-bench-run:{run.run_id}:{run.model_id}"))
+    """The run's file name stem: a UUID of version-4 form (the datastore accepts no other) whose
+    other bits are the sha256 of the run id and model id, stable across exports."""
+    digest = hashlib.sha256(f"odu-bench-run:{run.run_id}:{run.model_id}".encode()).digest()
+    return str(uuid.UUID(bytes=digest[:16], version=4))
+
+
+def datastore_component(value: str, what: str) -> str:
+    """One folder of the datastore's path as its publisher writes it (``:`` as ``_``, a ``/`` of the
+    model name as ``_``); :class:`ValueError` for one it refuses (reserved, unportable, ``unknown``)."""
+    value = value.strip().replace(":", "_").replace("/", "_")
+    if (
+        value in {"", ".", "..", "data"}
+        or value.lower() == "unknown"
+        or _BAD_COMPONENT.search(value)
+        or value.endswith((".", " "))
+        or value.split(".", 1)[0].upper() in _RESERVED
+    ):
+        raise ValueError(f"{what} {value!r} cannot be a folder of the Every Eval Ever datastore: pass --model-ids")
+    return value
 
 
 def folder(run: ExportRun) -> str:
-    """``data/odu-bench/<developer>/<model>``: the Hub form ``developer/model`` of the model id,
-    ``unknown`` as developer when the id has none."""
-    developer, _, model = run.model_id.rpartition("/")
-    return f"data/{EEE_BENCHMARK_DIR}/{safe_name(developer or 'unknown')}/{safe_name(model)}"
+    """``data/odu-bench/<developer>/<model>`` of the run's model id ``developer/model``."""
+    developer, model = run.developer_model()
+    return (
+        f"data/{EEE_COLLECTION}/{datastore_component(developer, f'run {run.system.name}: developer')}/"
+        f"{datastore_component(model, f'run {run.system.name}: model')}"
+    )
 
 
 def _source_data(run: ExportRun, dataset_id: str | None, task: Task, n_scenes: int) -> dict[str, Any]:
-    card_repo, revision = run.hub_dataset()
-    repo = dataset_id or card_repo
-    details = {"config": task.config, "split": SPLIT, "run_dataset": run.dataset().get(task.config)}
-    if revision and repo == card_repo:
-        details["revision"] = revision
-    if repo:
+    """The Hub dataset when ``--dataset-id`` names it (a run card's source may be a local folder),
+    else ``other``; the run card's content hashes of the data evaluated either way."""
+    details: dict[str, Any] = {"config": task.config, "split": SPLIT, "run_dataset": run.dataset().get(task.config)}
+    if dataset_id:
+        if not HUB_REPO_ID.fullmatch(dataset_id):
+            raise ValueError(f"--dataset-id {dataset_id!r}: not a Hub dataset id ORG/NAME")
+        if revision := run.card_revision(dataset_id):
+            details["revision"] = revision
         return {
             "dataset_name": BENCHMARK,
             "source_type": "hf_dataset",
-            "hf_repo": repo,
+            "hf_repo": dataset_id,
             "hf_split": SPLIT,
             "samples_number": n_scenes,
-            "additional_details": details,
+            "additional_details": strings(details),
         }
-    return {"dataset_name": BENCHMARK, "source_type": "other", "additional_details": details}
+    return {"dataset_name": BENCHMARK, "source_type": "other", "additional_details": strings(details)}
 
 
 def _generation_config(run: ExportRun, task: Task) -> dict[str, Any] | None:
@@ -87,38 +142,35 @@ def _generation_config(run: ExportRun, task: Task) -> dict[str, Any] | None:
     if not card:
         return None
     model = run.card_block("model")
-    kwargs = next(
-        (
-            t.get("generation_kwargs")
-            for k, t in run.card_block("tasks").items()
-            if isinstance(t, Mapping) and k.startswith(f"odu_{task.config}")
-        ),
-        None,
-    )
+    kwargs = run.generation_kwargs(task.config)
     args: dict[str, Any] = {}
     for key, name in _GENERATION_ARGS.items():
-        if (
-            isinstance(kwargs, Mapping)
-            and isinstance(kwargs.get(key), (int, float))
-            and not isinstance(kwargs[key], bool)
-        ):
-            args[name] = kwargs[key]
+        value = kwargs.get(key) if kwargs else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and (name != "max_tokens" or value >= 1):
+            args[name] = int(value) if name == "max_tokens" else value
     if isinstance(card.get("command"), list):
-        args["execution_command"] = " ".join(map(str, card["command"]))
+        args["execution_command"] = " ".join(map(str, card["command"]))  # the card's: local paths replaced
     args["prompt_template"] = instruction(task.modality)
-    return {
-        "generation_args": args,
-        "additional_details": {
-            "prompt_version": PROMPT_VERSION,
-            "prompt_sha256": prompt_fingerprint(),
-            "run_card_prompt": card.get("prompt"),
-            "generation_kwargs": kwargs,
-            "lm_eval_model": model.get("name"),
-            "backend": model.get("backend"),
-            "asr": card.get("asr"),
-            "packages": card.get("packages"),
-        },
+    details = {
+        "prompt_version": PROMPT_VERSION,
+        "prompt_sha256": prompt_fingerprint(),
+        "run_card_prompt": card.get("prompt"),
+        "generation_kwargs": kwargs,
+        "lm_eval_model": model.get("name"),
+        "backend": model.get("backend"),
+        "asr": card.get("asr"),
+        "packages": card.get("packages"),
     }
+    return {"generation_args": args, "additional_details": strings(details)}
+
+
+def _judge_model_info(model: str) -> dict[str, Any]:
+    developer, _, name = model.rpartition("/")
+    info: dict[str, Any] = {"name": name or model, "id": model}
+    if developer:
+        info["developer"] = developer
+    deployment, availability = UNKNOWN_DEPLOYMENT
+    return info | {"additional_details": {"deployment_type": deployment, "model_availability": availability}}
 
 
 def _llm_scoring(run: ExportRun) -> dict[str, Any] | None:
@@ -126,37 +178,50 @@ def _llm_scoring(run: ExportRun) -> dict[str, Any] | None:
     judge = run.judge
     if judge.get("name") != "openai" or not judge.get("model"):
         return None
-    model = str(judge["model"])
     return {
-        "judges": [{"model_info": {"name": model, "id": model}, "temperature": judge.get("temperature", 0)}],
+        "judges": [{"model_info": _judge_model_info(str(judge["model"])), "temperature": judge.get("temperature", 0)}],
         "input_prompt": f"{JUDGE_INSTRUCTION}\n\n{USER_TEMPLATE}",
-        "additional_details": {"prompt_version": judge.get("prompt_version"), "base_url": judge.get("base_url")},
+        "additional_details": strings(
+            {
+                k: v
+                for k, v in (("prompt_version", judge.get("prompt_version")), ("base_url", judge.get("base_url")))
+                if v
+            }
+        ),
     }
 
 
-@dataclass(frozen=True)
-class EeeSettings:
-    """What an EEE export needs beyond the runs: the bootstrap of its intervals (App E.1), the Hub
-    dataset (else the run card's), who ran the evaluation, and when the records were made."""
-
-    resamples: int = BOOTSTRAP_RESAMPLES
-    seed: int = BOOTSTRAP_SEED
-    dataset_id: str | None = None
-    organization: str = ""
-    relationship: str = "third_party"
-    retrieved: float = field(default_factory=time.time)
-
-    def __post_init__(self) -> None:
-        if self.relationship not in EVALUATOR_RELATIONSHIPS:
-            raise ValueError(f"--relationship {self.relationship}: choose one of {', '.join(EVALUATOR_RELATIONSHIPS)}")
+def _model_info(run: ExportRun) -> dict[str, Any]:
+    backend = run.card_block("model", "backend")
+    provider = backend.get("provider")
+    developer, _ = run.developer_model()
+    deployment, availability = DEPLOYMENT.get(str(backend.get("backend")), UNKNOWN_DEPLOYMENT)
+    details = {"deployment_type": deployment, "model_availability": availability}
+    if backend.get("backend"):
+        details["odu_backend"] = str(backend["backend"])
+    info: dict[str, Any] = {"name": run.system.name, "id": run.model_id, "developer": developer}
+    if isinstance(provider, Mapping) and provider.get("name"):
+        info["inference_platform"] = str(provider["name"])
+    return info | {"additional_details": details}
 
 
-def aggregate(run: ExportRun, settings: EeeSettings, instances: tuple[str, str, int]) -> dict[str, Any]:
+def _eval_library(run: ExportRun) -> dict[str, Any]:
+    """odu-bench, the version that scored the run (the run card's, else unknown), and the harness."""
+    packages = run.card_block("packages")
+    version = packages.get("odu-bench")
+    library: dict[str, Any] = {"name": EVAL_LIBRARY, "version": str(version) if version else "unknown"}
+    if packages.get("lm-eval"):
+        library["additional_details"] = {"harness": f"lm-eval {packages['lm-eval']}", "exported_by": __version__}
+    else:
+        library["additional_details"] = {"exported_by": __version__}
+    return library
+
+
+def aggregate(run: ExportRun, settings: ExportSettings, instances: tuple[str, str, int]) -> dict[str, Any]:
     """The aggregate record of ``run`` (module docstring); ``instances`` is the instance file's
-    (name, sha256, rows)."""
+    (repository path, sha256, rows)."""
     resamples, seed, retrieved = settings.resamples, settings.seed, settings.retrieved
     intervals = {m: {e["system"]: e for e in entries} for m, entries in headline([run.system], resamples, seed).items()}
-    judge = {k: v for k, v in run.judge.items() if k != "cache"}  # the cache is a local path
     results = []
     for task in TASKS:
         entry = intervals.get(task.modality, {}).get(run.system.name)
@@ -165,6 +230,9 @@ def aggregate(run: ExportRun, settings: EeeSettings, instances: tuple[str, str, 
         cell = entry["metrics"][task.metric]
         metric_config: dict[str, Any] = {
             "evaluation_description": task.description,
+            "metric_id": f"{EEE_COLLECTION}.{task.metric}",
+            "metric_name": task.metric.upper() if task.metric != "avg" else "Avg",
+            "metric_unit": "proportion",
             "lower_is_better": task.lower_is_better,
             "score_type": "continuous",
             "min_score": 0.0,
@@ -173,7 +241,7 @@ def aggregate(run: ExportRun, settings: EeeSettings, instances: tuple[str, str, 
         scoring = _llm_scoring(run) if task.metric in JUDGED_METRICS else None
         if scoring:
             metric_config["llm_scoring"] = scoring
-        uncertainty: dict[str, Any] = {"num_samples": entry["n_scenes"], "num_bootstrap_samples": resamples}
+        uncertainty: dict[str, Any] = {"num_samples": task.scenes(entry), "num_bootstrap_samples": resamples}
         if None not in cell["ci"]:
             uncertainty["confidence_interval"] = {
                 "lower": cell["ci"][0],
@@ -186,7 +254,7 @@ def aggregate(run: ExportRun, settings: EeeSettings, instances: tuple[str, str, 
             "n_scenes": entry["n_scenes"],
             "n_positive": entry["n_positive"],
             "n_negative": entry["n_negative"],
-            "judge": judge,
+            "judge": run.judge,
             "judge_text": judge_text(run.judge),
             "approximate_judge": bool(run.judge.get("approximate")),
             "annotation_language": run.summary.get("annotation_language"),
@@ -194,42 +262,35 @@ def aggregate(run: ExportRun, settings: EeeSettings, instances: tuple[str, str, 
             "failed_steps": run.failed_steps,
         }
         result: dict[str, Any] = {
+            "evaluation_result_id": task.id,
             "evaluation_name": task.id,
             "source_data": _source_data(run, settings.dataset_id, task, entry["n_scenes"]),
             "evaluation_timestamp": run.date,
             "metric_config": metric_config,
-            "score_details": {"score": cell["value"], "uncertainty": uncertainty, "details": details},
+            "score_details": {"score": cell["value"], "uncertainty": uncertainty, "details": strings(details)},
         }
         generation = _generation_config(run, task)
         if generation:
             result["generation_config"] = generation
         results.append(result)
-    backend = run.card_block("model", "backend")
-    provider = backend.get("provider")
-    model_info: dict[str, Any] = {"name": run.system.name, "id": run.model_id}
-    if "/" in run.model_id:
-        model_info["developer"] = run.model_id.split("/")[0]
-    if isinstance(provider, Mapping) and provider.get("name"):
-        model_info["inference_platform"] = str(provider["name"])
-    if backend.get("backend"):
-        model_info["additional_details"] = {"odu_backend": backend.get("backend")}
-    name, checksum, rows = instances
+    path, checksum, rows = instances
     return {
         "schema_version": SCHEMA_VERSION,
         "evaluation_id": evaluation_id(run, retrieved),
         "evaluation_timestamp": run.date,
         "retrieved_timestamp": repr(retrieved),
         "source_metadata": {
-            "source_name": "odu-bench toolkit",
+            "source_name": f"{TOOLKIT_DEVELOPER} toolkit",
             "source_type": "evaluation_run",
-            "source_organization_name": settings.organization,
+            "source_organization_name": settings.check_organization(),
             "evaluator_relationship": settings.relationship,
         },
-        "model_info": model_info,
+        "eval_library": _eval_library(run),
+        "model_info": _model_info(run),
         "evaluation_results": results,
         "detailed_evaluation_results": {
             "format": "jsonl",
-            "file_path": name,
+            "file_path": path,
             "hash_algorithm": "sha256",
             "checksum": checksum,
             "total_rows": rows,
@@ -239,7 +300,7 @@ def aggregate(run: ExportRun, settings: EeeSettings, instances: tuple[str, str, 
 
 def evaluation_id(run: ExportRun, retrieved: float) -> str:
     """``odu-bench/<model id>/<retrieved timestamp>``, the datastore's convention."""
-    return f"{EEE_BENCHMARK_DIR}/{run.model_id}/{retrieved!r}"
+    return f"{EEE_COLLECTION}/{run.model_id}/{retrieved!r}"
 
 
 def instance(run: ExportRun, row: Mapping[str, Any], eval_id: str) -> dict[str, Any]:
@@ -256,8 +317,13 @@ def instance(run: ExportRun, row: Mapping[str, Any], eval_id: str) -> dict[str, 
     correct = row["has_demand"] == row["predicted_has_demand"]
     judge_errors = sorted({k["judge_error"] for k in row["key_points"] if k["judge_error"]})
     error = row.get("inference_error") or ("judge error: " + "; ".join(judge_errors) if judge_errors else None)
+    output = run.outputs.get(sid)
+    metadata = {k: row.get(k) for k in ("modality", "language", "source", "label")} | {
+        "scene_row": dict(row),
+        "raw_output_recorded": output is not None,
+    }
     return {
-        "schema_version": INSTANCE_SCHEMA_VERSION,
+        "schema_version": SCHEMA_VERSION,
         "evaluation_id": eval_id,
         "model_id": run.model_id,
         "evaluation_name": f"odu_{MODALITY_CODES[row['modality']]}",
@@ -267,7 +333,7 @@ def instance(run: ExportRun, row: Mapping[str, Any], eval_id: str) -> dict[str, 
         ).hexdigest(),
         "interaction_type": "single_turn",
         "input": {"raw": raw, "reference": reference},
-        "output": {"raw": run.outputs.get(sid, "")},
+        "output": {"raw": [output] if output is not None else []},
         "answer_attribution": [
             {
                 "turn_idx": 0,
@@ -279,28 +345,25 @@ def instance(run: ExportRun, row: Mapping[str, Any], eval_id: str) -> dict[str, 
         ],
         "evaluation": {"score": 1.0 if correct else 0.0, "is_correct": correct},
         "error": error,
-        "metadata": dict(row) | {"raw_output_recorded": sid in run.outputs},
+        "metadata": strings(metadata),
     }
 
 
-def eee_files(runs: Sequence[ExportRun], settings: EeeSettings) -> dict[str, Any]:
-    """Relative path -> content of every file of an EEE export: per run, the aggregate record
-    (a dict) and the instances (a list of dicts, one JSONL line each)."""
-    files: dict[str, Any] = {}
-    for run in runs:
-        stem, eval_id = f"{folder(run)}/{file_uuid(run)}", evaluation_id(run, settings.retrieved)
-        rows = scrub_value([instance(run, row, eval_id) for row in run.system.rows])
-        digest = hashlib.sha256(b"".join(dump_line(r) for r in rows)).hexdigest()
-        files[f"{stem}.json"] = aggregate(run, settings, (f"{file_uuid(run)}.jsonl", digest, len(rows)))
-        files[f"{stem}.jsonl"] = rows
-    return files
+def eee_run_files(run: ExportRun, settings: ExportSettings) -> dict[str, Any]:
+    """The run's files of an EEE export: the aggregate record (a dict) and the instances (a list of
+    dicts, one JSONL line each), under :func:`folder`."""
+    settings.check_organization()
+    stem = f"{folder(run)}/{file_uuid(run)}"
+    eval_id = evaluation_id(run, settings.retrieved)
+    rows = scrub_value([instance(run, row, eval_id) for row in run.system.rows], urls=False)  # as written
+    digest = hashlib.sha256(b"".join(dump_line(r) for r in rows)).hexdigest()
+    samples = f"{stem}_samples.jsonl"
+    return {f"{stem}.json": aggregate(run, settings, (samples, digest, len(rows))), samples: rows}
 
 
 __all__ = [
-    "EEE_BENCHMARK_DIR",
-    "EVALUATOR_RELATIONSHIPS",
-    "EeeSettings",
-    "INSTANCE_SCHEMA_VERSION",
+    "EEE_COLLECTION",
     "SCHEMA_VERSION",
-    "eee_files",
+    "eee_run_files",
+    "strings",
 ]

@@ -3,25 +3,30 @@
 Model side: one ``.eval_results/odu-bench.yaml`` per run, for the model's repo: a list with one
 result per reported number (:data:`odu.export.tasks.TASKS`: Avg, M1-M5, FTR per modality; a
 number the run leaves undefined is left out). Each result names the benchmark dataset
-(``dataset.id``) and its task (``task_id``), the value in percent (as Table 3 prints it), the
-run's date, a ``source`` linking to the run when its address is given, and ``notes`` carrying
+(``dataset.id``) and its task (``task_id``), the value in percent rounded to
+:data:`HUB_VALUE_DECIMALS` places, the run's date, a ``source`` linking to the run when its address is given, and ``notes`` carrying
 what the number rests on: the metric, the judge, every comparability caveat, and the failed
 steps of a run exported with them.
 
 Dataset side: ``eval.yaml``, which registers the benchmark dataset (its tasks are the model
 side's ``task_id`` s). The format takes our numbers as tasks, but two things stand between this
 file and the Hub (docs/export.md): its ``evaluation_framework`` must be one of the Hub's
-registered frameworks (``odu-bench`` is not one yet) and the Hub must put the dataset on its
-allow-list; and a task cannot say that lower is better (FTR), so the description says it.
+registered frameworks (``odu-bench`` is not one yet: :func:`framework_notice` says so on the
+console at export time) and the Hub must put the dataset on its allow-list; and a task cannot say
+that lower is better (FTR), so the description says it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+import re
+from collections.abc import Mapping
+from importlib import resources
 from typing import Any
+from urllib.parse import quote
 
 from ..citation import PAPER_URL
-from .source import BENCHMARK, ExportRun
+from .source import BENCHMARK, HUB_REPO_ID, ExportRun
 from .tasks import SPLIT, TASKS
 
 #: The model-side file, under ``.eval_results/`` of the model's repo.
@@ -31,6 +36,20 @@ EVAL_YAML = "eval.yaml"
 #: The ``evaluation_framework`` of eval.yaml: this toolkit. Not (yet) among the Hub's registered
 #: frameworks (``EVALUATION_FRAMEWORKS``, huggingface.js ``packages/tasks/src/eval.ts``).
 HUB_EVALUATION_FRAMEWORK = "odu-bench"
+#: Decimal places of a result's ``value`` (percent): hundredths of a point, finer than Table 3's
+#: one decimal, so that 100 x 0.55 is written 55.0, not 55.00000000000001.
+HUB_VALUE_DECIMALS = 2
+#: The placeholders of ``--source-url``, filled in per run by plain substitution (no other text
+#: of the URL is read: ``{foo}`` stays as it is).
+SOURCE_URL_FIELDS: tuple[str, ...] = ("{name}", "{run_id}")
+
+
+def load_schema(name: str) -> dict[str, Any]:
+    """A JSON Schema of ``odu/export/schemas/`` (the Hub's formats, transcribed) by file name (e.g.
+    ``hub_eval_results.schema.json``)."""
+    text = resources.files(__package__).joinpath(f"schemas/{name}").read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
 
 
 def judge_text(judge: Mapping[str, Any]) -> str:
@@ -41,9 +60,10 @@ def judge_text(judge: Mapping[str, Any]) -> str:
     return text + (", APPROXIMATE: not comparable with the paper's Table 3" if judge.get("approximate") else "") + ")"
 
 
-def result_notes(run: ExportRun, task_description: str, n_scenes: int) -> str:
-    """``notes`` of one result: the metric, the run, every caveat (the judge first), the failed steps."""
-    parts = [f"{task_description}; value in %", f"{n_scenes} scenes", f"run {run.run_id}", *run.caveats()]
+def result_notes(run: ExportRun, task_description: str, scenes: str) -> str:
+    """``notes`` of one result: the metric, the scenes it rests on, the run, every caveat (the judge
+    first), the failed steps."""
+    parts = [f"{task_description}; value in %", scenes, f"run {run.run_id}", *run.caveats()]
     if run.failed_steps:
         parts.append("FAILED STEPS, exported with --allow-failed-steps: " + "; ".join(run.failed_steps))
     return " | ".join(parts)
@@ -59,10 +79,14 @@ def eval_results(run: ExportRun, dataset_id: str, revision: str | None, source_u
         if value is None or (task.metric == "avg" and run.system.incomplete):
             continue
         dataset = {"id": dataset_id, "task_id": task.id} | ({"revision": revision} if revision else {})
-        entry: dict[str, Any] = {"dataset": dataset, "value": 100 * value, "date": run.date}
+        entry: dict[str, Any] = {
+            "dataset": dataset,
+            "value": round(100 * value, HUB_VALUE_DECIMALS),
+            "date": run.date,
+        }
         if source_url:
             entry["source"] = {"url": source_url, "name": f"{BENCHMARK} run {run.run_id} ({run.system.name})"}
-        entry["notes"] = result_notes(run, task.description, int(block.get("n_scenes") or 0))
+        entry["notes"] = result_notes(run, task.description, task.scenes_text(block))
         out.append(entry)
     return out
 
@@ -84,27 +108,59 @@ def benchmark_eval_yaml() -> dict[str, Any]:
     }
 
 
-def hub_files(
-    runs: Sequence[ExportRun], dataset_id: str | None, source_url: str | None
-) -> dict[str, list[dict[str, Any]] | dict[str, Any]]:
-    """Relative path -> content of every file of a Hub export: ``eval.yaml`` and each run's
-    ``<name>/.eval_results/odu-bench.yaml``. ``source_url`` may hold ``{name}`` and ``{run_id}``.
-    :class:`ValueError` when no Hub dataset is named and a run's card names none."""
-    files: dict[str, list[dict[str, Any]] | dict[str, Any]] = {EVAL_YAML: benchmark_eval_yaml()}
-    for run in runs:
-        repo, revision = run.hub_dataset()
-        target = dataset_id or repo
-        if not target:
-            raise ValueError(
-                f"run {run.system.name}: its run card names no Hub dataset; pass --dataset-id ORG/NAME, the Hub "
-                "dataset (a Benchmark) the results belong to"
-            )
-        folder = safe_name(run.system.name)  # also the URL's {name}: a system's name may hold ": " (a floor's)
-        url = source_url.format(name=folder, run_id=run.run_id) if source_url else None
-        files[f"{folder}/{EVAL_RESULTS_DIR}/{EVAL_RESULTS_FILE}"] = eval_results(
-            run, target, revision if target == repo else None, url
+def framework_notice() -> str | None:
+    """The console line of a Hub export while :data:`HUB_EVALUATION_FRAMEWORK` is not among the
+    Hub's registered frameworks (``EVALUATION_FRAMEWORKS`` of huggingface.js, as transcribed in
+    ``schemas/hub_eval_yaml.schema.json``), with what to do; None once it is."""
+    registered = load_schema("hub_eval_yaml.schema.json")["properties"]["evaluation_framework"]["enum"]
+    if HUB_EVALUATION_FRAMEWORK in registered:
+        return None
+    return (
+        f"{EVAL_YAML}: the Hub refuses this file at push time: its evaluation_framework "
+        f"{HUB_EVALUATION_FRAMEWORK!r} is not one of the Hub's {len(registered)} registered frameworks "
+        "(EVALUATION_FRAMEWORKS in huggingface.js packages/tasks/src/eval.ts). To register the benchmark, open a "
+        f"pull request there adding {HUB_EVALUATION_FRAMEWORK!r}, then ask the Hub team to put the dataset on its "
+        f"allow-list (docs/export.md). The model-side {EVAL_RESULTS_DIR}/{EVAL_RESULTS_FILE} files need neither"
+    )
+
+
+def source_link(source_url: str, name: str, run_id: str) -> str:
+    """``--source-url`` with :data:`SOURCE_URL_FIELDS` filled in by plain substitution (each value
+    percent-encoded); :class:`ValueError` unless it is an ``http(s)`` URL (the Hub's ``source.url``).
+
+    >>> source_link("https://h/{name}/{run_id}?x={foo}", "a_b", "r 1")
+    'https://h/a_b/r%201?x={foo}'
+    """
+    if not source_url.lower().startswith(("http://", "https://")):
+        raise ValueError(f"--source-url {source_url!r}: not an http(s) URL (the Hub links each result's source)")
+    values = dict(zip(SOURCE_URL_FIELDS, (name, run_id)))
+    return re.sub("|".join(map(re.escape, SOURCE_URL_FIELDS)), lambda m: quote(values[m.group(0)], safe=""), source_url)
+
+
+def check_dataset_id(dataset_id: str | None) -> str:
+    """``--dataset-id`` as given: the Hub dataset the results belong to, required (a run card's
+    dataset ``source`` may be a local folder, :mod:`.source`), in the form ``ORG/NAME``."""
+    if not dataset_id:
+        raise ValueError(
+            "--format hub needs --dataset-id ORG/NAME, the Hub dataset (a Benchmark) the results belong to; a run "
+            "card's dataset source is never taken for it (it may be a local folder)"
         )
-    return files
+    if not HUB_REPO_ID.fullmatch(dataset_id):
+        raise ValueError(f"--dataset-id {dataset_id!r}: not a Hub dataset id ORG/NAME")
+    return dataset_id
+
+
+def eval_results_file(run: ExportRun) -> str:
+    """The run's model-side file: ``<run's folder name>/.eval_results/odu-bench.yaml``."""
+    return f"{safe_name(run.system.name)}/{EVAL_RESULTS_DIR}/{EVAL_RESULTS_FILE}"
+
+
+def hub_run_files(run: ExportRun, dataset_id: str | None, source_url: str | None) -> dict[str, Any]:
+    """The run's file of a Hub export (:func:`eval_results_file`), its ``source`` link from
+    ``source_url`` (:func:`source_link`, ``{name}`` the run's folder name)."""
+    target = check_dataset_id(dataset_id)
+    url = source_link(source_url, safe_name(run.system.name), run.run_id) if source_url else None
+    return {eval_results_file(run): eval_results(run, target, run.card_revision(target), url)}
 
 
 def safe_name(name: str) -> str:
@@ -116,4 +172,13 @@ def safe_name(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip(".") or "run"
 
 
-__all__ = ["EVAL_RESULTS_DIR", "EVAL_RESULTS_FILE", "EVAL_YAML", "HUB_EVALUATION_FRAMEWORK", "hub_files"]
+__all__ = [
+    "EVAL_RESULTS_DIR",
+    "EVAL_RESULTS_FILE",
+    "EVAL_YAML",
+    "HUB_EVALUATION_FRAMEWORK",
+    "HUB_VALUE_DECIMALS",
+    "benchmark_eval_yaml",
+    "framework_notice",
+    "hub_run_files",
+]

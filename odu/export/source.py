@@ -1,11 +1,20 @@
 """A scored run as the exports read it: its scene rows and summary, its run card, its raw outputs,
 what its numbers rest on (the judge, the caveats) and what failed in it.
 
+A run is an ``odu-bench score`` / ``eval`` folder or an lm-eval output folder written with
+``--log_samples`` (read as ``view`` and ``report`` read it, :mod:`odu.report.runs`).
+
 A run whose steps failed is refused unless the caller allows it (:class:`ExportRefused`): its
 files disagree (:func:`odu.run.read_run`), judge errors remain or M2 is missing
 (:func:`odu.run.incomplete`), or the model failed on scenes (inference errors, scored as no
 output). Allowed, the run is exported with those reasons on every number, and without Avg when
 the report would show none (:attr:`odu.report.runs.System.incomplete`).
+
+What leaves the machine: the run card with every URL scrubbed (:func:`odu.scrub.scrub_value`) and
+every absolute local path replaced by :data:`LOCAL_PATH` (:func:`without_local_paths`: a command
+line, a replayed predictions file, an ASR sidecar name the exporting machine's folders); a
+dataset's Hub id only as the caller names it (``--dataset-id``): a run card's dataset ``source``
+may be a local folder (``--dataset data/odu`` reads like ``ORG/NAME``) and is never exported.
 """
 
 from __future__ import annotations
@@ -17,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..report.runs import System, load_systems, read_object
+from ..models import BASELINES
+from ..report.runs import System, harness_folder, load_systems, read_harness_run, read_object
 from ..run import PREDICTIONS_FILE, RUN_CARD_NAME, RUN_ID, SCENES_FILE
 from ..schema import read_predictions
 from ..scrub import scrub_value
@@ -28,6 +38,34 @@ BENCHMARK = "ODU-Bench"
 #: A Hub repo id (``ORG/NAME``), as the Hub's own validators read one (``huggingface_hub``'s
 #: ``REPO_ID_REGEX`` with a namespace).
 HUB_REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+#: The developer of the toolkit's own baselines (the floors), in their model ids.
+TOOLKIT_DEVELOPER = "odu-bench"
+#: The model id of each baseline backend (``odu-bench/floor-always-trigger`` ...): a model id is
+#: ``developer/model`` in every export that names one.
+BASELINE_MODEL_IDS: dict[str, str] = {b: f"{TOOLKIT_DEVELOPER}/floor-{b}-trigger" for b in BASELINES}
+#: What an absolute local path is replaced by in an export.
+LOCAL_PATH = "<local path>"
+#: An absolute local path inside a text (``/home/me/x``, ``~/x``, ``C:\\x``): a ``/`` or ``\\``
+#: not preceded by a character of a word, a URL or a relative path (``h/v1``, ``http://``, ``./x``)
+#: and followed by a name, up to white space, a quote or a separator.
+_LOCAL_PATH = re.compile(r"""(?<![\w.:/\\~-])(?:~|[A-Za-z]:)?[/\\](?=[^\s/\\"'|,;])[^\s"'|,;]*""")
+
+
+def without_local_paths(value: Any) -> Any:
+    """``value`` (JSON-like) with every absolute local path in its strings replaced by :data:`LOCAL_PATH`.
+
+    >>> without_local_paths(["odu-bench", "eval", "--out=/home/me/runs", "--judge-base-url", "http://h:8/v1"])
+    ['odu-bench', 'eval', '--out=<local path>', '--judge-base-url', 'http://h:8/v1']
+    >>> without_local_paths({"predictions": "~/p.jsonl", "note": "and/or ./rel 24/7"})
+    {'predictions': '<local path>', 'note': 'and/or ./rel 24/7'}
+    """
+    if isinstance(value, str):
+        return _LOCAL_PATH.sub(LOCAL_PATH, value)
+    if isinstance(value, Mapping):
+        return {k: without_local_paths(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [without_local_paths(v) for v in value]
+    return value
 
 
 class ExportRefused(ValueError):
@@ -37,12 +75,16 @@ class ExportRefused(ValueError):
 @dataclass(frozen=True)
 class ExportRun:
     """One run ready to export: the report's :class:`System` (name, summary, rows, problems), its
-    run card (``None`` for ``odu-bench score`` runs), raw outputs by scene id, and the run folder."""
+    run card (``None`` for ``odu-bench score`` runs; scrubbed, :func:`without_local_paths`), raw
+    outputs by scene id, the run folder, the model id the caller gave (``--model-ids``), and the
+    time lm-eval stamped on its files (an lm-eval output folder's)."""
 
     system: System
     card: Mapping[str, Any] | None
     outputs: Mapping[str, str]
     run_dir: Path
+    given_model_id: str | None = None
+    harness_stamp: str | None = None
 
     @property
     def summary(self) -> Mapping[str, Any]:
@@ -50,11 +92,13 @@ class ExportRun:
 
     @property
     def run_id(self) -> str:
-        return str(self.summary.get(RUN_ID) or self.run_dir.name)
+        return str(self.summary.get(RUN_ID) or (self.card or {}).get(RUN_ID) or self.run_dir.name)
 
     @property
     def judge(self) -> Mapping[str, Any]:
-        return self.summary.get("judge") or {}
+        """summary.json's judge block, every URL in it scrubbed, less its cache (a local path)."""
+        judge = scrub_value(self.summary.get("judge") or {})
+        return {k: v for k, v in judge.items() if k != "cache"} if isinstance(judge, Mapping) else {}
 
     def card_block(self, *keys: str) -> Mapping[str, Any]:
         """The run card's mapping at ``keys`` (e.g. ``"model", "backend"``); empty when absent."""
@@ -62,6 +106,19 @@ class ExportRun:
         for key in keys:
             value = value.get(key) if isinstance(value, Mapping) else None
         return value if isinstance(value, Mapping) else {}
+
+    def generation_kwargs(self, config: str) -> Mapping[str, Any] | None:
+        """The lm-eval generation settings the run card records for the task of dataset config ``config``."""
+        return next(
+            (
+                t["generation_kwargs"]
+                for k, t in self.card_block("tasks").items()
+                if k.startswith(f"odu_{config}")
+                and isinstance(t, Mapping)
+                and isinstance(t.get("generation_kwargs"), Mapping)
+            ),
+            None,
+        )
 
     @property
     def failed_steps(self) -> list[str]:
@@ -75,22 +132,42 @@ class ExportRun:
 
     @property
     def model_id(self) -> str:
-        """The model as the run card names it (``model_args.model`` / ``pretrained``), else the run's name."""
+        """The model: ``--model-ids`` entry, else as the run card names it (``model_args.model`` /
+        ``pretrained``; a baseline's :data:`BASELINE_MODEL_IDS`), else the run's name."""
+        if self.given_model_id:
+            return self.given_model_id
         args = self.card_block("model", "model_args")
         for key in ("model", "pretrained"):
             if isinstance(args.get(key), str) and args[key]:
                 return str(args[key])
+        backend = self.card_block("model", "backend").get("backend")
+        if isinstance(backend, str) and backend in BASELINE_MODEL_IDS:
+            return BASELINE_MODEL_IDS[backend]
         return self.system.name
+
+    def developer_model(self) -> tuple[str, str]:
+        """The model id as ``(developer, model)``; :class:`ValueError` naming the run when the id has
+        no developer (exports that name a model want the Hub form ``developer/model``)."""
+        developer, _, model = self.model_id.partition("/")
+        if not developer.strip() or not model.strip():
+            raise ValueError(
+                f"run {self.system.name}: its model id {self.model_id!r} is not in the form DEVELOPER/MODEL "
+                "(e.g. Qwen/Qwen3-Omni-30B-A3B-Instruct, openai/gpt-4o-audio-preview): pass --model-ids, one per run"
+            )
+        return developer, model
 
     @property
     def date(self) -> str:
-        """When the run was made (ISO-8601, UTC): the run card's date, else the run id's time."""
+        """When the run was made (ISO-8601, UTC): the run card's date, else the run id's time, else
+        lm-eval's stamp, else scenes.jsonl's time."""
         date = (self.card or {}).get("date")
         if isinstance(date, str) and date:
             return date
         stamp = re.match(r"(\d{8}T\d{6})Z-", self.run_id)
         if stamp:
             return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.strptime(stamp.group(1), "%Y%m%dT%H%M%S"))
+        if self.harness_stamp and (harness := re.match(r"(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d)", self.harness_stamp)):
+            return time.strftime("%Y-%m-%dT%H:%M:%S", time.strptime(harness.group(1), "%Y-%m-%dT%H-%M-%S"))
         return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime((self.run_dir / SCENES_FILE).stat().st_mtime))
 
     def caveats(self) -> list[str]:
@@ -101,30 +178,41 @@ class ExportRun:
         return lines + [str(p) for p in pitfalls]
 
     def dataset(self) -> dict[str, Any]:
-        """What the run card records of the data evaluated, per task config: Hub repo id or None
-        (a local folder's path is left out: it names the exporting machine's folders), revision,
-        scenes and content hashes."""
-        out = {}
-        for key, info in self.card_block("dataset").items():
-            if isinstance(info, Mapping):
-                source = info.get("source")
-                hub = source if isinstance(source, str) and HUB_REPO_ID.fullmatch(source) else None
-                out[key] = {k: v for k, v in info.items() if k != "source"} | {"hub_repo": hub}
-        return out
+        """What the run card records of the data evaluated, per task config: revision, scenes and
+        content hashes (its ``source`` is left out: it may be a local folder, module docstring)."""
+        return {
+            key: {k: v for k, v in info.items() if k != "source"}
+            for key, info in self.card_block("dataset").items()
+            if isinstance(info, Mapping)
+        }
 
-    def hub_dataset(self) -> tuple[str | None, str | None]:
-        """The Hub repo id and revision the run card names for every task, if one and the same."""
-        found = {(d.get("hub_repo"), d.get("revision")) for d in self.dataset().values()}
-        return next(iter(found)) if len(found) == 1 else (None, None)
+    def card_revision(self, dataset_id: str) -> str | None:
+        """The dataset revision the run card records when every task read ``dataset_id``, else None."""
+        found = {
+            (info.get("source"), info.get("revision"))
+            for info in self.card_block("dataset").values()
+            if isinstance(info, Mapping)
+        }
+        source, revision = next(iter(found)) if len(found) == 1 else (None, None)
+        return str(revision) if source == dataset_id and revision else None
 
 
 def load_export_runs(
-    run_dirs: Sequence[str | Path], names: Sequence[str] | None = None, allow_failed_steps: bool = False
+    run_dirs: Sequence[str | Path],
+    names: Sequence[str] | None = None,
+    allow_failed_steps: bool = False,
+    model_ids: Sequence[str] | None = None,
 ) -> list[ExportRun]:
-    """Read runs for export (names as ``odu-bench report --names``: one per run, unique);
-    :class:`ExportRefused` names a run whose steps failed (module docstring) unless
-    ``allow_failed_steps``, ``ValueError`` a run that cannot be read."""
-    runs = [_with_files(s, Path(d)) for s, d in zip(load_systems(run_dirs, names, allow_incomplete=True), run_dirs)]
+    """Read runs for export (names as ``odu-bench report --names``: one per run, unique; model ids,
+    if given, one per run, ``-`` for the run card's); :class:`ExportRefused` names a run whose steps
+    failed (module docstring) unless ``allow_failed_steps``, ``ValueError`` a run that cannot be read."""
+    if model_ids and len(model_ids) != len(run_dirs):
+        raise ValueError(f"--model-ids gives {len(model_ids)} id(s) for {len(run_dirs)} run(s)")
+    systems = load_systems(run_dirs, names, allow_incomplete=True)
+    runs = [
+        _with_files(s, Path(d), model_ids[i] if model_ids and model_ids[i] != "-" else None)
+        for i, (s, d) in enumerate(zip(systems, run_dirs))
+    ]
     for run in runs:
         if run.failed_steps and not allow_failed_steps:
             raise ExportRefused(
@@ -135,11 +223,20 @@ def load_export_runs(
     return runs
 
 
-def _with_files(system: System, run_dir: Path) -> ExportRun:
-    """``system`` with its run card (scrubbed again: exports never carry a credential) and raw outputs
-    (:func:`odu.schema.read_predictions`, scenes without output left out)."""
-    card = read_object(run_dir / RUN_CARD_NAME)  # JsonFileError (a ValueError) names the file
-    path = run_dir / PREDICTIONS_FILE
-    outputs = read_predictions(path) if path.is_file() else {}
+def _with_files(system: System, run_dir: Path, model_id: str | None) -> ExportRun:
+    """``system`` with its run card (scrubbed again: exports never carry a credential, nor a local
+    path) and raw outputs (:func:`odu.schema.read_predictions`; an lm-eval folder's samples; scenes
+    without output left out)."""
+    stamp = None
+    if (folder := harness_folder(run_dir)) is not None:
+        harness = read_harness_run(folder)
+        card: Mapping[str, Any] = harness.card
+        outputs: Mapping[str, str | None] = harness.outputs
+        run_dir, stamp = folder, harness.stamp
+    else:
+        card = read_object(run_dir / RUN_CARD_NAME)  # JsonFileError (a ValueError) names the file
+        path = run_dir / PREDICTIONS_FILE
+        outputs = read_predictions(path) if path.is_file() else {}
     kept = {sid: text for sid, text in outputs.items() if text is not None}
-    return ExportRun(system, scrub_value(card) if card else None, kept, run_dir)
+    clean = without_local_paths(scrub_value(card)) if card else None
+    return ExportRun(system, clean, kept, run_dir, model_id, stamp)

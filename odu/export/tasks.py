@@ -4,7 +4,9 @@ modality (``av`` / ``ao``, split ``test``), with what it measures (App A.3-A.4).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..constants import METRIC_WEIGHTS, MODALITIES
 from ..data.dataset import MODALITY_CODES, SPLIT
@@ -26,6 +28,23 @@ METRIC_DESCRIPTIONS: dict[str, str] = {
 }
 #: Metrics whose value rests on the judge's verdicts (M2, and Avg through its weight 0.60).
 JUDGED_METRICS: frozenset[str] = frozenset({"m2", "avg"})
+#: The scenes each metric is a mean over (App A.3): all for M1 and Avg, the demand scenes for
+#: M2-M5, the no-demand scenes for FTR; the count keys of a summary / headline block.
+METRIC_POPULATION: dict[str, str] = {
+    "avg": "n_scenes",
+    "m1": "n_scenes",
+    "m2": "n_positive",
+    "m3": "n_positive",
+    "m4": "n_positive",
+    "m5": "n_positive",
+    "ftr": "n_negative",
+}
+#: What those scenes are called in the exports' notes.
+POPULATION_NAMES: dict[str, str] = {
+    "n_scenes": "scenes",
+    "n_positive": "demand scenes",
+    "n_negative": "no-demand scenes",
+}
 
 
 @dataclass(frozen=True)
@@ -53,8 +72,17 @@ class Task:
     def description(self) -> str:
         return f"ODU-Bench {self.modality} scenes: {METRIC_DESCRIPTIONS[self.metric]}"
 
+    def scenes(self, counts: Mapping[str, Any]) -> int:
+        """How many scenes the number rests on (:data:`METRIC_POPULATION`), from a summary or
+        headline block's counts."""
+        return int(counts.get(METRIC_POPULATION[self.metric]) or 0)
+
+    def scenes_text(self, counts: Mapping[str, Any]) -> str:
+        """``7 demand scenes``: :meth:`scenes` with what they are."""
+        return f"{self.scenes(counts)} {POPULATION_NAMES[METRIC_POPULATION[self.metric]]}"
+
 
 #: Every reported number, modalities in reporting order (Table 3).
 TASKS: tuple[Task, ...] = tuple(Task(m, c) for m in MODALITIES for c in TABLE3_COLUMNS)
 
-__all__ = ["JUDGED_METRICS", "METRIC_DESCRIPTIONS", "SPLIT", "TASKS", "Task"]
+__all__ = ["JUDGED_METRICS", "METRIC_DESCRIPTIONS", "METRIC_POPULATION", "SPLIT", "TASKS", "Task"]

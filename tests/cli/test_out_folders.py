@@ -263,7 +263,9 @@ def test_an_earlier_output_with_a_foreign_file_is_never_replaced(
 
 
 def _export(out: Path, *runs: Path) -> int:
-    return main(argv("export", *runs, format="eee", out=out, organization="lab"))
+    return main(
+        argv("export", *runs, format="eee", out=out, organization="lab", model_ids=[f"lab/{r.name}" for r in runs])
+    )
 
 
 def test_export_never_writes_into_or_over_its_runs(runs: dict[str, Path], tmp_path: Path, capsys) -> None:

@@ -7,8 +7,8 @@
   receives the App D.2 prompt as text;
 * ``evaluate.load("odu_metric")`` (after ``odu-bench install-metric``) loads, and rows of
   ``load_dataset("odu-bench", "av", split="test")`` passed in batches as references give exactly
-  the numbers of ``odu-bench score``, and ``odu-bench export`` of that run writes an Every Eval Ever
-  record that the schema shipped in the wheel accepts;
+  the numbers of ``odu-bench score``, and ``odu-bench export`` of that run writes Hub eval results
+  that the schema shipped in the wheel accepts;
 * and: ``--tasks odu`` (the group), ``lm_eval ls tasks`` listing ours next to a user's
   ``--include_path`` task, and a plain interpreter start importing nothing of ours but the bridge.
 
@@ -263,14 +263,14 @@ def test_evaluate_load_by_name_gives_the_numbers_of_odu_bench_score(wheel_env: W
     assert result["audio-visual"]["no_output"] == 1 and result["audio-visual"]["parse_errors"] == 1
     assert result["audio-visual"]["m1"] > 0 and result["judge"]["name"] == summary["judge"]["name"] == "lexical"
     # the run travels: odu-bench export from the wheel, checked against the schemas the wheel ships
-    exported = odu("export", "run", "--format", "eee", "--out", "eee", "--resamples", "50")
+    exported = odu("export", "run", "--format", "hub", "--out", "hub", "--dataset-id", "ORG/odu-bench")
     assert exported.returncode == 0, exported.stderr[-2000:]
-    [aggregate] = (cwd / "eee").rglob("*.json")
+    [results] = (cwd / "hub").rglob("odu-bench.yaml")
     check = (
-        "import json, sys, jsonschema; from odu.export import load_schema; "
-        "jsonschema.validate(json.load(open(sys.argv[1])), load_schema('eee_eval_0.2.0.schema.json')); print('valid')"
+        "import sys, yaml, jsonschema; from odu.export import load_schema; jsonschema.validate("
+        "yaml.safe_load(open(sys.argv[1])), load_schema('hub_eval_results.schema.json')); print('valid')"
     )
     valid = subprocess.run(
-        [str(wheel_env.python), "-c", check, str(aggregate)], env=environ, cwd=cwd, capture_output=True, text=True
+        [str(wheel_env.python), "-c", check, str(results)], env=environ, cwd=cwd, capture_output=True, text=True
     )
     assert valid.stdout.strip() == "valid", valid.stderr[-2000:]

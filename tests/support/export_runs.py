@@ -1,0 +1,64 @@
+"""The runs ``tests/export/`` exports: ``odu-bench eval --sample`` (the two floors, with run cards
+and raw outputs) and an ``odu-bench score`` run of the sample (no run card), and how the tests
+call ``odu-bench export`` and read an Every Eval Ever export back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from odu.cli import main
+from odu.run import RUN_CARD_NAME
+from support.cli import argv
+from support.sample_runs import scored_sample_run
+
+DATASET = "ORG/odu-bench"
+ORGANIZATION = "Test Lab"
+#: The model id given to the sample's ``odu-bench score`` run (no run card, so no model of its own).
+SCORED_ID = "lab/scored"
+
+
+@pytest.fixture(scope="module")
+def sample_runs(tmp_path_factory: pytest.TempPathFactory, hf_cache: str) -> dict[str, Path]:
+    """``odu-bench eval --sample`` (the two floors, through lm-eval, with run cards and raw
+    outputs) and an ``odu-bench score`` run of the sample (no run card), by run folder name."""
+    import datasets
+
+    root = tmp_path_factory.mktemp("export-runs")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ODU_CACHE_DIR", str(root / "cache"))
+        mp.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
+        assert main(argv("eval", sample=True, out=root / "eval")) == 0
+    runs = {p.parent.name: p.parent for p in (root / "eval").rglob("summary.json")}
+    assert sorted(runs) == ["always", "never"]
+    runs["scored"] = scored_sample_run(root / "scored")
+    return runs
+
+
+def export(runs: list[Path], fmt: str, out: Path, **options: Any) -> int:
+    """``odu-bench export``; eee with ``--organization`` unless given, and ``--model-ids`` for the
+    runs without a run card (``odu-bench score`` runs have no model id of their own)."""
+    if fmt == "eee":
+        options.setdefault("organization", ORGANIZATION)
+    if fmt in ("eee", "inspect") and "model_ids" not in options:
+        # "-": the run card's model (the floors'); a score run has no card: lab/<folder>
+        options["model_ids"] = ["-" if (r / RUN_CARD_NAME).is_file() else f"lab/{r.name}" for r in runs]
+    return main(argv("export", *runs, format=fmt, out=out, **options))
+
+
+def eee_records(out: Path) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """model name -> (aggregate, instances) of an EEE export."""
+    found = {}
+    for path in out.rglob("*.json"):
+        aggregate = json.loads(path.read_text(encoding="utf-8"))
+        lines = (out / aggregate["detailed_evaluation_results"]["file_path"]).read_text(encoding="utf-8").splitlines()
+        found[aggregate["model_info"]["name"]] = (aggregate, [json.loads(line) for line in lines])
+    return found
+
+
+def scene_rows(instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The scenes.jsonl rows an EEE export's instances carry (``metadata.scene_row``, as JSON)."""
+    return [json.loads(i["metadata"]["scene_row"]) for i in instances]
