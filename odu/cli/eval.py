@@ -303,17 +303,12 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         return lm_eval_unavailable(exc, "eval")
 
-    from ..data.media import MediaError
     from ..data.prepare import check_dataset
     from ..data.sample import sample_dataset_dir
-    from ..harness.asr import AsrError
+    from ..harness.errors import run_errors
     from ..harness.runcard import RECORDER, build_run_card
     from ..harness.tasks import dataset_choice, load_tasks, task_dir, use_judge
-    from ..judge import JudgeUnavailableError
     from ..judge.spec import judge_from_args, judge_inputs
-    from ..models.remote import ModelUnavailableError
-    from ..schema import SchemaError
-    from ..server_check import PreflightError
     from ..shards import LOGGED_TASKS_KEY, SHARD_KEY, parse_shard
 
     try:
@@ -411,17 +406,7 @@ def run(args: argparse.Namespace) -> int:
                 print(scrub_text(f"  inference error ({count} scene(s)): {reason}"), file=sys.stderr)
             if line := judge_accounting_line(judge):
                 print(line, file=sys.stderr)
-    except (
-        SchemaError,
-        MediaError,
-        AsrError,
-        ValueError,
-        OSError,
-        ImportError,
-        JudgeUnavailableError,
-        ModelUnavailableError,
-        PreflightError,
-    ) as exc:
+    except run_errors() as exc:  # bad input, a server that fails or refuses, a missing extra
         print(scrub_text(f"odu-bench eval: error: {exc}"), file=sys.stderr)
         return 2
     print(runs_table(systems))
