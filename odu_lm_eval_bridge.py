@@ -58,8 +58,10 @@ TASK_DIRS = (os.path.join("odu", "harness", "lm_eval_tasks"), "lm_eval_tasks")
 LMMS_TASK_DIRS = (os.path.join("odu", "harness", "lmms_eval_tasks"), "lmms_eval_tasks")
 
 
-def _find_task_dir(relatives: "Sequence[str]") -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
+def find_task_dir(relatives: "Sequence[str]", here: "str | None" = None) -> str:
+    """The first of ``relatives`` (folders relative to ``here``, by default this module's folder)
+    that holds an ``odu`` task folder."""
+    here = here or os.path.dirname(os.path.abspath(__file__))
     for relative in relatives:
         path = os.path.join(here, relative)
         if os.path.isfile(os.path.join(path, "odu", "utils.py")):
@@ -70,13 +72,13 @@ def _find_task_dir(relatives: "Sequence[str]") -> str:
 def task_dir() -> str:
     """The folder holding the ``odu`` task YAMLs: ``odu/harness/lm_eval_tasks`` of an installed
     wheel, or the source tree's top-level ``lm_eval_tasks`` (checkout, editable install)."""
-    return _find_task_dir(TASK_DIRS)
+    return find_task_dir(TASK_DIRS)
 
 
 def lmms_task_dir() -> str:
     """The folder holding the lmms-eval ``odu`` task YAMLs (``odu/harness/lmms_eval_tasks`` of a
     wheel, else the source tree's ``lmms_eval_tasks``)."""
-    return _find_task_dir(LMMS_TASK_DIRS)
+    return find_task_dir(LMMS_TASK_DIRS)
 
 
 def _warn(what: str, exc: BaseException) -> None:

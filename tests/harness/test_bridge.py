@@ -41,8 +41,14 @@ def test_entry_points_name_the_registered_classes_exactly() -> None:
 
 
 def test_the_task_folder_of_a_checkout_is_the_top_level_door() -> None:
-    assert task_dir() == REPO / "lm_eval_tasks" == Path(bridge.task_dir())
+    """The checkout's ``odu`` reads the checkout's task folder, installed editable or from a wheel
+    (``tests/doors/test_newcomer.py`` runs this test there); the bridge the interpreter imported at
+    start-up reads the folder beside itself: the checkout's, or the wheel's copy inside its package."""
+    assert task_dir() == REPO / "lm_eval_tasks"
     assert (task_dir() / "odu" / "odu_av.yaml").is_file()
+    beside = Path(bridge.__file__).resolve().parent
+    expected = REPO / "lm_eval_tasks" if beside == REPO else beside / "odu" / "harness" / "lm_eval_tasks"
+    assert Path(bridge.task_dir()).resolve() == expected and (expected / "odu" / "odu_av.yaml").is_file()
 
 
 def test_models_are_registered_lazily_and_never_over_a_known_name(monkeypatch: pytest.MonkeyPatch) -> None:

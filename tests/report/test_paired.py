@@ -170,7 +170,6 @@ def test_the_paired_draws_are_the_headline_draws_when_the_scenes_are_the_same():
         assert cell["difference"] == 0 and cell["ci"] == [0.0, 0.0] and cell["p_value"] == 1.0
 
 
-
 def test_a_metric_whose_columns_two_systems_share_differs_by_exactly_zero_in_every_resample():
     """The same outputs scored by two judges: only M2 (and Avg) can differ. Summed in one matrix
     product, equal columns at different positions differ in the last bit ([0.0, 9.85e-17] with
@@ -187,6 +186,7 @@ def test_a_metric_whose_columns_two_systems_share_differs_by_exactly_zero_in_eve
             cell = entry["metrics"][metric]
             assert (cell["difference"], cell["ci"], cell["p_value"]) == (0, [0.0, 0.0], 1.0), metric
     assert entry["metrics"]["m2"]["ci"][0] != entry["metrics"]["m2"]["ci"][1]
+
 
 def test_unequal_scenes_and_small_samples_are_flagged():
     a = scene_rows(40, 10)
