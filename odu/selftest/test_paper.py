@@ -17,15 +17,16 @@ from odu.selftest import DATA
 EXAMPLE: dict[str, Any] = json.loads((DATA / "worked_example_a5.json").read_text(encoding="utf-8"))
 
 
-def test_the_worked_example_of_app_a5_scores_as_printed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_worked_example_of_app_a5_scores_as_printed(capsys: pytest.CaptureFixture[str]) -> None:
     """App A.5: S2 = 2/3 (two of three key points), S3 = IoU 0.8995, S4 = 1 (transcript exact),
-    S5 = 2/3 (in frame and gender right, age group wrong)."""
-    scenes, predictions, verdicts = tmp_path / "scenes.json", tmp_path / "predictions.jsonl", tmp_path / "v.jsonl"
+    S5 = 2/3 (in frame and gender right, age group wrong). Files named relative to the test's own
+    folder (``conftest.py``), as a user names them."""
+    scenes, predictions, verdicts = Path("scenes.json"), Path("predictions.jsonl"), Path("verdicts.jsonl")
     scenes.write_text(json.dumps([EXAMPLE["scene"]]), encoding="utf-8")
     row = {"scene_id": "avp_gen_000139", "output": EXAMPLE["model_output"]}
     predictions.write_text(json.dumps(row) + "\n", encoding="utf-8")
     verdicts.write_text("".join(json.dumps(v) + "\n" for v in EXAMPLE["verdicts"]), encoding="utf-8")
-    out = tmp_path / "run"
+    out = Path("run")
     args = ["score", "--scenes", str(scenes), "--predictions", str(predictions), "--out", str(out)]
     assert main([*args, "--judge", f"verdicts:{verdicts}", "--no-progress"]) == 0
     scored = json.loads((out / "scenes.jsonl").read_text(encoding="utf-8"))

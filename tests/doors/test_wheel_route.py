@@ -60,9 +60,30 @@ def shipped_tests() -> int:
     return int(re.search(r"^(\d+) tests? collected", proc.stdout, re.M).group(1))  # type: ignore[union-attr]
 
 
-def follow(env: WheelEnv, name: str, edit: tuple[str, str, str] | None = None) -> tuple[WheelEnv, Path, str]:
-    """README's two commands in a fresh venv (``edit``: first replace, in the installed package's
-    file, one text by another); the venv, the user's folder and the self-test's output."""
+#: What a user's folder and environment may hold that the self-test must not heed: pytest settings
+#: and a conftest.py that would break any test run there, and the settings of docs/harness.md
+#: "Settings by environment" pointing at what is not there.
+HOSTILE_FILES = {
+    "pytest.ini": "[pytest]\naddopts = --no-such-option\n",
+    "conftest.py": "raise RuntimeError('the conftest.py of the user folder was loaded')\n",
+}
+HOSTILE_SETTINGS = {
+    "ODU_DATASET": "/nonexistent/odu-bench",
+    "ODU_JUDGE": "openai:no-such-judge",
+    "ODU_ASR": "openai:no-such-asr",
+    "OPENAI_API_KEY": "sk-not-a-key",
+}
+
+
+def files(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")}
+
+
+def follow(env: WheelEnv, name: str, edit: tuple[str, str, str] | None = None) -> tuple[WheelEnv, int, str]:
+    """README's two commands in a fresh venv, from a user's folder holding the wheel and
+    :data:`HOSTILE_FILES`, with :data:`HOSTILE_SETTINGS` (``edit``: first replace, in the installed
+    package's file, one text by another); the venv, the self-test's exit status and output. Neither
+    the user's folder nor the installed package gains a file."""
     install, selftest = wheel_commands()
     venv, installed = installed_by_pip(env, name, install[2])
     assert installed.returncode == 0, installed.stderr[-3000:]
@@ -71,28 +92,34 @@ def follow(env: WheelEnv, name: str, edit: tuple[str, str, str] | None = None) -
         source = venv.site_packages / path
         assert source.read_text(encoding="utf-8").count(old) == 1
         source.write_text(source.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
-    environ, _ = user_env(venv, "selftest")
+    folder, package = venv.home / "user", venv.site_packages / "odu"
+    for file, text in HOSTILE_FILES.items():
+        (folder / file).write_text(text, encoding="utf-8")
+    before = files(folder), files(package)
+    environ, _ = user_env(venv, "selftest", **HOSTILE_SETTINGS)
     environ["PATH"] = f"{venv.python.parent}{os.pathsep}{environ['PATH']}"
-    folder = venv.home / "user"
     proc = subprocess.run(selftest, env=environ, cwd=folder, capture_output=True, text=True, timeout=900)
-    return venv, folder, proc.stdout + proc.stderr if proc.returncode else proc.stdout
+    assert (files(folder), files(package)) == before  # no .pytest_cache, no bytecode, no run left behind
+    return venv, proc.returncode, proc.stdout + proc.stderr
+
+
+#: pytest's last line when every test passed (warnings allowed; no skip, failure or deselection).
+ALL_PASSED = r"=*\s*(\d+) passed(, \d+ warnings?)? in [\d.]+s( \(.*\))?\s*=*"
 
 
 def test_the_readme_s_two_commands_install_the_wheel_and_every_shipped_test_passes(wheel_env: WheelEnv) -> None:
-    venv, folder, out = follow(wheel_env, "wheel-route")
-    assert f"odu-bench selftest: the tests in {venv.site_packages / 'odu' / 'selftest'}, offline," in out, out[-3000:]
-    summary = out.strip().splitlines()[-1]
-    assert re.fullmatch(rf"=*\s*{shipped_tests()} passed(, \d+ warnings?)? in [\d.]+s( \(.*\))?\s*=*", summary), out[
-        -3000:
-    ]
-    assert sorted(p.name for p in folder.iterdir()) == [wheel_env.wheel.name]  # nothing written here
+    venv, code, out = follow(wheel_env, "wheel-route")
+    assert code == 0, out[-3000:]
+    assert f"odu-bench selftest: the tests in {venv.site_packages / 'odu' / 'selftest'}, offline," in out
+    passed = re.fullmatch(ALL_PASSED, out.strip().splitlines()[-1])
+    assert passed and int(passed.group(1)) == shipped_tests(), out[-3000:]
 
 
 def test_a_wrong_number_in_the_installed_package_fails_the_selftest(wheel_env: WheelEnv) -> None:
     """Eq. 6 with M1 weighted 0.25 and M2 0.5 (App A.4: 0.15 and 0.60)."""
     edit = ("odu/constants.py", '"m1": 0.15, "m2": 0.60,', '"m1": 0.25, "m2": 0.5,')
-    _, _, out = follow(wheel_env, "wheel-route-faulty", edit)
-    assert "FAILED test_sample.py::test_eval_sample_scores_the_floors_as_app_a3_says" in out, out[-3000:]
+    _, code, out = follow(wheel_env, "wheel-route-faulty", edit)
+    assert code == 1 and "FAILED test_sample.py::test_eval_sample_scores_the_floors_as_app_a3_says" in out, out[-3000:]
     assert re.search(r"\b1 failed, \d+ passed", out.strip().splitlines()[-1]), out[-3000:]
 
 
