@@ -698,7 +698,7 @@ FAULTS: tuple[Fault, ...] = (
     # --- issue 31: a paired interval of exactly 0 where two runs agree
     F("paired-second-system-summed-apart", "newcomer2", "odu/report/paired.py",
       "resampled_b = _finish(first_sums[a] + difference_sums[:, n * k : (n + 1) * k])",
-      "resampled_b = _finish(boot.weighted_sums(columns[b]))"),
+      "resampled_b = _finish(boot.weighted_sums(np.hstack([columns[a], columns[b]]))[:, k:])"),
     # --- issue 31: score (and merge) mark, print and store the caveats as eval does
     F("score-stores-no-caveats", "newcomer2", "odu/cli/score.py",
       'summary["caveats"] = run_caveats(summary["judge"], summary_counts(summary))', 'summary["caveats"] = []'),

@@ -97,6 +97,7 @@ def follow(env: WheelEnv, name: str, edit: tuple[str, str, str] | None = None) -
         (folder / file).write_text(text, encoding="utf-8")
     before = files(folder), files(package)
     environ, _ = user_env(venv, "selftest", **HOSTILE_SETTINGS)
+    environ.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's environment (scripts/mutation.py sets it)
     environ["PATH"] = f"{venv.python.parent}{os.pathsep}{environ['PATH']}"
     proc = subprocess.run(selftest, env=environ, cwd=folder, capture_output=True, text=True, timeout=900)
     assert (files(folder), files(package)) == before  # no .pytest_cache, no bytecode, no run left behind
