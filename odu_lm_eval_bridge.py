@@ -20,6 +20,8 @@ does nothing until one of these modules is imported, then hooks it:
 * ``lm_eval.loggers.utils`` -> its git lookup keeps ``fatal: not a git repository`` off the console;
 * ``lm_eval.utils`` -> the printed results table ends with the dataset each ODU-Bench task read and
   the caveats of its numbers (``odu.harness.annotate``);
+* ``lm_eval._cli.harness`` -> an error of ours that names its cause (a model server failing its
+  preflight, a missing dataset) is one line and exit 2, not a traceback (``odu.harness.errors``);
 * ``evaluate`` -> ``evaluate.load("odu_metric")`` loads the installed metric (no Hub round trip);
 * ``datasets`` -> ``load_dataset("odu-bench", ...)`` where no ``./odu-bench`` folder exists fails at
   once, naming the fix, instead of trying the Hub and then serving an older cached copy.
@@ -56,8 +58,10 @@ TASK_DIRS = (os.path.join("odu", "harness", "lm_eval_tasks"), "lm_eval_tasks")
 LMMS_TASK_DIRS = (os.path.join("odu", "harness", "lmms_eval_tasks"), "lmms_eval_tasks")
 
 
-def _find_task_dir(relatives: "Sequence[str]") -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
+def find_task_dir(relatives: "Sequence[str]", here: "str | None" = None) -> str:
+    """The first of ``relatives`` (folders relative to ``here``, by default this module's folder)
+    that holds an ``odu`` task folder."""
+    here = here or os.path.dirname(os.path.abspath(__file__))
     for relative in relatives:
         path = os.path.join(here, relative)
         if os.path.isfile(os.path.join(path, "odu", "utils.py")):
@@ -68,13 +72,13 @@ def _find_task_dir(relatives: "Sequence[str]") -> str:
 def task_dir() -> str:
     """The folder holding the ``odu`` task YAMLs: ``odu/harness/lm_eval_tasks`` of an installed
     wheel, or the source tree's top-level ``lm_eval_tasks`` (checkout, editable install)."""
-    return _find_task_dir(TASK_DIRS)
+    return find_task_dir(TASK_DIRS)
 
 
 def lmms_task_dir() -> str:
     """The folder holding the lmms-eval ``odu`` task YAMLs (``odu/harness/lmms_eval_tasks`` of a
     wheel, else the source tree's ``lmms_eval_tasks``)."""
-    return _find_task_dir(LMMS_TASK_DIRS)
+    return find_task_dir(LMMS_TASK_DIRS)
 
 
 def _warn(what: str, exc: BaseException) -> None:
@@ -261,6 +265,38 @@ def note_tables(module: "Any") -> None:
     module.make_table = make_table
 
 
+def one_line_errors(module: "Any") -> None:
+    """lm-eval's ``HarnessCLI.execute`` (in ``module``, ``lm_eval._cli.harness``), wrapped once: an
+    error our code raised that names its cause (``odu.harness.errors.error_line``: a model's server
+    failing its preflight, a missing dataset, a bad model argument) ends the command with one line,
+    ``lm-eval: error: ...``, and exit 2, as ``odu-bench eval`` does; any other keeps its traceback."""
+    import functools
+
+    cli = module.HarnessCLI
+    original = cli.execute
+    if getattr(original, "odu_bridge", False):
+        return
+
+    @functools.wraps(original)
+    def execute(self: "Any", args: "Any") -> "Any":
+        try:
+            return original(self, args)
+        except Exception as exc:
+            if "odu" not in sys.modules:  # none of our code ran
+                raise
+            from odu.harness.errors import error_line
+
+            line = error_line(exc)
+            if line is None:
+                raise
+            prog = getattr(getattr(self, "_parser", None), "prog", "lm-eval")  # argparse's error format
+            print(f"{prog}: error: {line}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+    execute.odu_bridge = True  # type: ignore[attr-defined]
+    cli.execute = execute
+
+
 # --- the names a newcomer types: evaluate.load("odu_metric"), load_dataset("odu-bench") -------------
 
 #: The metric's name (``odu.metric_door.METRIC_NAME``) and the dataset's bare name (the prepared folder).
@@ -313,6 +349,7 @@ _HOOKS: "dict[str, Callable[[ModuleType], None]]" = {
     "lm_eval.config.evaluate_config": _index_only_ours,
     "lm_eval.loggers.utils": _quiet_git,
     "lm_eval.utils": note_tables,
+    "lm_eval._cli.harness": one_line_errors,
     "evaluate": _load_our_metric,
     "datasets": _refuse_a_missing_dataset_folder,
 }

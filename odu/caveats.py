@@ -11,7 +11,8 @@ A caveat is ``{"kind": KIND, "text": ...}``; the kinds, each from the fact that 
   its numbers by several points, and a scene-bootstrap interval says little (a single scene gives
   ``[100.0, 100.0]``).
 
-``odu-bench eval`` stores them in ``summary.json`` (``"caveats"``) and prints them under its table;
+``odu-bench eval`` and ``odu-bench score`` store them in ``summary.json`` (``"caveats"``) and print them
+under their table (:func:`shown_caveats`);
 plain ``lm_eval`` / ``odu-bench lm-eval`` store them in ``results.json`` (``"odu"``) and print them
 under lm-eval's table (:mod:`odu.harness.annotate`); ``odu-bench report`` and ``view`` show those
 of each run and the small-sample caveat of each interval they draw.
@@ -131,8 +132,34 @@ def marked(name: str, caveats: Iterable[Any]) -> str:
     return f"{name} {CAVEAT_MARK}" if any(True for _ in caveats) else name
 
 
+#: The line above the caveats printed under a table of runs.
+CAVEATS_HEADING = 'Caveats of these numbers (stored in summary.json "caveats"):'
+
+
+def shown_caveats(
+    summaries: Mapping[str, Mapping[str, Any]],
+) -> tuple[dict[str, Mapping[str, Any]], list[str]]:
+    """What a printed table of runs (``odu-bench eval``, ``score``) shows of the caveats each
+    ``summary.json`` stores: the summaries keyed by their names, :func:`marked`, and the lines under
+    the table (none without a caveat). The approximate judge is left to the judge's own line.
+
+    >>> rows, lines = shown_caveats({"run": {"caveats": [small_sample(12, "audio-visual")]}})
+    >>> list(rows), lines[1]
+    (['run *'], '* run: 12 audio-visual scenes: a small sample (< 30); one scene moves M1 and FTR by many points, and intervals say little')
+    """
+    caveats = {
+        name: [c for c in summary.get("caveats") or () if c["kind"] != APPROXIMATE_JUDGE]
+        for name, summary in summaries.items()
+    }
+    lines = caveat_lines(caveats)
+    return {marked(name, caveats[name]): summary for name, summary in summaries.items()}, (
+        [CAVEATS_HEADING, *lines] if lines else []
+    )
+
+
 __all__ = [
     "APPROXIMATE_JUDGE",
+    "CAVEATS_HEADING",
     "CAVEAT_MARK",
     "LIMIT",
     "SHARD",
@@ -143,6 +170,7 @@ __all__ = [
     "caveat_lines",
     "marked",
     "run_caveats",
+    "shown_caveats",
     "small_sample",
     "summary_counts",
 ]

@@ -130,6 +130,18 @@ GROUP_TESTS: dict[str, tuple[str, ...]] = {
         "tests/export/test_export.py",
         "tests/export/test_export_docs.py",
     ),
+    # issue 31 (newcomer round two): fast files first (pytest -x stops at the first failure), the
+    # wheel's last (they build it once, then follow README's wheel route and run odu-bench selftest)
+    "newcomer2": (
+        "tests/report/test_paired.py",
+        "tests/harness/test_caveats.py",
+        "tests/harness/test_shard_checks.py",
+        "tests/harness/test_bridge.py",
+        "tests/harness/test_run_control.py",
+        "odu/selftest/test_sample.py",
+        "tests/doors/test_wheel_route.py",
+        "tests/doors/test_newcomer.py",
+    ),
 }
 
 #: Seconds one fault's test run may take before it counts as killed (a hang is a caught fault).
@@ -899,6 +911,44 @@ FAULTS: tuple[Fault, ...] = (
       "    if (folder := harness_folder(run_dir)) is not None:", "    if (folder := harness_folder(run_dir)) is not None and False:"),
     F("inspect-metric-rounded", "export", "odu/export/inspect_log.py",
       "            name=t.metric,\n            value=value,\n", "            name=t.metric,\n            value=round(value, 2),\n"),
+    # --- issue 31: a paired interval of exactly 0 where two runs agree
+    F("paired-second-system-summed-apart", "newcomer2", "odu/report/paired.py",
+      "resampled_b = _finish(first_sums[a] + difference_sums[:, n * k : (n + 1) * k])",
+      "resampled_b = _finish(boot.weighted_sums(np.hstack([columns[a], columns[b]]))[:, k:])"),
+    # --- issue 31: score (and merge) mark, print and store the caveats as eval does
+    F("score-stores-no-caveats", "newcomer2", "odu/cli/score.py",
+      'summary["caveats"] = run_caveats(summary["judge"], summary_counts(summary))', 'summary["caveats"] = []'),
+    F("table-marks-no-row", "newcomer2", "odu/caveats.py",
+      "return {marked(name, caveats[name]): summary", "return {name: summary"),
+    F("table-lists-no-caveat", "newcomer2", "odu/caveats.py",
+      "[CAVEATS_HEADING, *lines] if lines else []", "[]"),
+    F("merge-prints-no-caveats", "newcomer2", "odu/cli/merge.py",
+      "print(runs_table({label: summary}))", 'print(runs_table({label: {**summary, "caveats": []}}))'),
+    # --- issue 31: an error of ours on lm-eval's command line is one line, exit 2
+    F("lm-eval-error-keeps-its-traceback", "newcomer2", "odu_lm_eval_bridge.py",
+      "            line = error_line(exc)\n", "            line = None\n"),
+    F("lm-eval-error-exit-1", "newcomer2", "odu_lm_eval_bridge.py",
+      "raise SystemExit(2) from None", "raise SystemExit(1) from None"),
+    F("lm-eval-s-own-errors-one-lined", "newcomer2", "odu/harness/errors.py",
+      "    if not any(frame.is_relative_to(folder)", "    if False and any(frame.is_relative_to(folder)"),
+    F("lm-eval-error-unscrubbed", "newcomer2", "odu/harness/errors.py",
+      "    return scrub_text(str(exc))", "    return str(exc)"),
+    # --- issue 31: a checkout's odu reads its own task folder, whatever is installed
+    F("checkout-reads-the-start-up-bridge-s-tasks", "newcomer2", "odu/harness/tasks.py",
+      "find_task_dir(TASK_DIRS, str(Path(__file__).resolve().parents[2]))", "find_task_dir(TASK_DIRS)"),
+    # --- issue 31: the wheel route (odu-bench selftest and the tests shipped in odu/selftest/)
+    F("wheel-without-the-selftest-data", "newcomer2", "setup.cfg",
+      "odu.selftest = selftest.ini, data/*", "odu.selftest = selftest.ini"),
+    F("selftest-misses-a-wrong-eq6-weight", "newcomer2", "odu/constants.py",
+      '"m1": 0.15, "m2": 0.60,', '"m1": 0.25, "m2": 0.50,'),
+    F("selftest-without-its-settings", "newcomer2", "odu/cli/selftest.py",
+      '"-c", str(CONFIG), ', ""),
+    F("selftest-writes-bytecode-into-the-package", "newcomer2", "odu/cli/selftest.py",
+      '            "PYTHONDONTWRITEBYTECODE": "1",\n', ""),
+    F("selftest-heeds-the-user-s-judge", "newcomer2", "odu/selftest/conftest.py",
+      '    "ODU_JUDGE",\n', ""),
+    F("selftest-runs-in-the-package-folder", "newcomer2", "odu/selftest/conftest.py",
+      "    monkeypatch.chdir(tmp_path)\n", ""),
 )
 # fmt: on
 

@@ -22,6 +22,7 @@ COMMANDS: tuple[str, ...] = (
     "eval",
     "merge",
     "lm_eval_cmd",
+    "selftest",
 )
 #: Subcommands whose name is not their module's.
 _MODULE_OF = {"lm-eval": "lm_eval_cmd"}

@@ -83,6 +83,18 @@ def judge_note(info: Mapping[str, Any]) -> str:
     return note + (" — APPROXIMATE, not comparable with Table 3" if info.get("approximate") else "")
 
 
+def runs_table(summaries: Mapping[str, Mapping[str, Any]]) -> str:
+    """What ``odu-bench eval`` and ``score`` print of their runs (``summary.json`` dicts by system
+    name): the Table 3-style rows, names marked where caveats apply, the judge's line, the caveats
+    (:func:`odu.caveats.shown_caveats`) and what comparability with Table 3 rests on."""
+    from ..caveats import shown_caveats
+    from ..tables import table3, table3_caveat
+
+    rows, caveats = shown_caveats(summaries)
+    judge: Mapping[str, Any] = next((summary["judge"] for summary in summaries.values()), {})
+    return "\n".join([table3(rows, judge_note(judge)), *caveats, *table3_caveat(summaries.values())])
+
+
 def judge_accounting_line(info: Mapping[str, Any]) -> str | None:
     """A one-line account of an LLM judge's work from summary.json's ``"judge"`` block."""
     if "requests" not in info:

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from ..caveats import APPROXIMATE_JUDGE, caveat_lines, marked, run_caveats, summary_counts
+from ..caveats import run_caveats, summary_counts
 from ..judge.openai_judge import merge_judge_infos
 from ..models import BACKENDS, BASELINES, backend_name, lm_eval_name, system_label
 from ..outdir import check_target, clear
@@ -32,8 +32,8 @@ from .common import (
     add_overwrite,
     judge_accounting_line,
     judge_errors_exit_code,
-    judge_note,
     lm_eval_unavailable,
+    runs_table,
 )
 
 DEFAULT_MODELS = ("always", "never")
@@ -300,19 +300,13 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         return lm_eval_unavailable(exc, "eval")
 
-    from ..data.media import MediaError
     from ..data.prepare import check_dataset
     from ..data.sample import sample_dataset_dir
-    from ..harness.asr import AsrError
+    from ..harness.errors import run_errors
     from ..harness.runcard import RECORDER, build_run_card
     from ..harness.tasks import dataset_choice, load_tasks, task_dir, use_judge
-    from ..judge import JudgeUnavailableError
     from ..judge.spec import judge_from_args, judge_inputs
-    from ..models.remote import ModelUnavailableError
-    from ..schema import SchemaError
-    from ..server_check import PreflightError
     from ..shards import LOGGED_TASKS_KEY, SHARD_KEY, parse_shard
-    from ..tables import table3, table3_caveat
 
     try:
         models = [backend_name(m.strip()) for m in args.model.split(",") if m.strip()]
@@ -409,28 +403,10 @@ def run(args: argparse.Namespace) -> int:
                 print(scrub_text(f"  inference error ({count} scene(s)): {reason}"), file=sys.stderr)
             if line := judge_accounting_line(judge):
                 print(line, file=sys.stderr)
-    except (
-        SchemaError,
-        MediaError,
-        AsrError,
-        ValueError,
-        OSError,
-        ImportError,
-        JudgeUnavailableError,
-        ModelUnavailableError,
-        PreflightError,
-    ) as exc:
+    except run_errors() as exc:  # bad input, a server that fails or refuses, a missing extra
         print(scrub_text(f"odu-bench eval: error: {exc}"), file=sys.stderr)
         return 2
-    caveats = {
-        label: [c for c in summary["caveats"] if c["kind"] != APPROXIMATE_JUDGE]  # the judge line says so
-        for label, summary in systems.items()
-    }
-    rows_shown = {marked(label, caveats[label]): summary for label, summary in systems.items()}
-    print(table3(rows_shown, judge_note(next((summary["judge"] for summary in systems.values()), {}))))
-    if lines := caveat_lines(caveats):
-        print('Caveats of these numbers (stored in summary.json "caveats"):', *lines, sep="\n")
-    print("\n".join(table3_caveat(systems.values())))
+    print(runs_table(systems))
     print(f"dataset: {source} ({reason})")
     print(f"results: {out}")
     code = judge_errors_exit_code(judge_errors, args, "eval")

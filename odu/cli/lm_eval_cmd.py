@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 from ..scrub import CredentialArgumentError, refuse_credentials, scrub_file, scrubbed_console
-from ..server_check import PreflightError
 from .common import lm_eval_unavailable
 
 _SUBCOMMANDS = ("run", "ls", "validate")
@@ -119,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         return lm_eval_unavailable(exc, "lm-eval")
 
     from ..harness.annotate import install_table_note
+    from ..harness.errors import install_one_line_errors
     from ..harness.runcard import RECORDER
     from ..harness.tasks import task_dir
 
@@ -126,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.time()
     RECORDER.clear()
     install_table_note()  # lm-eval's table ends with our caveats, with the start-up bridge off too
+    install_one_line_errors()  # a failed preflight, a missing extra: one line and exit 2, bridge or not
     saved, sys.argv = sys.argv, ["lm-eval", *argv]
     try:
         with scrubbed_console():  # lm-eval prints and logs its --model_args verbatim
@@ -134,12 +135,13 @@ def run(args: argparse.Namespace) -> int:
             parsed = parser.parse_args()
             refuse_key_arguments(parsed)
             parser.execute(parsed)
-    except (PreflightError, ImportError) as exc:  # a server failed its check; a backend's extra is missing
-        print(f"odu-bench lm-eval: error: {exc}", file=sys.stderr)
-        return 2
     except CredentialArgumentError as exc:
         print(f"odu-bench lm-eval: error: {exc}", file=sys.stderr)
         return 2
+    except SystemExit as exc:  # lm-eval's --help and usage errors, and the one-line errors: printed
+        if not isinstance(exc.code, (int, type(None))):
+            raise
+        return exc.code or 0
     finally:
         sys.argv = saved
     output_path = _output_path(argv)

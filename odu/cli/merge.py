@@ -59,8 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from ..run import RUN_CARD_NAME, SCENES_FILE, RunError, RunWriter
     from ..scrub import scrub_command, scrub_value
     from ..shards import ShardError, merged_card, merged_judge, merged_samples, read_shards
-    from ..tables import table3, table3_caveat
-    from .common import judge_note
+    from .common import runs_table
     from .eval import summary_of, write_model_outputs
 
     out = Path(args.out)
@@ -85,7 +84,6 @@ def run(args: argparse.Namespace) -> int:
 
     backend = (shards[0].card.get("model") or {}).get("backend") or {}
     label = BASELINES.get(backend.get("backend", "")) or str(backend.get("model") or "merged")
-    print(table3({label: summary}, judge_note(judge)))
-    print("\n".join(table3_caveat([summary])))
+    print(runs_table({label: summary}))
     print(f"merged {len(shards)} shard(s), {len(rows)} scenes: {out}")
     return 0

@@ -7,13 +7,13 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
+from ..caveats import run_caveats, summary_counts
 from ..judge import JudgeUnavailableError
 from ..judge.spec import add_judge_arguments, judge_from_args, judge_inputs
 from ..run import SCENES_FILE, RunWriter
 from ..schema import Scene, SchemaError, iter_scenes, read_predictions
 from ..scoring import score_into
-from ..tables import table3, table3_caveat
-from .common import add_annotation_language, add_overwrite, judge_accounting_line, judge_errors_exit_code, judge_note
+from .common import add_annotation_language, add_overwrite, judge_accounting_line, judge_errors_exit_code, runs_table
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
                     )
             finally:
                 judge.close()
+            summary["caveats"] = run_caveats(summary["judge"], summary_counts(summary))
             out = writer.commit(summary)
     except (SchemaError, ValueError, JudgeUnavailableError) as exc:
         print(f"odu-bench score: error: {exc}", file=sys.stderr)
@@ -74,8 +75,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"odu-bench score: error: cannot write the results to {args.out} ({exc})", file=sys.stderr)
         return 2
     info = summary["judge"]
-    print(table3({Path(args.predictions).stem: summary}, judge_note(info)))
-    print("\n".join(table3_caveat([summary])))
+    print(runs_table({Path(args.predictions).stem: summary}))
     print(
         f"parse errors: {summary['parse_errors']}  no output: {summary['no_output']}  "
         f"judge errors: {summary['judge_errors']}  -> {out}"

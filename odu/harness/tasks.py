@@ -112,11 +112,13 @@ _JUDGE_COUNTS = {
 
 
 def task_dir() -> Path:
-    """The folder holding the ``odu`` task YAMLs (``--include_path`` of lm-eval): inside the package
-    of a wheel install, else the source tree's ``lm_eval_tasks/`` (:func:`odu_lm_eval_bridge.task_dir`)."""
-    from odu_lm_eval_bridge import task_dir as bridge_task_dir
+    """The folder holding the ``odu`` task YAMLs (``--include_path`` of lm-eval) beside this ``odu``
+    package: inside it for a wheel install, else the source tree's ``lm_eval_tasks/``. Found from
+    the package, not from the bridge module the interpreter imported at start-up: a checkout's
+    ``odu`` tested where the package is installed from a wheel reads the checkout's tasks."""
+    from odu_lm_eval_bridge import TASK_DIRS, find_task_dir
 
-    return Path(bridge_task_dir())
+    return Path(find_task_dir(TASK_DIRS, str(Path(__file__).resolve().parents[2])))
 
 
 # --- docs --------------------------------------------------------------------------------------------

@@ -12,6 +12,9 @@ venv (``support.wheel``), the docs' commands run from an empty folder, offline.
 * item 10: ``load_dataset("odu-bench", ...)`` from a folder without it fails at once, naming the fix;
 * item 11: no ``fatal: not a git repository`` outside a checkout; a run of our tasks only does not
   index lm-eval's built-in tasks (the time saved: ``benchmarks/bench_startup.py``).
+
+Issue 31 item 2: the checkout's tests, run where the package is installed from the wheel, read the
+checkout's task folder.
 """
 
 from __future__ import annotations
@@ -177,3 +180,13 @@ def test_pytest_collects_a_checkout_whose_package_is_installed_from_the_wheel(wh
     code, out, err = run(wheel_env, args, environ, REPO)
     assert code == 0, (out + err)[-3000:]
     assert "error" not in out.lower() and "odu/caveats.py::odu.caveats.small_sample" in out
+
+
+def test_a_checkout_tested_beside_the_wheel_reads_its_own_task_folder(wheel_env: WheelEnv) -> None:
+    """Issue 31 item 2: where the package is installed from a wheel, the checkout's ``odu`` found its
+    tasks through the bridge the interpreter imported at start-up (the wheel's), so its tests read
+    the wheel's copy of the task folder."""
+    environ, _ = user_env(wheel_env, "newcomer-checkout-tasks")
+    test = "tests/harness/test_bridge.py::test_the_task_folder_of_a_checkout_is_the_top_level_door"
+    code, out, err = run(wheel_env, ["-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", test], environ, REPO)
+    assert code == 0 and "1 passed" in out, (out + err)[-3000:]

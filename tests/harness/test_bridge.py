@@ -18,6 +18,7 @@ import types
 import warnings
 from importlib.metadata import distribution
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,8 +41,14 @@ def test_entry_points_name_the_registered_classes_exactly() -> None:
 
 
 def test_the_task_folder_of_a_checkout_is_the_top_level_door() -> None:
-    assert task_dir() == REPO / "lm_eval_tasks" == Path(bridge.task_dir())
+    """The checkout's ``odu`` reads the checkout's task folder, installed editable or from a wheel
+    (``tests/doors/test_newcomer.py`` runs this test there); the bridge the interpreter imported at
+    start-up reads the folder beside itself: the checkout's, or the wheel's copy inside its package."""
+    assert task_dir() == REPO / "lm_eval_tasks"
     assert (task_dir() / "odu" / "odu_av.yaml").is_file()
+    beside = Path(bridge.__file__).resolve().parent
+    expected = REPO / "lm_eval_tasks" if beside == REPO else beside / "odu" / "harness" / "lm_eval_tasks"
+    assert Path(bridge.task_dir()).resolve() == expected and (expected / "odu" / "odu_av.yaml").is_file()
 
 
 def test_models_are_registered_lazily_and_never_over_a_known_name(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -260,3 +267,72 @@ def test_the_metric_loads_by_name_and_a_missing_dataset_folder_fails_at_once(
     (tmp_path / "odu-bench").mkdir()  # from its parent folder the bare name is the folder: datasets' own way
     datasets.load_dataset("odu-bench", "av_en")
     assert loaded == [str(metric_script().parent), "ORG/odu_metric", "odu-bench"]
+
+
+# --- issue 31: an error of ours is one line on lm-eval's command line too ----------------------------
+
+
+@pytest.mark.skipif(not _installed(), reason="the .pth comes with pip install (-e) only")
+@pytest.mark.parametrize("door", ["-m", "script"])
+def test_plain_lm_eval_says_a_dead_server_in_one_line(door: str, tmp_path: Path) -> None:
+    """``lm_eval --model odu-openai`` with no server: what ``odu-bench eval`` says (one line, exit 2),
+    not lm-eval's 20-line traceback; through ``python -m lm_eval`` and the ``lm_eval`` script."""
+    from support.openai_server import dead_url
+
+    url = dead_url()
+    script = Path(sys.executable).parent / "lm_eval"
+    command = [sys.executable, "-m", "lm_eval"] if door == "-m" else [str(script)]
+    args = ["--tasks", "odu_av", "--model", "odu-openai", "--model_args", f"model=m,base_url={url}", "--limit", "1"]
+    environ = {k: v for k, v in os.environ.items() if k != bridge.ENV} | {"OPENAI_API_KEY": "sk-hunter2-1234"}
+    proc = subprocess.run([*command, *args], env=environ, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "hunter2" not in proc.stdout + proc.stderr
+    [line] = [line for line in proc.stderr.splitlines() if "error" in line.lower()]
+    assert line.startswith(f"lm-eval: error: preflight: model server {url} (model 'm'): cannot reach")
+    assert line == proc.stderr.splitlines()[-1]
+
+
+class _Cli:
+    """Stands for lm-eval's ``HarnessCLI``: ``execute`` runs the subcommand, here ``args`` itself."""
+
+    _parser = types.SimpleNamespace(prog="lm-eval")
+
+    def execute(self, args: Any) -> Any:
+        return args()
+
+
+def _raise_in_odu(exc: Exception) -> None:
+    """Raise ``exc`` from a frame of the package (as a model's constructor would)."""
+    from odu.harness import models
+
+    code = compile("def fail(exc):\n    raise exc\n", models.__file__, "exec")
+    scope: dict[str, Any] = {}
+    exec(code, scope)
+    scope["fail"](exc)
+
+
+def test_only_our_errors_become_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from odu.harness.errors import error_line
+    from odu.server_check import PreflightError
+
+    module = types.SimpleNamespace(HarnessCLI=type("HarnessCLI", (_Cli,), {}))
+    bridge.one_line_errors(module)
+    bridge.one_line_errors(module)  # once
+    cli = module.HarnessCLI()
+    assert cli.execute(lambda: "ran") == "ran"
+    with pytest.raises(SystemExit) as exited:
+        cli.execute(lambda: _raise_in_odu(PreflightError("preflight: model server http://u:pw@h/v1: refused")))
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == "lm-eval: error: preflight: model server http://h/v1: refused\n"
+    with pytest.raises(KeyError):  # a bug of ours keeps its traceback
+        cli.execute(lambda: _raise_in_odu(KeyError("m2")))
+
+    def lm_eval_s_own() -> None:
+        raise ValueError("Attempted to load model 'gpt9'")
+
+    with pytest.raises(ValueError, match="gpt9"):  # lm-eval's own error: lm-eval's way
+        cli.execute(lm_eval_s_own)
+    try:
+        _raise_in_odu(FileNotFoundError("no dataset at /d"))
+    except FileNotFoundError as exc:
+        assert error_line(exc) == "no dataset at /d"

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from support.cli import argv
+from support.cli import argv, printed_table
 from support.omni_fakes import FakeOmni
 from support.openai_rules import API_KEY
 from support.openai_server import OpenAIServer, Reply, chat_completion
@@ -70,6 +70,24 @@ def test_the_full_sample_still_says_it_is_small_and_the_floor_answers_cleanly(
     assert "12 audio-visual scenes: a small sample" in out and "--limit" not in out
     rows = [json.loads(line) for line in (tmp_path / "out" / "always" / "scenes.jsonl").read_text().splitlines()]
     assert rows and all(r["issues"] == [] for r in rows)
+
+
+def test_score_marks_prints_and_stores_the_caveats_as_eval_does(prepared_sample: Path, tmp_path: Path, capsys) -> None:
+    """Issue 31 item 6: ``odu-bench score`` on fewer than 30 scenes showed no ``*`` and no caveat,
+    though README promises both for every run; the same outputs through ``eval`` and ``score``."""
+    assert main(argv("eval", sample=True, model="always", out=tmp_path / "eval")) == 0
+    [evaluated], eval_notes = printed_table(capsys.readouterr().out)
+    run = tmp_path / "eval" / "always"
+    scenes = prepared_sample / "scenes.jsonl"
+    predictions = run / "predictions.jsonl"
+    assert main(argv("score", scenes=scenes, predictions=predictions, out=tmp_path / "score", no_progress=True)) == 0
+    out = capsys.readouterr().out
+    [scored], score_notes = printed_table(out)
+    assert scored == ["predictions *", *evaluated[1:]] and evaluated[0] == "floor: always-trigger *"
+    assert 'Caveats of these numbers (stored in summary.json "caveats"):' in out
+    assert score_notes == [line.replace("floor: always-trigger", "predictions") for line in eval_notes]
+    assert any("12 audio-visual scenes: a small sample (< 30)" in line for line in score_notes)
+    assert summary(tmp_path / "score")["caveats"] == summary(run)["caveats"]
 
 
 def test_both_spellings_of_a_model_are_taken_and_an_unknown_one_names_both(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import printed_table
 from support.shard_runs import copy_shards, eval_always, lines, merge, rehash, write_lines
 
 from odu.cli import main
@@ -49,11 +50,15 @@ def _rows(path: Path) -> list[dict]:
     return [{k: v for k, v in row.items() if k != "run_id"} for row in lines(path)]
 
 
-def test_the_merged_run_is_the_unsharded_one(shards: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_merged_run_is_the_unsharded_one(
+    shards: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("ODU_CACHE_DIR", str(shards / "cache"))  # the shards' dataset, prepared there
     assert eval_always(tmp_path / "full") == 0
+    printed = printed_table(capsys.readouterr().out)
     one, two = shards / "s1" / "always", shards / "s2" / "always"
     assert merge(two, one, tmp_path / "merged") == 0  # any order
+    assert printed_table(capsys.readouterr().out) == printed  # the mark and the caveats too (issue 31)
     full, merged = tmp_path / "full" / "always", tmp_path / "merged"
     assert _summary(merged) == _summary(full)
     for name in ("scenes.jsonl", "predictions.jsonl"):  # the samples differ in the judge's per-batch accounting

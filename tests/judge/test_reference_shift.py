@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 from support.cli import argv
-from support.own_reference import OwnReferenceJudge, perfect_output
+from support.own_reference import OwnReferenceJudge
 
 from odu.cli import main
 from odu.data.sample import sample_dir
 from odu.judge.reference_shift import reference_shift
 from odu.schema import load_scenes
+from odu.selftest import perfect_output
 
 DEMO = Path(__file__).resolve().parents[1] / "fixtures" / "demo_scenes.json"
 SAMPLE = sample_dir() / "scenes.jsonl"

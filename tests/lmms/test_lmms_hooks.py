@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
-from support.own_reference import perfect_output
 
 from odu.cli import main as odu_main
 from odu.data.media import probe
@@ -22,6 +21,7 @@ from odu.harness import lmms
 from odu.harness.tasks import METRICS
 from odu.prompts import instruction
 from odu.schema import scene_from_dict
+from odu.selftest import perfect_output
 from odu_lm_eval_bridge import lmms_task_dir
 
 TABLE3 = ("m1", "m2", "m3", "m4", "m5", "avg", "ftr")

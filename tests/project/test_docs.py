@@ -36,6 +36,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from support.docs import FENCE, readme_section, shell_blocks, shell_commands
 
 import odu.constants
 from odu.cli import build_parser
@@ -59,12 +60,9 @@ DOC_FILES = [
 #: Constants that docs/scoring.md must quote: the scorer's open choices and the parsing limits.
 SCORING_CONSTANT = re.compile(r"^(TRANSCRIPT_|IOU_|CONTAINMENT_|CJK_|MAX_)[A-Z0-9_]+$")
 
-FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```", re.S | re.M)
-SHELL_LANGUAGES = {"bash", "sh", "shell", "console"}
 QUOTE = re.compile(r"`([A-Z][A-Z0-9_]*) = ([^`]+)`")
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$", re.M)
-CONTROL_OPERATORS = {"&&", "||", ";", "|", "&"}
 
 
 def _text(path: Path) -> str:
@@ -229,27 +227,6 @@ def test_readme_maps_every_page_of_docs() -> None:
 # --- commands --------------------------------------------------------------------------------------
 
 
-def shell_commands(text: str) -> list[list[str]]:
-    """The simple commands of a file's shell code blocks, as argument lists (``\\`` continuations
-    joined, ``#`` comments and a ``$`` prompt dropped, split at ``&&``, ``;``, ``|``)."""
-    commands = []
-    for language, body in FENCE.findall(text):
-        if language.strip() not in SHELL_LANGUAGES:
-            continue
-        for line in re.sub(r"\\\n", " ", body).splitlines():
-            lexer = shlex.shlex(line.strip().removeprefix("$ "), posix=True, punctuation_chars=True)
-            lexer.whitespace_split = True
-            command: list[str] = []
-            for token in [*lexer, ";"]:
-                if token in CONTROL_OPERATORS:
-                    if command:
-                        commands.append(command)
-                    command = []
-                else:
-                    command.append(token)
-    return commands
-
-
 def test_shell_commands_are_split_like_a_shell() -> None:
     block = (
         "```bash\npip install -e . && odu-bench eval --sample   # the sample\n"
@@ -320,14 +297,14 @@ def test_commands_named_in_prose_exist(doc: Path) -> None:
         if words[1] == "lm-eval":  # every argument is lm-eval's
             continue
         options = set(parser._option_string_actions)
-        wrong += [f"{span}: no option {w}" for w in words[2:] if w.startswith("--") and w.split("=")[0] not in options]
+        ours = words[2 : words.index("--")] if "--" in words else words[2:]  # after --: another program's
+        wrong += [f"{span}: no option {w}" for w in ours if w.startswith("--") and w.split("=")[0] not in options]
     assert not wrong, f"{_doc_id(doc)}: {wrong}"
 
 
 def test_setup_commands_are_the_ones_ci_runs() -> None:
     """README's test command (the second set-up command) is what `.ci/run` runs."""
-    section = _text(README).split("## Set-up", 1)[1].split("\n## ", 1)[0]
-    blocks = [body.strip() for language, body in FENCE.findall(section) if language.strip() in SHELL_LANGUAGES]
+    blocks = shell_blocks(readme_section(_text(README), "## Set-up"))
     assert len(blocks) == 2, "README's set-up section shows two commands"
     assert blocks[1] in _text(ROOT / ".ci/run").splitlines()
 

@@ -12,9 +12,9 @@ from support.cli import argv
 from support.paper import paper_passage
 
 from odu.cli import main
+from odu.selftest import DATA
 from odu.tables import PAPER_JUDGE, table3_caveat
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 OPENAI = {"name": "openai", "model": "qwen3.6-flash", "prompt_version": "odu-f4-en-1", "approximate": False}
 
 
@@ -51,7 +51,7 @@ def test_each_claim_is_the_papers() -> None:
 
 
 def test_score_prints_the_caveat(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    example = json.loads((FIXTURES / "worked_example_a5.json").read_text(encoding="utf-8"))
+    example = json.loads((DATA / "worked_example_a5.json").read_text(encoding="utf-8"))
     scenes, preds = tmp_path / "scenes.json", tmp_path / "p.jsonl"
     scenes.write_text(json.dumps([example["scene"]]), encoding="utf-8")
     preds.write_text(json.dumps({"scene_id": "avp_gen_000139", "output": example["model_output"]}) + "\n")

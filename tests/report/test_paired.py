@@ -170,6 +170,24 @@ def test_the_paired_draws_are_the_headline_draws_when_the_scenes_are_the_same():
         assert cell["difference"] == 0 and cell["ci"] == [0.0, 0.0] and cell["p_value"] == 1.0
 
 
+def test_a_metric_whose_columns_two_systems_share_differs_by_exactly_zero_in_every_resample():
+    """The same outputs scored by two judges: only M2 (and Avg) can differ. Summed in one matrix
+    product, equal columns at different positions differ in the last bit ([0.0, 9.85e-17] with
+    numpy 2.4.6); the paired sums of the differences keep them exactly equal."""
+    rows = scene_rows(60, 1)
+    other_judge = copy.deepcopy(rows)
+    for r in other_judge:
+        if r["s2"] is not None:
+            r["s2"] = round(1 - r["s2"], 3)
+    for pair in ([rows, copy.deepcopy(rows)], [rows, other_judge]):
+        [entry] = paired_comparisons([system("A", pair[0]), system("B", pair[1])], 300, 3)["comparisons"]
+        same = TABLE3_COLUMNS if pair[1] is not other_judge else ("m1", "m3", "m4", "m5", "ftr")
+        for metric in same:
+            cell = entry["metrics"][metric]
+            assert (cell["difference"], cell["ci"], cell["p_value"]) == (0, [0.0, 0.0], 1.0), metric
+    assert entry["metrics"]["m2"]["ci"][0] != entry["metrics"]["m2"]["ci"][1]
+
+
 def test_unequal_scenes_and_small_samples_are_flagged():
     a = scene_rows(40, 10)
     b = copy.deepcopy(a[5:]) + scene_rows(3, 11, prefix="x")

@@ -1,6 +1,7 @@
-"""The scorer (odu.scoring.score_scenes) against the paper itself (App A.5 worked example, Table 3
-Avg, real demo records), and what it does with judges that bend the contract (App A.5 candidate
-text of untyped context: "<intent> | <type>: <description>")."""
+"""The scorer (odu.scoring.score_scenes) against the paper itself (Table 3 Avg, real demo records;
+the App A.5 worked example's scene scores are a shipped test, ``odu/selftest/test_paper.py``), and
+what it does with judges that bend the contract (App A.5 candidate text of untyped context:
+"<intent> | <type>: <description>")."""
 
 from __future__ import annotations
 
@@ -8,58 +9,22 @@ import json
 from pathlib import Path
 
 import pytest
-from support.cli import argv
-from support.own_reference import OwnReferenceJudge, perfect_output
+from support.own_reference import OwnReferenceJudge
 from support.paper import table3_rows
 
-from odu.cli import main
 from odu.judge import StoredVerdictJudge, candidate_text
 from odu.judge.base import Judge, JudgeVerdict
 from odu.metrics import avg
 from odu.parse import parse_output
 from odu.schema import load_scenes, scene_to_dict
 from odu.scoring import score_scenes
+from odu.selftest import DATA, perfect_output
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
-EXAMPLE = json.loads((FIXTURES / "worked_example_a5.json").read_text(encoding="utf-8"))
+EXAMPLE = json.loads((DATA / "worked_example_a5.json").read_text(encoding="utf-8"))  # App A.5
 SCENES = load_scenes([EXAMPLE["scene"]])
 OUTPUTS = {"avp_gen_000139": EXAMPLE["model_output"]}
-
-
-def _write_example(tmp_path: Path) -> tuple[Path, Path, Path]:
-    scenes = tmp_path / "scenes.json"
-    scenes.write_text(json.dumps([EXAMPLE["scene"]]), encoding="utf-8")
-    preds = tmp_path / "predictions.jsonl"
-    preds.write_text(
-        json.dumps({"scene_id": "avp_gen_000139", "output": EXAMPLE["model_output"]}) + "\n", encoding="utf-8"
-    )
-    verdicts = tmp_path / "verdicts.jsonl"
-    verdicts.write_text("".join(json.dumps(v) + "\n" for v in EXAMPLE["verdicts"]), encoding="utf-8")
-    return scenes, preds, verdicts
-
-
-def test_worked_example_a5_scene_scores(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    scenes, preds, verdicts = _write_example(tmp_path)
-    out = tmp_path / "run"
-    assert (
-        main(argv("score", scenes=scenes, predictions=preds, out=out, judge=f"verdicts:{verdicts}", no_progress=True))
-        == 0
-    )
-    row = json.loads((out / "scenes.jsonl").read_text(encoding="utf-8"))
-    assert row["s2"] == pytest.approx(2 / 3)
-    assert row["s3"] == pytest.approx(0.8995, abs=5e-5)
-    assert row["s4"] == pytest.approx(1.0)
-    assert row["s5"] == pytest.approx(2 / 3)
-    assert [k["hit"] for k in row["key_points"]] == [True, True, False]
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert summary["judge"]["name"] == "verdicts" and summary["judge"]["approximate"] is False
-    assert "avp_gen_000139" not in capsys.readouterr().err
-
-
-def test_worked_example_candidate_text_is_the_papers() -> None:
-    prediction = parse_output(EXAMPLE["model_output"], "audio-visual")
-    assert candidate_text(prediction.segments[0]) == EXAMPLE["candidate_text"]
 
 
 def test_avg_reproduces_every_table3_row() -> None:

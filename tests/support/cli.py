@@ -23,3 +23,14 @@ def argv(command: str, *positional: object, **options: object) -> list[str]:
         elif value is not None and value is not False:
             args += [flag, str(value)]
     return args
+
+
+def printed_table(out: str) -> tuple[list[list[str]], list[str]]:
+    """The rows of a table ``odu-bench`` printed (cells; header and rule left out) and the caveat
+    lines under it.
+
+    >>> printed_table("| System | AV M1 |\\n|---|---|\\n| run * | 50.0 |\\n* run: 2 scenes\\n")
+    ([['run *', '50.0']], ['* run: 2 scenes'])
+    """
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in out.splitlines() if line.startswith("| ")]
+    return rows[1:], [line for line in out.splitlines() if line.startswith("* ")]

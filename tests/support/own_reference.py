@@ -4,37 +4,13 @@ reference segment's own intent + context in the key points' language."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 
 from odu.judge import candidate_text
 from odu.judge.base import Judge, JudgeRequest, JudgeVerdict
 from odu.parse import parse_output
 from odu.schema import Scene
-
-
-def perfect_output(scene: Scene, language: str = "scene") -> str:
-    """The ``language`` annotation of ``scene`` as a model output (App A.1 fields)."""
-    ann = scene.annotation(language)
-    return json.dumps(
-        {
-            "has_demand": ann.has_demand,
-            "segments": [
-                {
-                    "start_ms": g.start_ms,
-                    "end_ms": g.end_ms,
-                    "transcript": g.transcript,
-                    "structured_intent": g.structured_intent,
-                    "required_context": [{"type": c.type, "description": c.description} for c in g.required_context],
-                    "user_in_frame": g.user_in_frame,
-                    "user_gender": g.user_gender,
-                    "user_age_group": g.user_age_group,
-                }
-                for g in ann.segments
-            ],
-        },
-        ensure_ascii=False,
-    )
+from odu.selftest import perfect_output
 
 
 class OwnReferenceJudge(Judge):

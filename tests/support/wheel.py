@@ -12,6 +12,7 @@ import shutil
 import site
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,7 @@ class WheelEnv:
     python: Path
     site_packages: Path
     home: Path  # an empty folder per command is made under it
+    wheel: Path  # the wheel built from this tree
 
 
 def _build_wheel(tmp: Path) -> Path:
@@ -90,7 +92,7 @@ def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> WheelEnv:
     assert install.returncode == 0, install.stderr[-3000:]
     # the dependencies: this environment's site-packages, after the venv's own (its .pth files are not run)
     Path(purelib, "zz_test_dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
-    return WheelEnv(python, Path(purelib), tmp)
+    return WheelEnv(python, Path(purelib), tmp, wheel)
 
 
 def user_env(env: WheelEnv, name: str, **extra: str) -> tuple[dict[str, str], Path]:
@@ -121,13 +123,47 @@ def without_packages(env: WheelEnv, hidden: tuple[str, ...], name: str) -> Wheel
     Its path reaches the wheel's folder and a folder of links to this environment's site-packages
     entries but those (neither folder's ``.pth`` files run)."""
     root = env.home / name
+    shadow = _linked_site_packages(root, lambda entry: entry.split("-")[0].split(".")[0].lower() not in hidden)
+    python, purelib = _venv(root / "venv")
+    Path(purelib, "zz_test_dependencies.pth").write_text(f"{env.site_packages}\n{shadow}\n", encoding="utf-8")
+    return WheelEnv(python, Path(purelib), root, env.wheel)
+
+
+def _linked_site_packages(root: Path, keep: Callable[[str], bool]) -> Path:
+    """A folder of links to the entries of this environment's site-packages whose names ``keep``
+    takes (a ``.pth`` file there never runs)."""
     shadow = root / "lib" / "site-packages"  # so named: dill pickles modules under such a folder by reference
     shadow.mkdir(parents=True)
     for site_dir in filter(Path.is_dir, map(Path, site.getsitepackages())):  # Debian's list names absent folders
         for entry in site_dir.iterdir():
-            base = entry.name.split("-")[0].split(".")[0].lower()
-            if base not in hidden and not (shadow / entry.name).exists():
+            if keep(entry.name) and not (shadow / entry.name).exists():
                 (shadow / entry.name).symlink_to(entry)
+    return shadow
+
+
+def _not_ours(entry: str) -> bool:
+    """An entry of site-packages that is not odu-bench's (its modules, ``.pth``, editable finder, metadata)."""
+    ours = entry == "odu" or entry.startswith(("odu_", "odu.", "odu-"))  # odu, odu_metric, odu_bench-*.dist-info, ...
+    return not (ours or entry.startswith("__editable__") and "odu_bench" in entry)
+
+
+def installed_by_pip(env: WheelEnv, name: str, requirement: str) -> tuple[WheelEnv, subprocess.CompletedProcess[str]]:
+    """A fresh venv that reaches this environment's dependencies but nothing of odu-bench, and
+    ``pip install REQUIREMENT`` run into it as a user runs it, from a folder holding a copy of the
+    wheel (``<home>/<name>/user``): ``pip --python`` (the venv has no pip of its own) with
+    ``--no-index`` (offline: every dependency is already in reach). Its console scripts are in its
+    ``bin``, next to its python."""
+    root = env.home / name
+    shadow = _linked_site_packages(root, _not_ours)
     python, purelib = _venv(root / "venv")
-    Path(purelib, "zz_test_dependencies.pth").write_text(f"{env.site_packages}\n{shadow}\n", encoding="utf-8")
-    return WheelEnv(python, Path(purelib), root)
+    Path(purelib, "zz_test_dependencies.pth").write_text(f"{shadow}\n", encoding="utf-8")
+    (root / "user").mkdir()
+    shutil.copy2(env.wheel, root / "user" / env.wheel.name)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-index", requirement],
+        cwd=root / "user",
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return WheelEnv(python, Path(purelib), root, env.wheel), proc
