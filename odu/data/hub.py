@@ -234,6 +234,11 @@ def _builder(source: str | Path, config: str, revision: str | None, cache_dir: s
     except (datasets.exceptions.DatasetGenerationError, ValueError, TypeError, KeyError, yaml.YAMLError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else ""  # a YAML error's message spans lines
         raise ValueError(f"dataset {source} ({config}): cannot be read ({type(exc).__name__}: {reason})") from None
+    except ConnectionError as exc:  # no folder of that name here, the Hub unreachable, no cached copy
+        raise ValueError(
+            f"dataset {source} ({config}): not a folder here, and datasets could neither reach it on the Hub nor "
+            f"find a cached copy ({exc}); pass the path of a prepared folder (odu-bench prepare / download)"
+        ) from None
 
 
 def shards_key(data_files: Mapping[str, Sequence[Any]] | None) -> str:

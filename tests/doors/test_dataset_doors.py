@@ -141,25 +141,52 @@ LOAD_SPLIT = textwrap.dedent(
 )
 
 
+#: A plain ``datasets.load_dataset`` of a bare name, as a user (or an earlier Hub download) leaves in the cache.
+PLAIN_LOAD = "import sys, datasets; datasets.load_dataset(sys.argv[1], 'ao', split='test')"
+
+
+def _load_split(env: dict[str, str], source: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", LOAD_SPLIT, source], env=env, cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+
+
+def _loaded(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def test_a_stale_cached_copy_is_named(tmp_path: Path, prepared_sample: Path) -> None:
     """``load_dataset("odu-bench", ...)`` from a folder without ``odu-bench/`` silently serves the copy an
-    earlier load of any folder of that name left in the cache; ``load_split`` says so, and a path
-    never falls back."""
+    earlier plain load of any folder (or Hub repo) of that name left in the cache; ``load_split`` says
+    so, and a path never falls back."""
     first, elsewhere = tmp_path / "first", tmp_path / "elsewhere"
     first.mkdir(), elsewhere.mkdir()
     shutil.copytree(prepared_sample, first / "odu-bench")
     env = fresh_env(tmp_path, HF_HUB_OFFLINE="1")
 
-    def load(source: str, cwd: Path) -> dict[str, Any]:
-        proc = subprocess.run(
-            [sys.executable, "-c", LOAD_SPLIT, source], env=env, cwd=cwd, capture_output=True, text=True, timeout=300
-        )
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-
-    fresh = load("odu-bench", first)
+    fresh = _loaded(_load_split(env, "odu-bench", first))
     assert fresh["ids"] and fresh["stale"] == []
-    stale = load("odu-bench", elsewhere)
+    plain = subprocess.run(
+        [sys.executable, "-c", PLAIN_LOAD, "odu-bench"], env=env, cwd=first, capture_output=True, text=True, timeout=300
+    )
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    stale = _loaded(_load_split(env, "odu-bench", elsewhere))
     assert stale["ids"] == fresh["ids"] and len(stale["stale"]) == 1
     assert "older" in stale["stale"][0] and "prepared folder" in stale["stale"][0]
-    assert load(str(first / "odu-bench"), elsewhere)["stale"] == []
+    assert _loaded(_load_split(env, str(first / "odu-bench"), elsewhere))["stale"] == []
+
+
+def test_a_name_without_a_folder_or_a_cached_copy_is_one_clear_error(tmp_path: Path, prepared_sample: Path) -> None:
+    """``load_split`` caches a folder's rows under its shards' content, never under its name, so a bare
+    name from a folder without it finds no copy to serve: a ``ValueError`` naming the dataset and the fix,
+    not datasets' ``ConnectionError``."""
+    first, elsewhere = tmp_path / "first", tmp_path / "elsewhere"
+    first.mkdir(), elsewhere.mkdir()
+    shutil.copytree(prepared_sample, first / "odu-bench")
+    env = fresh_env(tmp_path, HF_HUB_OFFLINE="1")
+    assert _loaded(_load_split(env, "odu-bench", first))["ids"]
+    proc = _load_split(env, "odu-bench", elsewhere)
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("ValueError: dataset odu-bench (ao): not a folder here") and "prepared folder" in last
