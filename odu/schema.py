@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES, MAX_TIME_MS, MODALITIES
-from .jsonio import MAX_RECORD_DEPTH, JsonFileError, clean_text, encode, iter_records, too_deep
+from .jsonio import MAX_RECORD_DEPTH, JsonFileError, clean_text, encode, iter_records, nests_too_deep
 
 
 class SchemaError(ValueError):
@@ -212,7 +212,7 @@ def check_tree(rec: Any, where: str, *, text: bool = False) -> None:
     the field is iterative: no recursion on hostile nesting."""
     try:
         dumped = json.dumps(rec, ensure_ascii=False, default=repr)
-        if not too_deep(rec):
+        if not nests_too_deep(rec, dumped):
             if text:
                 dumped.encode("utf-8")
             return

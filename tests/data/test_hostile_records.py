@@ -84,6 +84,15 @@ def test_deep_python_value_is_refused_without_recursion() -> None:
         scene_from_dict(record, 0)
 
 
+def test_a_python_value_one_past_the_depth_limit_is_refused() -> None:
+    """A record given as a Python value (the metric, dataset rows) just past the limit: no decoder
+    guard fires and ``json.dumps`` takes it, so only the walk refuses it, naming the field."""
+    record = base()
+    record["title"] = json.loads("[" * MAX_RECORD_DEPTH + "]" * MAX_RECORD_DEPTH)
+    with pytest.raises(SchemaError, match=f"field 'title.*' nests deeper than MAX_RECORD_DEPTH = {MAX_RECORD_DEPTH}"):
+        scene_from_dict(record, 0)
+
+
 def _release(tmp_path: Path, text: str, name: str = "scenes.jsonl") -> Path:
     root = tmp_path / "release"
     root.mkdir()
@@ -153,6 +162,20 @@ def test_deep_nesting_in_a_file_is_refused(layout: str, tmp_path: Path, capsys: 
     assert where in err
     with pytest.raises(SchemaError, match="nested deeper than MAX_RECORD_DEPTH"):
         load_scenes(next(root.iterdir()))
+
+
+@pytest.mark.parametrize("layout", ["jsonl", "array"])
+def test_a_record_one_past_the_depth_limit_is_refused_in_either_layout(layout: str, tmp_path: Path) -> None:
+    """Just past the limit the decoder's own guard does not fire: the walk after decoding refuses it,
+    also for an array file's element (whose text is a slice of the buffer, not the whole line)."""
+    ok, record = base(), base()
+    record["title"] = json.loads("[" * MAX_RECORD_DEPTH + "]" * MAX_RECORD_DEPTH)
+    if layout == "jsonl":
+        (tmp_path / "s.jsonl").write_text(f"{json.dumps(ok)}\n{json.dumps(record)}\n", encoding="utf-8")
+    else:
+        (tmp_path / "s.json").write_text(f"[{json.dumps(ok)},\n{json.dumps(record)}]", encoding="utf-8")
+    with pytest.raises(SchemaError, match=r"s\.jsonl?:2: .*nested deeper than MAX_RECORD_DEPTH"):
+        load_scenes(next(tmp_path.iterdir()))
 
 
 def test_record_at_the_depth_limit_is_read(tmp_path: Path) -> None:
