@@ -97,6 +97,8 @@ RETRY_STATUSES = frozenset({408, 409, 429})
 #: Largest reply body read from a server (16 MiB: a judge verdict is a few KB, a model answer a few
 #: tens of KB); a longer one fails the attempt (:class:`ResponseTooLargeError`).
 MAX_RESPONSE_BYTES = 16 * 2**20
+#: Longest server reason kept in a failed call's message (the rest of a long error body is cut).
+MAX_REASON_CHARS = 500
 #: Seconds the SDK waits for a connection to open (capped by the request's ``timeout``).
 CONNECT_TIMEOUT_S = 10.0
 #: Separates the replicas listed in one ``base_url``.
@@ -167,6 +169,32 @@ def status_failure(status: int, message: str, response: Any = None) -> Exception
     if status >= 500 or status in RETRY_STATUSES:
         return TransientError(f"HTTP {status}: {message}", response)
     return CallFailedError(f"HTTP {status}: {message}")
+
+
+def sdk_status_message(message: str, body: Any) -> str:
+    """The ``openai`` SDK's ``APIStatusError`` message with the server's reason: the SDK keeps only an
+    ``{"error": {"message": ...}}`` field in its text, so a FastAPI server's ``{"detail": ...}``
+    (``transformers serve`` from 5.25 answers a request's fault so: 400, server.py) or a plain-text
+    body would leave ``Error code: 400`` alone. ``body`` is the SDK's ``exc.body``; at most
+    :data:`MAX_REASON_CHARS` of the reason are kept.
+
+    >>> sdk_status_message("Error code: 400", {"detail": "num_frames and fps are mutually exclusive"})
+    'Error code: 400 - num_frames and fps are mutually exclusive'
+    >>> sdk_status_message("Error code: 400 - bad field", {"message": "bad field"})
+    'Error code: 400 - bad field'
+    >>> sdk_status_message("Error code: 502", "Bad Gateway"), sdk_status_message("Error code: 500", None)
+    ('Error code: 502 - Bad Gateway', 'Error code: 500')
+    """
+    if " - " in message or not body:
+        return message
+    reason: Any = body
+    if isinstance(body, dict):
+        said = body.get("detail", body.get("message"))
+        reason = said if isinstance(said, str) and said else json.dumps(body, ensure_ascii=False, default=str)
+    reason = str(reason).strip()
+    if len(reason) > MAX_REASON_CHARS:
+        reason = reason[:MAX_REASON_CHARS] + " ..."
+    return f"{message} - {reason}" if reason else message
 
 
 def split_replicas(base_url: str | None) -> list[str | None]:
@@ -265,8 +293,8 @@ async def with_retries(
             if not isinstance(verdict, TransientError):
                 raise verdict from None
             failure: Exception = exc
-        if attempt == retries:
-            raise CallFailedError(f"{type(failure).__name__} after {attempt + 1} attempts: {failure}")
+        if attempt == retries:  # the verdict's text: the server's reason where the SDK's own text lacks it
+            raise CallFailedError(f"{type(failure).__name__} after {attempt + 1} attempts: {verdict}")
         on_retry()
         wait = 0.0 if ready_elsewhere() else retry_after(failure)
         if wait is None:
@@ -532,7 +560,7 @@ class OpenAIClient(ApiClient):
         import openai
 
         if isinstance(exc, openai.APIStatusError):
-            return status_failure(exc.status_code, exc.message, exc.response)
+            return status_failure(exc.status_code, sdk_status_message(exc.message, exc.body), exc.response)
         if isinstance(exc, (openai.APIConnectionError, openai.APIResponseValidationError, ValueError, RecursionError)):
             return TransientError(str(exc))
         return None
@@ -756,6 +784,7 @@ async def _awaited(batch: Callable[[], Awaitable[T]]) -> T:
 
 
 __all__ = [
+    "MAX_REASON_CHARS",
     "API_KEY_ENV",
     "BACKOFF",
     "FATAL_STATUSES",
@@ -783,6 +812,7 @@ __all__ = [
     "retry_after",
     "placeholder_key",
     "sdk_base",
+    "sdk_status_message",
     "split_replicas",
     "status_failure",
     "with_retries",

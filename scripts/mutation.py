@@ -415,6 +415,13 @@ FAULTS: tuple[Fault, ...] = (
       "        return scrub_text(text)\n", "        return text\n"),
     F("public-url-keeps-credentials", "transport", "odu/openai_client.py",
       "return scrub_urls(self.base_url) if self.base_url is not None else None", "return self.base_url"),
+    F("servers-reason-dropped", "transport", "odu/openai_client.py",
+      "status_failure(exc.status_code, sdk_status_message(exc.message, exc.body), exc.response)",
+      "status_failure(exc.status_code, exc.message, exc.response)"),
+    F("given-up-call-keeps-the-sdk-text", "transport", "odu/openai_client.py",
+      "after {attempt + 1} attempts: {verdict}", "after {attempt + 1} attempts: {failure}"),
+    F("servers-reason-uncut", "transport", "odu/openai_client.py",
+      "    if len(reason) > MAX_REASON_CHARS:\n", "    if False:\n"),
     # === issue 23: the parts added since the first check, faults written from what each promises ===
     # --- credential scrubbing (odu/scrub.py and where secrets are registered and scrubbed)
     F("harmless-names-include-sig", "scrub", "odu/scrub.py",

@@ -332,7 +332,7 @@ RULES: tuple[Rule, ...] = (
         "vllm, sglang",
         "all",
         "all",
-        "`stop: []` is taken (transformers serve fails it, 500); our backends send no `stop` when there is none",
+        "`stop: []` is taken (transformers serve fails it: 500, from 5.25 400); our backends send no `stop` when there is none",
         "vllm/entrypoints/openai protocol (`stop: str | list[str] | None`); sglang protocol.py (same type); "
         "vLLM: " + VLLM_LANE,
         "tests/real/test_vllm_serve.py::test_the_fake_refuses_as_the_real_server",
@@ -515,9 +515,9 @@ RULES: tuple[Rule, ...] = (
         "transformers",
         "all",
         "5.24",
-        "transformers only (vLLM and SGLang take it): `stop: []` fails (500); lm-eval's "
-        "`local-chat-completions` needs `--gen_kwargs until=<|im_end|>` there",
-        "transformers chat_completion.py `_build_generation_config`",
+        "transformers only (vLLM and SGLang take it): `stop: []` fails (500; from 5.25 a 400 whose `detail` "
+        "says why); lm-eval's `local-chat-completions` needs `--gen_kwargs until=<|im_end|>` there",
+        "transformers chat_completion.py `_build_generation_config`; server.py `_bad_request_handler` (5.25)",
         "tests/real/test_text_routes.py::test_an_empty_stop_list_is_refused_by_the_real_server",
     ),
 )

@@ -12,7 +12,7 @@ from odu.harness.asr import AsrError, TranscriptionEndpoint
 from odu.judge import JudgeUnavailableError, OpenAIJudge
 from odu.models.openai_omni import OpenAIOmni
 from odu.models.remote import ModelUnavailableError
-from odu.openai_client import LOCAL_SERVER_KEY, OpenAIClient, ServerUnavailableError, retry_after
+from odu.openai_client import LOCAL_SERVER_KEY, CallFailedError, OpenAIClient, ServerUnavailableError, retry_after
 from odu.scrub import url_credentials
 
 URL = "https://bob:s3cret-pw@llm.example.com:8443/v1?api-key=abcd1234&v=1"
@@ -77,6 +77,68 @@ def test_refusal_names_server_model_and_what_to_check(openai_server: OpenAIServe
     message = str(refused.value)
     assert message.startswith(f"model server {openai_server.base_url} refused model 'm' with HTTP 403")
     assert "check OPENAI_API_KEY, the model name and base_url" in message and "sk-refused" not in message
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "reason"),
+    [
+        # transformers serve >= 5.25 (cli/serving/server.py `_bad_request_handler`): FastAPI's {"detail": ...}
+        (
+            {"detail": "`num_frames`, `fps` are mutually exclusive"},
+            "application/json",
+            "`num_frames`, `fps` are mutually exclusive",
+        ),
+        ({"error": {"message": "bad field"}}, "application/json", "bad field"),
+        ("upstream said no", "text/plain", "upstream said no"),
+        ({"detail": "x" * 2000}, "application/json", "x" * 500 + " ..."),
+    ],
+)
+def test_a_refused_call_carries_the_servers_reason(
+    openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch, body: object, content_type: str, reason: str
+) -> None:
+    """The SDK's message keeps only ``error.message``: the server's reason in any other body reaches the
+    inference error too (``sdk_status_message``), cut at ``MAX_REASON_CHARS``."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-reason-0123456789")
+    openai_server.api_key, openai_server.models = "sk-reason-0123456789", ["m"]
+    openai_server.responder = lambda _: Reply(status=400, body=body, content_type=content_type)
+    client = OpenAIClient("model", "m", base_url=openai_server.base_url, timeout=5.0, retries=0)
+
+    async def batch() -> None:
+        sdk = client.async_sdk()
+        try:
+            await client.call(
+                lambda: sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+            )
+        finally:
+            await sdk.close()
+
+    with pytest.raises(CallFailedError) as failed:
+        client.run(batch)
+    assert str(failed.value) == f"HTTP 400: Error code: 400 - {reason}"
+
+
+def test_a_call_given_up_on_carries_the_servers_reason(
+    openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A retried status (5xx) given up on names the server's reason too (a FastAPI server's plain
+    ``Internal Server Error``, a ``detail``), not the SDK's bare ``Error code: 503``."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-reason-0123456789")
+    openai_server.api_key, openai_server.models = "sk-reason-0123456789", ["m"]
+    openai_server.responder = lambda _: Reply(status=503, body={"detail": "engine overloaded"})
+    client = OpenAIClient("model", "m", base_url=openai_server.base_url, timeout=5.0, retries=0)
+
+    async def batch() -> None:
+        sdk = client.async_sdk()
+        try:
+            await client.call(
+                lambda: sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+            )
+        finally:
+            await sdk.close()
+
+    with pytest.raises(CallFailedError) as failed:
+        client.run(batch)
+    assert str(failed.value) == "InternalServerError after 1 attempts: HTTP 503: Error code: 503 - engine overloaded"
 
 
 def test_run_works_inside_a_running_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,7 +16,7 @@ import pytest
 from support.asr_sidecar import write_sidecar
 from support.cli import argv
 from support.omni_fakes import reference_output
-from support.real_lane import Served
+from support.real_lane import Served, request_fault_status
 from support.sample_runs import read_json
 
 from odu.cli import main
@@ -66,14 +66,15 @@ def test_text_only_tasks_on_lm_evals_local_chat_completions(text_server: Served,
 
 
 def test_an_empty_stop_list_is_refused_by_the_real_server(text_server: Served) -> None:
-    """``transformers serve`` turns ``"stop": []`` into empty stop strings and fails the request (HTTP 500,
-    chat_completion.py ``_build_generation_config``); lm-eval's local-chat-completions sends exactly that
-    for our tasks' ``until: []`` when it has no tokenizer: hence ``--gen_kwargs until=<|im_end|>`` in
-    docs/real-lane.md. Our own backend never sends an empty list."""
+    """``transformers serve`` turns ``"stop": []`` into empty stop strings and fails the request
+    (chat_completion.py ``_build_generation_config``: HTTP 500 up to 5.24, 400 with the reason from 5.25,
+    ``request_fault_status``); lm-eval's local-chat-completions sends exactly that for our tasks'
+    ``until: []`` when it has no tokenizer: hence ``--gen_kwargs until=<|im_end|>`` in docs/real-lane.md.
+    Our own backend never sends an empty list."""
     from odu.models.base import Decoding
 
     assert "stop" not in Decoding.of({"until": []}, 16).fields("max_tokens", "stop")
-    statuses = []
+    statuses, bodies = [], []
     for stop in ([], ["<|im_end|>"]):
         body = {
             "model": text_server.model,
@@ -89,8 +90,9 @@ def test_an_empty_stop_list_is_refused_by_the_real_server(text_server: Served) -
                 statuses.append(reply.status)
         except urllib.error.HTTPError as exc:
             statuses.append(exc.code)
-    assert statuses == [500, 200]
-    assert "Stop string preprocessing" in text_server.log_text()
+            bodies.append(exc.read().decode("utf-8", "replace"))
+    assert statuses == [request_fault_status(), 200]
+    assert "Stop string preprocessing" in text_server.log_text() + "".join(bodies)
 
 
 @pytest.mark.usefixtures("openai_key")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.real_lane import Served, first_scene_prompt_tokens, first_scene_seconds, run_eval
+from support.real_lane import Served, first_scene_prompt_tokens, first_scene_seconds, request_fault_status, run_eval
 from support.real_lane import backend_card as backend
 from support.sample_runs import read_json
 
@@ -65,19 +65,26 @@ def test_thinker_only_checkpoint_keeps_to_max_tokens(thinker_server: Served, tmp
 
 @pytest.mark.usefixtures("openai_key", "prepared_sample")
 @pytest.mark.parametrize(
-    ("model_args", "server_error"),
+    ("model_args", "server_error", "request_fault"),
     [
-        # transformers/video_utils.py load_video: neither http(s) nor a file on the server's disk
-        ({"media_url": "data"}, "Incorrect format used for video"),
-        # transformers/video_utils.py: the server's own num_frames=32 next to the request's fps
-        ({"extra_body": {"chat_template_kwargs": {"num_frames": 32}}}, "mutually exclusive"),
+        # transformers/video_utils.py load_video: neither http(s) nor a file on the server's disk (a TypeError: 500)
+        ({"media_url": "data"}, "Incorrect format used for video", False),
+        # transformers/video_utils.py: the server's own num_frames=32 next to the request's fps (a ValueError)
+        ({"extra_body": {"chat_template_kwargs": {"num_frames": 32}}}, "mutually exclusive", True),
     ],
 )
 def test_what_the_real_server_refuses(
-    thinker_server: Served, tmp_path: Path, model_args: dict[str, Any], server_error: str
+    thinker_server: Served,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture,
+    model_args: dict[str, Any],
+    server_error: str,
+    request_fault: bool,
 ) -> None:
     """The rules the profile keeps, shown on the server itself: a video as a data: URL, and num_frames
-    beside fps, fail every such request (HTTP 500) with the server's own message in its log."""
+    beside fps, fail every such request with the server's own message: HTTP 500 and the message in its
+    log, or (a request's fault, from transformers 5.25: ``request_fault_status``) HTTP 400 with the
+    message in the reply, which reaches the user's inference error line."""
     code, folder = run_eval(
         tmp_path / "run",
         thinker_server,
@@ -88,6 +95,9 @@ def test_what_the_real_server_refuses(
         max_tokens=4,
         **model_args,
     )
+    err = capfd.readouterr().err
     assert code == 1  # an inference error, reported
     assert read_json(folder / "summary.json")["inference_errors"] == 1
-    assert server_error in thinker_server.log_text()
+    status = request_fault_status() if request_fault else 500
+    assert f"HTTP {status}: Error code: {status}" in err
+    assert server_error in (err if status == 400 else thinker_server.log_text())

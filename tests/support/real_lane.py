@@ -41,6 +41,16 @@ CHECKPOINTS = {
 }
 
 
+def request_fault_status() -> int:
+    """The status ``transformers serve`` answers a request's fault (a ``ValueError`` of the request's
+    own making) with: 400 with its reason as ``{"detail": ...}`` from 5.25 (cli/serving/server.py
+    ``_bad_request_handler``), 500 before, the reason in the server's log only."""
+    from packaging.version import Version
+    from transformers import __version__
+
+    return 400 if Version(__version__) >= Version("5.25") else 500
+
+
 def missing_modules(modules: Sequence[str]) -> list[str]:
     return [m for m in modules if importlib.util.find_spec(m) is None]
 
