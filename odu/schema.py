@@ -335,11 +335,16 @@ def _wanted_annotations(
     return {lang: raw[lang]}
 
 
-def scene_from_dict(rec: Mapping[str, Any], index: int | None = None, annotation_language: str | None = None) -> Scene:
+def scene_from_dict(
+    rec: Mapping[str, Any], index: int | None = None, annotation_language: str | None = None, *, read: bool = False
+) -> Scene:
     """Build a :class:`Scene` from one release record, raising :class:`SchemaError` on bad input.
 
     ``annotation_language`` (``"scene"``, ``"en"``, ``"zh"``) builds and checks only the reference
     that scoring in that language reads (:meth:`Scene.annotation`); None builds every language.
+    ``read``: the record is one that :mod:`odu.jsonio`'s reader decoded (JSON types only, nesting
+    already checked against :data:`~odu.jsonio.MAX_RECORD_DEPTH`), so :func:`check_tree` is not run
+    again on it (its encoding cost a tenth of scoring a file: ``bench_scoring.py``).
     """
     if not isinstance(rec, Mapping):
         raise SchemaError(f"record {index}: must be a JSON object")
@@ -347,7 +352,8 @@ def scene_from_dict(rec: Mapping[str, Any], index: int | None = None, annotation
     if not isinstance(sid, str) or not sid:
         raise SchemaError(f"record {index}: missing field 'scene_id'")
     where = f"scene {sid}"
-    check_tree(rec, where)
+    if not read:
+        check_tree(rec, where)
     modality = _str(rec, "modality", where)
     if modality not in MODALITIES:
         raise SchemaError(f"{where}: modality {modality!r} is not one of {MODALITIES}")
@@ -516,10 +522,13 @@ def iter_scenes(
 ) -> Iterator[Scene]:
     """Scenes from a JSON array / JSONL path (streamed: one record in memory at a time) or from
     already-decoded records; ids must be unique. ``annotation_language``: see :func:`scene_from_dict`."""
-    records = (r for _, r in iter_json_records(source)) if isinstance(source, (str, Path)) else source
+    read = isinstance(source, (str, Path))
+    records: Iterable[Mapping[str, Any]] = (
+        (r for _, r in iter_json_records(source)) if isinstance(source, (str, Path)) else source
+    )
     seen: set[str] = set()
     for i, record in enumerate(records):
-        scene = scene_from_dict(record, i, annotation_language)
+        scene = scene_from_dict(record, i, annotation_language, read=read)
         if scene.scene_id in seen:
             raise SchemaError(f"scene {scene.scene_id}: duplicate scene_id")
         seen.add(scene.scene_id)

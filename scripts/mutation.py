@@ -847,6 +847,10 @@ FAULTS: tuple[Fault, ...] = (
       "    return brackets > MAX_RECORD_DEPTH and too_deep", "    return brackets > 2 * MAX_RECORD_DEPTH and too_deep"),
     F("record-tree-bound-on-nothing", "linearread", "odu/schema.py",
       "        if not nests_too_deep(rec, dumped):", '        if not nests_too_deep(rec, ""):'),
+    F("records-never-tree-checked", "linearread", "odu/schema.py",
+      "    if not read:\n        check_tree(rec, where)", "    if False:\n        check_tree(rec, where)"),
+    F("python-records-taken-as-read", "linearread", "odu/schema.py",
+      "    read = isinstance(source, (str, Path))\n", "    read = True\n"),
     F("array-element-bound-on-the-whole-buffer", "linearread", "odu/jsonio.py",
       "            if nests_too_deep(value, buf, pos, end):", "            if nests_too_deep(value, buf[pos:end][:1]):"),
     # --- secrets past the URL rule, base URL queries (odu/scrub.py, odu/openai_client.py, odu/cli/lm_eval_cmd.py)

@@ -93,6 +93,15 @@ def test_a_python_value_one_past_the_depth_limit_is_refused() -> None:
         scene_from_dict(record, 0)
 
 
+def test_decoded_records_given_to_load_scenes_are_checked_as_files_are() -> None:
+    """Records read from a file skip the second tree check (the reader checked them); records handed
+    over as Python values (the metric, dataset rows) do not: one past the limit is refused either way."""
+    record = base()
+    record["title"] = json.loads("[" * MAX_RECORD_DEPTH + "]" * MAX_RECORD_DEPTH)
+    with pytest.raises(SchemaError, match="nests deeper than MAX_RECORD_DEPTH"):
+        load_scenes([base(), record])
+
+
 def _release(tmp_path: Path, text: str, name: str = "scenes.jsonl") -> Path:
     root = tmp_path / "release"
     root.mkdir()
