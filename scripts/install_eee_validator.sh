@@ -7,6 +7,7 @@
 # python3.12, or one of pyenv's. The tests find it at <active env>/odu-eee-validator (under
 # ODU_REQUIRE_EEE_VALIDATOR=1, as in .ci/run, a missing validator fails them instead of skipping).
 # Usage: scripts/install_eee_validator.sh [EVERY_EVAL_EVER_VERSION]          (default 0.3.0)
+# Exit 3: no Python >= 3.12 on this machine (nothing installed).
 set -euo pipefail
 version=${1:-0.3.0}
 target="$(python -c 'import sys; print(sys.prefix)')/odu-eee-validator"
@@ -20,7 +21,7 @@ for candidate in "${ODU_EEE_PYTHON:-}" python3.13 python3.12 ${pyenv_root:+"$pye
 done
 if [ -z "$found" ]; then
     echo "install_eee_validator: no Python >= 3.12 found (set ODU_EEE_PYTHON): every-eval-ever $version needs one" >&2
-    exit 1
+    exit 3  # .ci/run: the validation tests then skip, said in its log; any other failure stops CI
 fi
 rm -rf "$target"
 "$found" -m venv "$target"
