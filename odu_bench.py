@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import datasets
 
-from odu.citation import BIBTEX
+from odu.core.citation import BIBTEX
 from odu.data import dataset as odu_dataset
 from odu.data.release import find_records, fingerprint, read_release
 

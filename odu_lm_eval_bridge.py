@@ -50,35 +50,6 @@ if TYPE_CHECKING:
 ENV = "ODU_LM_EVAL_BRIDGE"
 #: The distribution whose entry points are registered.
 DIST = "odu-bench"
-#: Where the task folder lies relative to this file: inside the package (wheel), else the source tree.
-TASK_DIRS = (os.path.join("odu", "harness", "lm_eval_tasks"), "lm_eval_tasks")
-
-
-#: The same for the lmms-eval task folder.
-LMMS_TASK_DIRS = (os.path.join("odu", "harness", "lmms_eval_tasks"), "lmms_eval_tasks")
-
-
-def find_task_dir(relatives: "Sequence[str]", here: "str | None" = None) -> str:
-    """The first of ``relatives`` (folders relative to ``here``, by default this module's folder)
-    that holds an ``odu`` task folder."""
-    here = here or os.path.dirname(os.path.abspath(__file__))
-    for relative in relatives:
-        path = os.path.join(here, relative)
-        if os.path.isfile(os.path.join(path, "odu", "utils.py")):
-            return path
-    raise FileNotFoundError(f"the odu task folder is not installed next to {here} ({relatives[-1]}/odu)")
-
-
-def task_dir() -> str:
-    """The folder holding the ``odu`` task YAMLs: ``odu/harness/lm_eval_tasks`` of an installed
-    wheel, or the source tree's top-level ``lm_eval_tasks`` (checkout, editable install)."""
-    return find_task_dir(TASK_DIRS)
-
-
-def lmms_task_dir() -> str:
-    """The folder holding the lmms-eval ``odu`` task YAMLs (``odu/harness/lmms_eval_tasks`` of a
-    wheel, else the source tree's ``lmms_eval_tasks``)."""
-    return find_task_dir(LMMS_TASK_DIRS)
 
 
 def _warn(what: str, exc: BaseException) -> None:
@@ -134,11 +105,15 @@ def _add_task_dir(module: "Any") -> None:
     if hasattr(sys.modules[manager.__module__], "discover_plugin_task_paths"):  # task entry points (PR #4015)
         return
     # lm-eval: a later folder's task of a name wins; a command line asking for our tasks only skips its own
-    _index_also(manager, task_dir(), first=True, ours_only=lambda: bool(_OURS_ONLY))
+    from odu.harness.folders import task_dir
+
+    _index_also(manager, str(task_dir()), first=True, ours_only=lambda: bool(_OURS_ONLY))
 
 
 def _add_lmms_task_dir(module: "Any") -> None:
-    _index_also(module.TaskManager, lmms_task_dir(), first=False)  # lmms-eval: the first folder's wins
+    from odu.harness.folders import lmms_task_dir
+
+    _index_also(module.TaskManager, str(lmms_task_dir()), first=False)  # lmms-eval: the first folder's wins
 
 
 def _index_also(manager: "Any", ours: str, first: bool, ours_only: "Callable[[], bool]" = lambda: False) -> None:
@@ -173,20 +148,6 @@ def _index_also(manager: "Any", ours: str, first: bool, ours_only: "Callable[[],
 _OURS_ONLY: "list[bool]" = []
 
 
-def task_names(folder: str) -> "set[str]":
-    """The task, group and tag names the YAML files under ``folder`` define (read as text, no YAML parser)."""
-    import re
-
-    names: set[str] = set()
-    pattern = re.compile(r"^(?:task|group|tag):[ \t]*([^\s#\[]+)[ \t]*$", re.M)
-    for root, _, files in os.walk(folder):
-        for name in files:
-            if name.endswith((".yaml", ".yml")):
-                with open(os.path.join(root, name), encoding="utf-8", errors="replace") as fh:
-                    names.update(pattern.findall(fh.read()))
-    return names
-
-
 def _ours_only(tasks: "Any", include_path: "Any") -> bool:
     """Whether every requested task is one of ours and no ``--include_path`` folder redefines it."""
     requested = [
@@ -194,7 +155,9 @@ def _ours_only(tasks: "Any", include_path: "Any") -> bool:
     ]
     if not requested or not all(requested):
         return False
-    ours = task_dir()
+    from odu.harness.folders import task_dir, task_names
+
+    ours = str(task_dir())
     if not set(requested) <= task_names(os.path.join(ours, "odu")):
         return False
     given = [] if include_path is None else include_path if isinstance(include_path, (list, tuple)) else [include_path]
@@ -242,64 +205,9 @@ def _quiet_git(module: "Any") -> None:
     module.get_git_commit_hash = get_git_commit_hash
 
 
-def note_tables(module: "Any") -> None:
-    """lm-eval's ``make_table`` (in ``module``, ``lm_eval.utils``), wrapped once: a results table of
-    ODU-Bench tasks ends with ``odu.harness.annotate.table_note`` (results without our block: unchanged)."""
-    import functools
-
-    original = module.make_table
-    if getattr(original, "odu_bridge", False):
-        return
-
-    @functools.wraps(original)
-    def make_table(result_dict: "Any", column: str = "results", *args: "Any", **kwargs: "Any") -> "Any":
-        table = original(result_dict, column, *args, **kwargs)
-        if column != "results" or not isinstance(result_dict, dict) or "odu" not in result_dict:
-            return table
-        from odu.harness.annotate import table_note
-
-        note = table_note(result_dict)
-        return f"{table}{note}\n" if note else table
-
-    make_table.odu_bridge = True  # type: ignore[attr-defined]
-    module.make_table = make_table
-
-
-def one_line_errors(module: "Any") -> None:
-    """lm-eval's ``HarnessCLI.execute`` (in ``module``, ``lm_eval._cli.harness``), wrapped once: an
-    error our code raised that names its cause (``odu.harness.errors.error_line``: a model's server
-    failing its preflight, a missing dataset, a bad model argument) ends the command with one line,
-    ``lm-eval: error: ...``, and exit 2, as ``odu-bench eval`` does; any other keeps its traceback."""
-    import functools
-
-    cli = module.HarnessCLI
-    original = cli.execute
-    if getattr(original, "odu_bridge", False):
-        return
-
-    @functools.wraps(original)
-    def execute(self: "Any", args: "Any") -> "Any":
-        try:
-            return original(self, args)
-        except Exception as exc:
-            if "odu" not in sys.modules:  # none of our code ran
-                raise
-            from odu.harness.errors import error_line
-
-            line = error_line(exc)
-            if line is None:
-                raise
-            prog = getattr(getattr(self, "_parser", None), "prog", "lm-eval")  # argparse's error format
-            print(f"{prog}: error: {line}", file=sys.stderr)
-            raise SystemExit(2) from None
-
-    execute.odu_bridge = True  # type: ignore[attr-defined]
-    cli.execute = execute
-
-
 # --- the names a newcomer types: evaluate.load("odu_metric"), load_dataset("odu-bench") -------------
 
-#: The metric's name (``odu.metric_door.METRIC_NAME``) and the dataset's bare name (the prepared folder).
+#: The metric's name (``odu.metric.door.METRIC_NAME``) and the dataset's bare name (the prepared folder).
 METRIC_NAME, DATASET_NAME = "odu_metric", "odu-bench"
 
 
@@ -312,7 +220,7 @@ def _load_our_metric(module: "Any") -> None:
     @functools.wraps(original)
     def load(path: "Any", *args: "Any", **kwargs: "Any") -> "Any":
         if path == METRIC_NAME and not os.path.exists(METRIC_NAME) and not os.path.exists(METRIC_NAME + ".py"):
-            from odu.metric_door import metric_script
+            from odu.metric.door import metric_script
 
             path = str(metric_script().parent)
         return original(path, *args, **kwargs)
@@ -341,6 +249,36 @@ def _refuse_a_missing_dataset_folder(module: "Any") -> None:
     module.load_dataset = load_dataset
 
 
+def _wrapped_on_first_call(attribute: str, wrapper: str) -> "Callable[[ModuleType], None]":
+    """A hook putting ``odu``'s wrapper (``"module:function"``, which takes the original and returns
+    its replacement) around ``attribute`` of the hooked module (``"name"`` or ``"Class.name"``),
+    once. The wrapper lives in the harness; it is imported at the first call, so a process that
+    never calls it never imports ``odu``."""
+
+    def hook(module: "ModuleType") -> None:
+        import functools
+        from importlib import import_module
+
+        owner_name, _, name = attribute.rpartition(".")
+        owner = getattr(module, owner_name) if owner_name else module
+        original = getattr(owner, name)
+        if getattr(original, "odu_bridge", False):
+            return
+        replacement: list[Callable[..., Any]] = []
+
+        @functools.wraps(original)
+        def call(*args: "Any", **kwargs: "Any") -> "Any":
+            if not replacement:
+                where, _, function = wrapper.partition(":")
+                replacement.append(getattr(import_module(where), function)(original))
+            return replacement[0](*args, **kwargs)
+
+        call.odu_bridge = True  # type: ignore[attr-defined]
+        setattr(owner, name, call)
+
+    return hook
+
+
 _HOOKS: "dict[str, Callable[[ModuleType], None]]" = {
     "lm_eval.models": _register_models,
     "lm_eval.api.registry": _point_to_our_names,
@@ -348,8 +286,8 @@ _HOOKS: "dict[str, Callable[[ModuleType], None]]" = {
     "lmms_eval.tasks": _add_lmms_task_dir,
     "lm_eval.config.evaluate_config": _index_only_ours,
     "lm_eval.loggers.utils": _quiet_git,
-    "lm_eval.utils": note_tables,
-    "lm_eval._cli.harness": one_line_errors,
+    "lm_eval.utils": _wrapped_on_first_call("make_table", "odu.harness.annotate:with_table_note"),
+    "lm_eval._cli.harness": _wrapped_on_first_call("HarnessCLI.execute", "odu.harness.errors:with_one_line_errors"),
     "evaluate": _load_our_metric,
     "datasets": _refuse_a_missing_dataset_folder,
 }

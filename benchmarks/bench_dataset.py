@@ -72,9 +72,9 @@ class AnonPeak:
 def build_release(out: Path, scale: int) -> Path:
     """The bundled sample's records with every scene repeated ``scale`` times (ids suffixed); the
     media stays in the sample folder, the media root to prepare it with."""
+    from odu.core.schema import read_json_records
     from odu.data.release import find_records
     from odu.data.sample import sample_dir
-    from odu.schema import read_json_records
 
     source = sample_dir()
     records = read_json_records(find_records(source))

@@ -20,7 +20,7 @@ seconds, whether the call ended by itself, peak RSS in MB and the verdict's erro
 
 **Lines** (``--lines``, issue 30 item 2): every read of the toolkit (``score``, ``view``,
 ``report``, ``judge-audit``, lmms-eval's ``write_predictions``) decodes a line through
-:func:`odu.jsonio.iter_lines`; its time on each hostile line of :data:`LINES`, at sizes up to
+:func:`odu.io.jsonio.iter_lines`; its time on each hostile line of :data:`LINES`, at sizes up to
 ``--max-mb`` (default the line limit, ``MAX_LINE_BYTES`` = 64 MiB), against ``json.loads`` of the
 same bytes in the same run (the baseline: what decoding costs at all). The goal is a ratio of at
 most 2 on every line, and a time per MB that does not grow with the size (linear).
@@ -49,7 +49,7 @@ CHILD = """
 import json, os, sys
 os.environ.setdefault("OPENAI_API_KEY", "EMPTY")
 from odu.judge import JudgeRequest, OpenAIJudge
-from odu.schema import KeyPoint
+from odu.core.schema import KeyPoint
 url, timeout, retries = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 judge = OpenAIJudge("judge", base_url=url, timeout=timeout, retries=retries, no_cache=True, progress=False)
 (verdict,) = judge.judge([JudgeRequest("s", 0, "mute the sound", (KeyPoint("kp01", "the sound muted"),))])
@@ -109,7 +109,7 @@ def hostile_line(case: str, size: int) -> bytes:
 
 
 def time_lines(max_mb: float, repeats: int) -> None:
-    from odu.jsonio import JsonFileError, iter_lines
+    from odu.io.jsonio import JsonFileError, iter_lines
 
     name = Path("hostile.jsonl")
 

@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from _server_process import server_process  # noqa: E402
 
+from odu.core.schema import KeyPoint  # noqa: E402
 from odu.judge import JudgeRequest, OpenAIJudge  # noqa: E402
-from odu.schema import KeyPoint  # noqa: E402
 
 _INTENTS = (
     "The user wants to mute the electronic notification sound currently playing",

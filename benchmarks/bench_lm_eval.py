@@ -84,9 +84,9 @@ def bench_model(base_url: str, repeat: int, cache_dir: Path) -> dict[str, Any]:
 def bench_judge(base_url: str) -> dict[str, Any]:
     from support.omni_fakes import reference_output
 
+    from odu.core.schema import load_scenes
     from odu.judge import OpenAIJudge
-    from odu.schema import load_scenes
-    from odu.scoring import score_scenes
+    from odu.runs.scoring import score_scenes
 
     records = json.loads((ROOT / "tests" / "fixtures" / "demo_scenes.json").read_text(encoding="utf-8"))
     copies = []

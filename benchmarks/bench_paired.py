@@ -11,7 +11,7 @@ audio-only scenes, 1,631 of 2,078 with a demand), three systems scoring the same
 * **the whole report, 3 systems** (``build_report``: headline, channels, taxonomy and the paired
   comparisons), to show the paired part's share;
 * **vectorised vs naive**, one pair, audio-visual, ``--naive-resamples`` draws: per resample the
-  drawn row lists of both systems through ``odu.run.summarize``, per relabelling the swapped row
+  drawn row lists of both systems through ``odu.runs.contract.summarize``, per relabelling the swapped row
   lists likewise (the loop a user would write), against ``paired_comparisons`` on the same draws.
   Both sides draw from the same ``SceneBootstrap`` / ``SceneSwaps`` (same seed, population and
   size); the script stops unless differences, intervals (to 1e-9) and p-values are equal.
@@ -36,12 +36,12 @@ from _timing import best_of
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.report_rows import key_point, report_row  # noqa: E402
 
+from odu.core.tables import TABLE3_COLUMNS  # noqa: E402
 from odu.report import build_report  # noqa: E402
 from odu.report.bootstrap import BOOTSTRAP_RESAMPLES, SceneBootstrap, SceneSwaps, percentile_interval  # noqa: E402
 from odu.report.paired import paired_comparisons, permutation_p_values  # noqa: E402
 from odu.report.runs import System  # noqa: E402
-from odu.run import summarize  # noqa: E402
-from odu.tables import TABLE3_COLUMNS  # noqa: E402
+from odu.runs.contract import summarize  # noqa: E402
 
 #: Table 5: scenes per modality and demand scenes overall (1,631 of 2,078).
 SCENES = {"audio-visual": 1347, "audio-only": 731}

@@ -1,10 +1,10 @@
-"""How soon a run against a dead server stops: preflight (``odu.server_check``) vs. the run's own
+"""How soon a run against a dead server stops: preflight (``odu.transport.server_check``) vs. the run's own
 retries, the same command on both sides.
 
 Both sides run ``odu-bench eval --sample --model openai --tasks odu_ao --limit 1`` in a fresh
 process with ``base_url`` on a loopback port nothing listens on: with the preflight (the default)
 the run stops before its first scene with exit 2 and a message naming the URL; with
-``--no-preflight`` the one scene spends the client's retries (``odu.openai_client.RETRIES``, the
+``--no-preflight`` the one scene spends the client's retries (``odu.transport.openai_client.RETRIES``, the
 default backoff) and the run ends with exit 1 and an inference error. Wall time of the whole
 process, imports included; the best of ``--repeat`` runs.
 

@@ -6,7 +6,7 @@ subprocess; ``odu-bench eval --sample --model openai`` then runs the 21 sample s
 
 * **client**: ``encode`` (the scene's media read from the prepared dataset, spooled, the video's track
   left out and served by URL, the audio part made, the request built) plus the parse and score of the
-  answer (``odu.scoring`` on the run's own outputs, timed apart);
+  answer (``odu.runs.scoring`` on the run's own outputs, timed apart);
 * **server**: ``send``, the HTTP round trip, in which the server fetches the clip from our clip
   server, decodes it, runs its processor and generates.
 

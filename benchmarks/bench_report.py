@@ -7,7 +7,7 @@ job (draw the resamples, compute every statistic in every resample, take the 95%
 
 * headline intervals (Avg, M1-M5, FTR of one system): ``odu.report.headline.bootstrap_metrics``
   (multiplicity blocks x per-scene columns) vs the naive loop that, per resample, builds the
-  resampled row list and calls the scalar core metrics (``odu.run.summarize``);
+  resampled row list and calls the scalar core metrics (``odu.runs.contract.summarize``);
 * evidence-channel gap intervals (four systems, seven channels, App E.1):
   ``odu.report.channels.channel_report`` vs a naive loop pooling each drawn scene's hit and point
   counts per resample.
@@ -36,6 +36,7 @@ from _timing import best_of
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.report_rows import key_point, report_row  # noqa: E402
 
+from odu.core.tables import TABLE3_COLUMNS  # noqa: E402
 from odu.report.bootstrap import BOOTSTRAP_RESAMPLES, SceneBootstrap, percentile_interval, ratio  # noqa: E402
 from odu.report.channels import (  # noqa: E402
     CHANNEL_ALL_CONTEXT,
@@ -47,8 +48,7 @@ from odu.report.channels import (  # noqa: E402
 )
 from odu.report.headline import bootstrap_metrics  # noqa: E402
 from odu.report.runs import System  # noqa: E402
-from odu.run import summarize  # noqa: E402
-from odu.tables import TABLE3_COLUMNS  # noqa: E402
+from odu.runs.contract import summarize  # noqa: E402
 
 N_SCENES, N_POSITIVE, N_SYSTEMS = 1347, 1060, 4
 MODALITY, SEED = "audio-visual", 1

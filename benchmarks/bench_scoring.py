@@ -43,8 +43,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from odu.constants import AUDIO_ONLY, AUDIO_VISUAL, CONTEXT_TYPES_AO, CONTEXT_TYPES_AV, PROFILE_FIELDS
-from odu.tables import render
+from odu.core.constants import AUDIO_ONLY, AUDIO_VISUAL, CONTEXT_TYPES_AO, CONTEXT_TYPES_AV, PROFILE_FIELDS
+from odu.core.tables import render
 
 #: App B.1 Table 5 (main split).
 TOTAL, AV_SCENES, POSITIVE, ZH = 2078, 1347, 1631, 1170
@@ -294,7 +294,7 @@ def write_data(n: int, seed: int, folder: Path) -> dict[str, Path]:
 def _jiwer_edits(reference: str, hypothesis: str) -> tuple[int, int]:
     import jiwer
 
-    from odu.text import is_cjk_dominant, normalize
+    from odu.core.text import is_cjk_dominant, normalize
 
     ref, hyp = normalize.__wrapped__(reference), normalize.__wrapped__(hypothesis)
     if is_cjk_dominant(ref):
@@ -310,11 +310,11 @@ def _jiwer_edits(reference: str, hypothesis: str) -> tuple[int, int]:
 def naive_main(scenes_path: Path, predictions_path: Path, verdicts_path: Path, out: Path) -> None:
     """Read every file whole, build every scene, then score scene by scene: parse, match, look up
     the stored verdicts, M4 from jiwer; write the per-scene scores and the summary (M1-M5, Avg, FTR)."""
+    from odu.core.match import linked_groups, match_segments, pred_order_key
+    from odu.core.metrics import avg, false_trigger_rate, macro_f1, mean_defined, s2, s3, s4, s5
+    from odu.core.parse import parse_output
+    from odu.core.schema import scene_from_dict
     from odu.judge.base import candidate_text
-    from odu.match import linked_groups, match_segments, pred_order_key
-    from odu.metrics import avg, false_trigger_rate, macro_f1, mean_defined, s2, s3, s4, s5
-    from odu.parse import parse_output
-    from odu.schema import scene_from_dict
 
     def lines(path: Path) -> list[Any]:
         with path.open(encoding="utf-8") as fh:
@@ -373,7 +373,7 @@ def naive_main(scenes_path: Path, predictions_path: Path, verdicts_path: Path, o
 PARSE = "import json, sys\nkept = [[json.loads(line) for line in open(p, encoding='utf-8')] for p in sys.argv[1:]]\n"
 #: The predictions and verdicts as ``odu-bench score`` holds them, and nothing else.
 HELD = (
-    "import sys\nfrom odu.judge import StoredVerdictJudge\nfrom odu.schema import read_predictions\n"
+    "import sys\nfrom odu.judge import StoredVerdictJudge\nfrom odu.core.schema import read_predictions\n"
     "held = read_predictions(sys.argv[1]), StoredVerdictJudge(sys.argv[2])\n"
 )
 

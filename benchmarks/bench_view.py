@@ -42,11 +42,11 @@ from typing import Any
 from bench_scoring import synthetic_output, synthetic_scene
 
 from odu.cli import main as odu_bench
+from odu.core.schema import scene_from_dict
+from odu.core.tables import render
 from odu.judge import make_judge
-from odu.run import write_run
-from odu.schema import scene_from_dict
-from odu.scoring import score_scenes
-from odu.tables import render
+from odu.runs.contract import write_run
+from odu.runs.scoring import score_scenes
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from support.view_support import chromium, chromium_available  # noqa: E402

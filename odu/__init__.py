@@ -19,24 +19,24 @@ __version__ = "0.1.0"
 
 #: Each re-exported name and the module defining it.
 _EXPORTS = {
-    "Prediction": "schema",
-    "Scene": "schema",
-    "SchemaError": "schema",
-    "load_scenes": "schema",
-    "ScoredRun": "run",
-    "read_run": "run",
-    "write_run": "run",
+    "Prediction": "core.schema",
+    "Scene": "core.schema",
+    "SchemaError": "core.schema",
+    "load_scenes": "core.schema",
+    "ScoredRun": "runs.contract",
+    "read_run": "runs.contract",
+    "write_run": "runs.contract",
     "make_judge": "judge",
-    "parse_output": "parse",
-    "score_scenes": "scoring",
+    "parse_output": "core.parse",
+    "score_scenes": "runs.scoring",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .core.parse import parse_output
+    from .core.schema import Prediction, Scene, SchemaError, load_scenes
     from .judge import make_judge
-    from .parse import parse_output
-    from .run import ScoredRun, read_run, write_run
-    from .schema import Prediction, Scene, SchemaError, load_scenes
-    from .scoring import score_scenes
+    from .runs.contract import ScoredRun, read_run, write_run
+    from .runs.scoring import score_scenes
 
 
 def __getattr__(name: str) -> Any:

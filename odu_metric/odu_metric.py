@@ -1,7 +1,7 @@
-"""ODU-Bench as an ``evaluate`` metric: a door onto the core scorer (odu.parse / odu.scoring / odu.judge).
+"""ODU-Bench as an ``evaluate`` metric: a door onto the core scorer (odu.core.parse / odu.runs.scoring / odu.judge).
 
 Nothing is scored here: predictions and references are stored as JSON text
-(:mod:`odu.metric_inputs`), and ``_compute`` hands them to :func:`odu.scoring.score_scenes`, so the
+(:mod:`odu.metric.inputs`), and ``_compute`` hands them to :func:`odu.runs.scoring.score_scenes`, so the
 numbers are those of ``odu-bench score``. ``evaluate.load("odu_metric")`` finds this script from any
 folder after ``odu-bench install-metric``; ``evaluate.load("path/to/odu_metric")`` always does.
 """
@@ -12,11 +12,11 @@ import datasets
 import evaluate
 
 # "# From: odu-bench": when odu is missing, evaluate.load says "pip install odu-bench"
-from odu.citation import BIBTEX, PAPER_URL  # From: odu-bench
+from odu.core.citation import BIBTEX, PAPER_URL  # From: odu-bench
+from odu.core.schema import load_scenes  # From: odu-bench
 from odu.judge.spec import judge_from_spec  # From: odu-bench
-from odu.metric_inputs import decode_prediction, encode_prediction, encode_reference  # From: odu-bench
-from odu.schema import load_scenes  # From: odu-bench
-from odu.scoring import score_scenes  # From: odu-bench
+from odu.metric.inputs import decode_prediction, encode_prediction, encode_reference  # From: odu-bench
+from odu.runs.scoring import score_scenes  # From: odu-bench
 
 _DESCRIPTION = """\
 ODU-Bench (Omni Demand Understanding) asks whether an audio / audio-visual assistant can tell that
@@ -36,7 +36,7 @@ Args:
         surrogates included, survives storage and gathering).
     references: one per scene: the scene record in the release schema (``dict``), a dataset row
         exactly as ``load_dataset("odu-bench", cfg)`` yields it (media bytes or lazy clips
-        included: the metric keeps the record, never the media), an ``odu.schema.Scene``, or the
+        included: the metric keeps the record, never the media), an ``odu.core.schema.Scene``, or the
         JSON text of a record or row. Validated when added and stored as JSON text. Scene ids must
         be unique across everything added before ``compute``.
     judge: M2 key-point judge, a judge spec as ``$ODU_JUDGE`` takes it. ``"lexical"`` (default):

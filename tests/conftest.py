@@ -25,7 +25,7 @@ from support.shard_runs import shards  # noqa: F401  (module fixture: the two sh
 from support.view_support import runs, site  # noqa: F401  (session fixtures of the viewer tests)
 from support.wheel import wheel_env  # noqa: F401  (session fixture: the wheel in a fresh venv, tests/doors/)
 
-from odu.scrub import forget_secrets
+from odu.io.scrub import forget_secrets
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def openai_server() -> Iterator[OpenAIServer]:
 
 @pytest.fixture(autouse=True)
 def _no_secrets_between_tests() -> Iterator[None]:
-    """Secrets registered by one test's clients (:mod:`odu.scrub`) are not scrubbed from the next's."""
+    """Secrets registered by one test's clients (:mod:`odu.io.scrub`) are not scrubbed from the next's."""
     yield
     forget_secrets()
 

@@ -36,7 +36,7 @@ import soundfile as sf
 import yaml
 from synth import Shape, VideoSettings, draw_frame, encode_mp4, person, write_audio_file
 
-from odu.constants import AUDIO_ONLY, AUDIO_VISUAL
+from odu.core.constants import AUDIO_ONLY, AUDIO_VISUAL
 from odu.data.media import DEFAULT_AUDIO_SAMPLE_RATE, decode_audio
 from odu.data.sample import sample_dir
 from odu.report.taxonomy import CHALLENGE_CATEGORIES

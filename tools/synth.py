@@ -24,7 +24,7 @@ import av
 import numpy as np
 import soundfile as sf
 
-from odu.constants import AUDIO_VISUAL
+from odu.core.constants import AUDIO_VISUAL
 from odu.data.media import DEFAULT_AUDIO_SAMPLE_RATE
 
 #: Encoded container per file suffix; WAV/FLAC go through soundfile.

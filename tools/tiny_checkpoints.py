@@ -111,9 +111,9 @@ TEXT_CHAT_TEMPLATE = (
 def _corpus() -> Iterator[str]:
     """Text the tokenizer learns from: the App F instructions and the sample's transcripts (so prompt token
     counts are of a realistic order), in a fixed order."""
-    from odu.constants import AUDIO_ONLY, AUDIO_VISUAL
+    from odu.core.constants import AUDIO_ONLY, AUDIO_VISUAL
+    from odu.core.prompts import instruction
     from odu.data.sample import sample_dir
-    from odu.prompts import instruction
 
     yield instruction(AUDIO_VISUAL)
     yield instruction(AUDIO_ONLY)

@@ -63,11 +63,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     A command line naming a subcommand imports that subcommand's module only, so that e.g.
     ``odu-bench score`` does not pay for the imports of ``eval`` or ``report``. Every command runs
-    with its console and log records scrubbed of secrets (:func:`odu.scrub.scrubbed_console`);
+    with its console and log records scrubbed of secrets (:func:`odu.io.scrub.scrubbed_console`);
     Ctrl-C ends it with one line and :data:`INTERRUPTED_EXIT`, its output left as it was before
     the command (the work folder is removed on the way out; one a killed process leaves, by the
-    next command into the same place: :mod:`odu.outdir`)."""
-    from ..scrub import scrubbed_console
+    next command into the same place: :mod:`odu.runs.outdir`)."""
+    from ..io.scrub import scrubbed_console
 
     argv = list(sys.argv[1:] if argv is None else argv)
     first = argv[0] if argv else ""

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ..constants import LANGUAGES
+from ..core.constants import LANGUAGES
 
 
 def add_annotation_language(
@@ -26,7 +26,7 @@ def add_run_dirs(parser: argparse.ArgumentParser, what: str = "`odu-bench score`
 
 
 def add_overwrite(parser: argparse.ArgumentParser) -> None:
-    """Add ``--overwrite``: replace a run already in ``--out`` (:func:`odu.run.check_out_dir`)."""
+    """Add ``--overwrite``: replace a run already in ``--out`` (:func:`odu.runs.contract.check_out_dir`)."""
     parser.add_argument(
         "--overwrite",
         action="store_true",
@@ -86,9 +86,9 @@ def judge_note(info: Mapping[str, Any]) -> str:
 def runs_table(summaries: Mapping[str, Mapping[str, Any]]) -> str:
     """What ``odu-bench eval`` and ``score`` print of their runs (``summary.json`` dicts by system
     name): the Table 3-style rows, names marked where caveats apply, the judge's line, the caveats
-    (:func:`odu.caveats.shown_caveats`) and what comparability with Table 3 rests on."""
-    from ..caveats import shown_caveats
-    from ..tables import table3, table3_caveat
+    (:func:`odu.core.caveats.shown_caveats`) and what comparability with Table 3 rests on."""
+    from ..core.caveats import shown_caveats
+    from ..core.tables import table3, table3_caveat
 
     rows, caveats = shown_caveats(summaries)
     judge: Mapping[str, Any] = next((summary["judge"] for summary in summaries.values()), {})

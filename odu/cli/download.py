@@ -32,9 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..core.schema import SchemaError
     from ..data.hub import HubError, download, load_dataset_call
     from ..data.release import ReleaseProblem
-    from ..schema import SchemaError
 
     problems: list[ReleaseProblem] = []
     try:

@@ -21,12 +21,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from ..caveats import run_caveats, summary_counts
+from ..core.caveats import run_caveats, summary_counts
+from ..io.scrub import install_log_filter, scrub_command, scrub_text, scrub_value
 from ..judge.openai_judge import merge_judge_infos
 from ..models import BACKENDS, BASELINES, backend_name, lm_eval_name, system_label
-from ..outdir import check_target, clear
-from ..run import PREDICTIONS_FILE, RUN_CARD_NAME, RUNS, SCENES_FILE, EvalSceneRow, RunSummary, RunWriter, summarize_run
-from ..scrub import install_log_filter, scrub_command, scrub_text, scrub_value
+from ..runs.contract import (
+    PREDICTIONS_FILE,
+    RUN_CARD_NAME,
+    RUNS,
+    SCENES_FILE,
+    EvalSceneRow,
+    RunSummary,
+    RunWriter,
+    summarize_run,
+)
+from ..runs.outdir import check_target, clear
 from .common import (
     add_annotation_language,
     add_overwrite,
@@ -42,8 +51,8 @@ DEFAULT_TASKS = ("odu_av", "odu_ao")
 
 def _model_args(text: str | None) -> dict[str, Any]:
     """``--model-args`` as a JSON object or lm-eval's ``key=value,key=value``; one naming a
-    credential is refused before anything logs it (:func:`odu.scrub.refuse_credentials`)."""
-    from ..scrub import refuse_credentials
+    credential is refused before anything logs it (:func:`odu.io.scrub.refuse_credentials`)."""
+    from ..io.scrub import refuse_credentials
 
     if not text:
         return {}
@@ -173,7 +182,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def write_model_outputs(results: Mapping[str, Any], writer: RunWriter) -> list[EvalSceneRow]:
     """results.json, samples_<task>.jsonl and predictions.jsonl of one model's run, into its run
     directory: every URL of lm-eval's results shown by the one rule, known secrets out of every
-    file (:mod:`odu.scrub`); returns the scene rows with their inference errors (one per scene,
+    file (:mod:`odu.io.scrub`); returns the scene rows with their inference errors (one per scene,
     however many tasks held it)."""
     writer.json("results.json", scrub_value({k: v for k, v in results.items() if k != "samples"}), default=str)
     rows: dict[str, EvalSceneRow] = {}
@@ -181,7 +190,7 @@ def write_model_outputs(results: Mapping[str, Any], writer: RunWriter) -> list[E
     for task, task_samples in results.get("samples", {}).items():
         with writer.jsonl(f"samples_{task}.jsonl") as samples:
             for sample in task_samples:
-                samples.write(sample, default=str)  # known secrets scrubbed as written (odu.jsonio)
+                samples.write(sample, default=str)  # known secrets scrubbed as written (odu.io.jsonio)
                 scored = sample["filtered_resps"][0]
                 sid = scored["scene"]["scene_id"]
                 outputs.setdefault(sid, scored["raw_output"])
@@ -202,10 +211,10 @@ def summary_of(
     shard: str | None = None,
     system: str | None = None,
 ) -> RunSummary:
-    """``summary.json`` in the ``odu-bench score`` layout (:func:`odu.run.summarize_run`: inference
+    """``summary.json`` in the ``odu-bench score`` layout (:func:`odu.runs.contract.summarize_run`: inference
     errors counted), plus the system's name, the answers cut at the output-token limit, the per-task
     metrics lm-eval reported, the dataset each task read and the caveats of the numbers
-    (:mod:`odu.caveats`)."""
+    (:mod:`odu.core.caveats`)."""
     summary = summarize_run(rows, judge, annotation_language)
     summary["tasks"] = {
         task: {k.split(",")[0]: v for k, v in metrics.items() if "," in k and "_stderr" not in k}
@@ -223,13 +232,13 @@ def summary_of(
 
 
 def dry_run(args: argparse.Namespace, models: Sequence[str], loaded: Sequence[Any]) -> int:
-    """``--dry-run``: the estimate of :mod:`odu.estimate` for the loaded tasks' docs (``--limit``
+    """``--dry-run``: the estimate of :mod:`odu.runs.estimate` for the loaded tasks' docs (``--limit``
     applied), as a table or ``--json``, then the checks the real run makes before and while sending
     (:func:`dry_checks`); nothing is sent. Exit 2 when the real run would refuse the setup or a scene."""
     import json
 
-    from ..estimate import estimate, render
-    from ..schema import scene_from_dict
+    from ..core.schema import scene_from_dict
+    from ..runs.estimate import estimate, render
 
     docs = []
     for obj in loaded:
@@ -303,10 +312,11 @@ def run(args: argparse.Namespace) -> int:
     from ..data.prepare import check_dataset
     from ..data.sample import sample_dataset_dir
     from ..harness.errors import run_errors
+    from ..harness.folders import task_dir
     from ..harness.runcard import RECORDER, build_run_card
-    from ..harness.tasks import dataset_choice, load_tasks, task_dir, use_judge
+    from ..harness.tasks import dataset_choice, load_tasks, use_judge
     from ..judge.spec import judge_from_args, judge_inputs
-    from ..shards import LOGGED_TASKS_KEY, SHARD_KEY, parse_shard
+    from ..runs.shards import LOGGED_TASKS_KEY, SHARD_KEY, parse_shard
 
     try:
         models = [backend_name(m.strip()) for m in args.model.split(",") if m.strip()]

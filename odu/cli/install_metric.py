@@ -18,7 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..metric_door import install_metric, metric_script
+    from ..metric.door import install_metric, metric_script
 
     try:
         written = install_metric()

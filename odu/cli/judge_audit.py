@@ -6,15 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..constants import MODALITIES
-from ..files import replace_file
-from ..jsonio import json_text, utf8
+from ..core.constants import MODALITIES
+from ..core.schema import SchemaError, load_scenes, read_predictions
+from ..io.files import replace_file
+from ..io.jsonio import json_text, utf8
 from ..judge import JudgeUnavailableError
 from ..judge.audit import audit, audit_table
 from ..judge.spec import add_judge_arguments, judges_from_args
-from ..outdir import check_apart
-from ..run import PREDICTIONS_FILE, read_run
-from ..schema import SchemaError, load_scenes, read_predictions
+from ..runs.contract import PREDICTIONS_FILE, read_run
+from ..runs.outdir import check_apart
 from .common import add_annotation_language, judge_accounting_line, judge_errors_exit_code
 
 
@@ -69,7 +69,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def _check_out(args: argparse.Namespace) -> None:
     """``--out`` may not be one of the command's inputs (a run's file, the scenes or predictions it
-    reads: :func:`odu.outdir.check_apart`); it is replaced when written, never written through a link."""
+    reads: :func:`odu.runs.outdir.check_apart`); it is replaced when written, never written through a link."""
     if args.out:
         check_apart(args.out, [*(path for _, path in args.runs), args.scenes, *(path for _, path in args.predictions)])
 

@@ -7,7 +7,7 @@ Registers the ``odu-*`` models (:mod:`odu.harness.models`), adds ``--include_pat
 subcommand work too). After a run with ``--output_path``, a run card is written next to each
 results file lm-eval wrote: ``run_card_<same timestamp>.json`` beside ``results_<timestamp>.json``.
 Credentials in URLs (``base_url=http://user:password@host/v1``) are removed from what lm-eval prints
-and logs, and from the files it wrote (:mod:`odu.scrub`); model arguments naming a credential
+and logs, and from the files it wrote (:mod:`odu.io.scrub`); model arguments naming a credential
 (``--model_args api_key=...``, or ``model_args`` of a ``--config`` file) are refused before lm-eval
 runs or logs anything (:func:`refuse_key_arguments`): keys are read from environment variables only.
 """
@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..scrub import CredentialArgumentError, refuse_credentials, scrub_file, scrubbed_console
+from ..io.scrub import CredentialArgumentError, refuse_credentials, scrub_file, scrubbed_console
 from .common import lm_eval_unavailable
 
 _SUBCOMMANDS = ("run", "ls", "validate")
@@ -69,7 +69,7 @@ def _output_path(args: list[str]) -> Path | None:
 def write_run_cards(output_path: Path, since: float) -> list[Path]:
     """A run card beside every ``results_*.json`` lm-eval wrote under ``output_path`` since ``since``."""
     from ..harness.runcard import write_run_card
-    from ..jsonio import read_json
+    from ..io.jsonio import read_json
 
     written = []
     files = [output_path] if output_path.suffix == ".json" else sorted(output_path.rglob("results_*.json"))
@@ -90,7 +90,7 @@ def write_run_cards(output_path: Path, since: float) -> list[Path]:
 
 def refuse_key_arguments(parsed: argparse.Namespace) -> None:
     """:class:`ValueError` when the model arguments of lm-eval's parsed command line (``--model_args``,
-    and those of a ``--config`` file) name a credential (:func:`odu.scrub.refuse_credentials`); the
+    and those of a ``--config`` file) name a credential (:func:`odu.io.scrub.refuse_credentials`); the
     value is not shown. A config file lm-eval cannot read is left for lm-eval to report."""
     from lm_eval.config.evaluate_config import EvaluatorConfig
     from lm_eval.utils import simple_parse_args_string
@@ -119,8 +119,8 @@ def run(args: argparse.Namespace) -> int:
 
     from ..harness.annotate import install_table_note
     from ..harness.errors import install_one_line_errors
+    from ..harness.folders import task_dir
     from ..harness.runcard import RECORDER
-    from ..harness.tasks import task_dir
 
     argv = forwarded_args(list(args.args), str(task_dir()))
     started = time.time()
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def scrub_outputs(output_path: Path, since: float) -> list[Path]:
-    """Remove URL credentials (:mod:`odu.scrub`) from the files lm-eval wrote under ``output_path``
+    """Remove URL credentials (:mod:`odu.io.scrub`) from the files lm-eval wrote under ``output_path``
     since ``since`` (its results keep ``--model_args`` verbatim); returns the files changed."""
     files = [output_path] if output_path.is_file() else sorted(p for p in output_path.rglob("*") if p.is_file())
     return [p for p in files if p.suffix in (".json", ".jsonl") and p.stat().st_mtime >= since and scrub_file(p)]

@@ -1,5 +1,5 @@
 """``odu-bench merge RUN_DIR... --out DIR``: join the N runs of ``odu-bench eval --shard K/N`` (one
-model each) into the run they split (:mod:`odu.shards`): the same files, the same numbers as one
+model each) into the run they split (:mod:`odu.runs.shards`): the same files, the same numbers as one
 run over all scenes. Shards of different runs, a shard given twice, a missing shard or a scene in
 two shards are refused (exit 2) with a message naming the problem."""
 
@@ -27,7 +27,7 @@ def merged_results(results: dict[str, Any], samples: dict[str, list[dict[str, An
     ``sample_len``) those of all the shards."""
     from ..harness.annotate import RESULTS_KEY, task_caveats
     from ..harness.tasks import task_metrics
-    from ..shards import merged_datasets
+    from ..runs.shards import merged_datasets
 
     out = {k: v for k, v in results.items() if k != "samples"}
     tasks = {}
@@ -56,9 +56,9 @@ def merged_results(results: dict[str, Any], samples: dict[str, list[dict[str, An
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..run import RUN_CARD_NAME, SCENES_FILE, RunError, RunWriter
-    from ..scrub import scrub_command, scrub_value
-    from ..shards import ShardError, merged_card, merged_judge, merged_samples, read_shards
+    from ..io.scrub import scrub_command, scrub_value
+    from ..runs.contract import RUN_CARD_NAME, SCENES_FILE, RunError, RunWriter
+    from ..runs.shards import ShardError, merged_card, merged_judge, merged_samples, read_shards
     from .common import runs_table
     from .eval import summary_of, write_model_outputs
 

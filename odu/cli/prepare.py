@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..core.schema import SchemaError
 from ..data.release import ReleaseError
-from ..schema import SchemaError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

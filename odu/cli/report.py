@@ -7,7 +7,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ..constants import MODALITIES
+from ..core.constants import MODALITIES
 from .common import add_bootstrap_options, add_run_dirs, check_resamples
 
 
@@ -37,11 +37,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..caveats import caveat_lines
-    from ..outdir import check_target
+    from ..core.caveats import caveat_lines
+    from ..core.tables import table3
     from ..report import REPORT, build_report, load_systems, write_report
     from ..report.render import marked_names, paired_line
-    from ..tables import table3
+    from ..runs.outdir import check_target
 
     try:
         check_resamples(args)

@@ -7,12 +7,12 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from ..caveats import run_caveats, summary_counts
+from ..core.caveats import run_caveats, summary_counts
+from ..core.schema import Scene, SchemaError, iter_scenes, read_predictions
 from ..judge import JudgeUnavailableError
 from ..judge.spec import add_judge_arguments, judge_from_args, judge_inputs
-from ..run import SCENES_FILE, RunWriter
-from ..schema import Scene, SchemaError, iter_scenes, read_predictions
-from ..scoring import score_into
+from ..runs.contract import SCENES_FILE, RunWriter
+from ..runs.scoring import score_into
 from .common import add_annotation_language, add_overwrite, judge_accounting_line, judge_errors_exit_code, runs_table
 
 

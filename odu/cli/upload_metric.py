@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..metric_door import SPACE_SDKS
+from ..metric.door import SPACE_SDKS
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -26,7 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..data.hub import HubError
-    from ..metric_door import upload_metric
+    from ..metric.door import upload_metric
 
     try:
         url = upload_metric(args.repo, sdk=args.sdk, private=args.private or None)

@@ -1,7 +1,7 @@
 """ODU-Bench as a Hugging Face dataset: features, configs, record <-> row, lazy media.
 
-One row is one scene. Its columns keep the release record (``odu.schema``) field for field, so
-that :func:`row_to_record` gives back the record :func:`odu.schema.scene_from_dict` reads:
+One row is one scene. Its columns keep the release record (``odu.core.schema``) field for field, so
+that :func:`row_to_record` gives back the record :func:`odu.core.schema.scene_from_dict` reads:
 
 * scene fields: ``scene_id``, ``language``, ``modality``, ``source`` (generated /
   human-recorded), ``label`` (positive / negative);
@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES
-from ..schema import RECORD_FIELDS, SCENE_FIELDS, Scene, scene_from_dict, scene_to_dict
+from ..core.constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES
+from ..core.schema import RECORD_FIELDS, SCENE_FIELDS, Scene, scene_from_dict, scene_to_dict
 
 if TYPE_CHECKING:  # pragma: no cover
     import datasets
@@ -207,8 +207,8 @@ def _load(text: str | None) -> dict[str, Any]:
 def record_to_row(record: Mapping[str, Any], media: Sequence[bytes]) -> dict[str, Any]:
     """The dataset row of a release record, ``media`` holding each clip's file bytes in order.
 
-    The record goes through :func:`odu.schema.scene_from_dict` (so a bad record raises its
-    :class:`~odu.schema.SchemaError`); clip fields the schema does not know are kept per turn.
+    The record goes through :func:`odu.core.schema.scene_from_dict` (so a bad record raises its
+    :class:`~odu.core.schema.SchemaError`); clip fields the schema does not know are kept per turn.
     """
     scene = scene_from_dict(record)
     if len(media) != len(scene.clips):
@@ -346,7 +346,7 @@ def rows_without_media(ds: datasets.Dataset) -> list[dict[str, Any]]:
 
 
 def row_to_scene(row: Mapping[str, Any]) -> Scene:
-    """The typed :class:`~odu.schema.Scene` of a dataset row (what the scorer takes)."""
+    """The typed :class:`~odu.core.schema.Scene` of a dataset row (what the scorer takes)."""
     return scene_from_dict(row_to_record(row))
 
 

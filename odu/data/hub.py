@@ -29,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..cache import cache_dir
-from ..files import is_sha256, read_bounded, replace_file, sha256_file
+from ..io.cache import cache_dir
+from ..io.files import is_sha256, read_bounded, replace_file, sha256_file
 from .dataset import CONFIG_NAMES, DEFAULT_CONFIG, SPLIT, DatasetConfig, get_config
 from .prepare import DATA_DIR, MANIFEST_NAME, METADATA_FILES, PrepareResult, prepare, shard_pattern, verify_dataset_dir
 from .release import RELEASE_RECORD_FILES, ReleaseProblem
@@ -167,7 +167,7 @@ def _download_release(
     token: str | bool | None,
     skip_invalid: bool,
 ) -> PrepareResult:
-    from ..schema import read_json_records
+    from ..core.schema import read_json_records
 
     wanted = [get_config(name) for name in configs]
     snapshot = _snapshot(repo_id, revision, token, [records_name], None)
@@ -253,7 +253,7 @@ def shards_key(data_files: Mapping[str, Sequence[Any]] | None) -> str:
 
 
 def file_sha256(path: Path) -> str:
-    """:func:`odu.files.sha256_file` of ``path``, remembered per version of the file (device, inode,
+    """:func:`odu.io.files.sha256_file` of ``path``, remembered per version of the file (device, inode,
     size, modification and change times: any write changes the change time, which no user can set)
     in the cache (``<cache>/sha256/``), so a large shard is read once per version, not per load."""
     info = path.stat()

@@ -31,7 +31,7 @@ import av.error
 import numpy as np
 import soundfile as sf
 
-from ..files import open_regular, read_bounded
+from ..io.files import open_regular, read_bounded
 
 #: Sample rate (Hz) of decoded audio unless asked otherwise; 16 kHz is what omni audio encoders take.
 DEFAULT_AUDIO_SAMPLE_RATE = 16_000

@@ -29,10 +29,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..citation import BIBTEX
-from ..files import sha256_file
-from ..jsonio import read_json
-from ..outdir import ManifestKind, check_target, writing
+from ..core.citation import BIBTEX
+from ..io.files import sha256_file
+from ..io.jsonio import read_json
+from ..runs.outdir import ManifestKind, check_target, writing
 from .dataset import CONFIGS, DEFAULT_CONFIG, LEAF_CONFIGS, SPLIT, features, get_config, record_to_row
 from .release import ReleaseProblem, ReleaseScene, find_records, read_release
 
@@ -43,7 +43,7 @@ DATA_DIR = "data"
 MANIFEST_FORMAT = "odu-bench-manifest/1"
 #: Files of a prepared directory besides the shards (what ``odu-bench download`` always fetches).
 METADATA_FILES: tuple[str, ...] = (CARD_NAME, MANIFEST_NAME, RECORDS_NAME)
-#: What ``prepare`` writes: an existing ``--out`` holding anything else is never replaced (:mod:`odu.outdir`).
+#: What ``prepare`` writes: an existing ``--out`` holding anything else is never replaced (:mod:`odu.runs.outdir`).
 PREPARED = ManifestKind("a prepared ODU-Bench dataset")
 #: Parquet shards of the prepared dataset stay under this many bytes of rows (``datasets``'
 #: ``MAX_SHARD_SIZE``, which the Hub viewer expects) ...
@@ -138,11 +138,11 @@ def prepare(
 
     ``out`` is replaced only once the new directory is complete, and only when it is empty or holds
     an earlier prepared dataset and nothing else (:data:`PREPARED`); it may not be,
-    hold or lie inside the records file or the media root (:class:`odu.outdir.OutDirError`).
+    hold or lie inside the records file or the media root (:class:`odu.runs.outdir.OutDirError`).
     Raises :class:`odu.data.release.ReleaseError` on invalid scenes unless ``skip_invalid``; media
     must lie inside the media root (:func:`odu.data.release.media_path`). The work happens in a
     hidden folder beside ``out``; one left by a killed run is removed by the next
-    (:func:`odu.outdir.remove_leftovers`).
+    (:func:`odu.runs.outdir.remove_leftovers`).
     """
     out = Path(out)
     records_path = find_records(raw)
@@ -249,7 +249,7 @@ def _bar(total: int, enabled: bool) -> Any:
 
 def card_body() -> str:
     """The dataset card: ``odu/data/dataset_card.md`` (shipped inside the package) and its
-    citation section, the BibTeX of :mod:`odu.citation`."""
+    citation section, the BibTeX of :mod:`odu.core.citation`."""
     card = resources.files(__package__).joinpath("dataset_card.md").read_text(encoding="utf-8")
     return f"{card.rstrip()}\n\n## Citation\n\n```bibtex\n{BIBTEX}```\n"
 

@@ -1,6 +1,6 @@
 """The raw release: scene records (authors' schema) plus the media file of every clip.
 
-A release is a records file (JSON array or JSONL, see :mod:`odu.schema`) and media at each clip's
+A release is a records file (JSON array or JSONL, see :mod:`odu.core.schema`) and media at each clip's
 ``src``, relative to the records file's folder unless another media root is given. Reading it
 checks what the dataset and the scorer rely on:
 
@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from ..constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES
-from ..jsonio import clean_text
-from ..schema import Clip, Scene, SchemaError, check_tree, iter_json_records, scene_from_dict
+from ..core.constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES
+from ..core.schema import Clip, Scene, SchemaError, check_tree, iter_json_records, scene_from_dict
+from ..io.jsonio import clean_text
 from .dataset import leaf_config
 
 #: Record files looked for, in this order, when a release is given as a directory.

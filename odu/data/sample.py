@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..cache import cache_dir
+from ..io.cache import cache_dir
 
 
 def sample_dir() -> Path:
@@ -20,7 +20,7 @@ def sample_dir() -> Path:
 
 def sample_dataset_dir(cache: str | Path | None = None) -> Path:
     """The bundled sample prepared once into the cache and reused until the sample changes:
-    ``<cache>/datasets/sample-<fingerprint>/odu-bench`` (``cache`` default: :func:`odu.cache.cache_dir`)."""
+    ``<cache>/datasets/sample-<fingerprint>/odu-bench`` (``cache`` default: :func:`odu.io.cache.cache_dir`)."""
     from .prepare import MANIFEST_NAME, prepare
     from .release import fingerprint
 

@@ -12,7 +12,7 @@ names that reduce to one folder are refused, naming both). Secrets, one rule for
 what a run says of itself (its card, command, judge) goes out with every URL scrubbed and no
 absolute local path (:mod:`.source`); model and scene text goes out as the run's own files hold
 it, its URLs being data; and every file passes the registered-secret scrubber
-(:func:`odu.scrub.scrub_value` with ``urls=False``) on its way out. The Hub schemas the tests
+(:func:`odu.io.scrub.scrub_value` with ``urls=False``) on its way out. The Hub schemas the tests
 validate against are in ``odu/export/schemas/`` (:func:`load_schema`); EEE records are validated
 by Every Eval Ever's own validator, Inspect logs by inspect_ai's own reader.
 """
@@ -23,10 +23,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..files import replace_file
-from ..jsonio import dump_line, encode, write_json
-from ..outdir import check_apart, check_no_link
-from ..scrub import scrub_value
+from ..io.files import replace_file
+from ..io.jsonio import dump_line, encode, write_json
+from ..io.scrub import scrub_value
+from ..runs.outdir import check_apart, check_no_link
 from .eee import eee_run_files
 from .hub import EVAL_YAML, benchmark_eval_yaml, framework_notice, hub_run_files, load_schema
 from .inspect_log import inspect_run_files
@@ -75,7 +75,7 @@ def write_export(files: Mapping[str, Any], out_dir: str | Path, inputs: Sequence
     """Write the files of :func:`build_export` under ``out_dir`` (YAML for ``.yaml``, one JSON line
     per item for ``.jsonl``, indented JSON otherwise); returns their paths. ``out_dir`` may not be,
     hold or lie inside one of ``inputs`` (the runs), nothing on the way to a file may be a link,
-    and each file is replaced, never written through (:mod:`odu.outdir`)."""
+    and each file is replaced, never written through (:mod:`odu.runs.outdir`)."""
     import yaml
 
     out = Path(out_dir)

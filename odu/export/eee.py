@@ -35,13 +35,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import __version__
+from ..core.prompts import PROMPT_VERSION, instruction, prompt_fingerprint
 from ..data.dataset import MODALITY_CODES
-from ..jsonio import dump_line
+from ..io.jsonio import dump_line
+from ..io.scrub import scrub_value
 from ..judge.prompt import JUDGE_INSTRUCTION, USER_TEMPLATE
-from ..prompts import PROMPT_VERSION, instruction, prompt_fingerprint
 from ..report.bootstrap import BOOTSTRAP_PERCENTILES
 from ..report.headline import headline
-from ..scrub import scrub_value
 from .hub import judge_text
 from .settings import ExportSettings
 from .source import BENCHMARK, HUB_REPO_ID, TOOLKIT_DEVELOPER, ExportRun
@@ -54,7 +54,7 @@ EEE_COLLECTION = "odu-bench"
 #: The evaluation library of every record (``eval_library.name``): the scorer that made the numbers.
 EVAL_LIBRARY = "odu-bench"
 #: How the answer is taken from the raw output (App A.1).
-EXTRACTION_METHOD = "odu.parse: lenient JSON extraction, strict schema validation (App A.1)"
+EXTRACTION_METHOD = "odu.core.parse: lenient JSON extraction, strict schema validation (App A.1)"
 #: The lm-eval generation settings and their names in EEE's ``generation_args``.
 _GENERATION_ARGS = {"temperature": "temperature", "top_p": "top_p", "top_k": "top_k", "max_gen_toks": "max_tokens"}
 #: ``model_info.additional_details`` (required by 0.3.0) per backend of the run card: who ran the

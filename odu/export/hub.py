@@ -25,7 +25,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import quote
 
-from ..citation import PAPER_URL
+from ..core.citation import PAPER_URL
 from .source import BENCHMARK, HUB_REPO_ID, ExportRun
 from .tasks import SPLIT, TASKS
 

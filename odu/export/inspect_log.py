@@ -29,9 +29,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.prompts import PROMPT_VERSION
 from ..data.dataset import MODALITY_CODES
-from ..extras import install_hint
-from ..prompts import PROMPT_VERSION
+from ..io.extras import install_hint
 from .eee import instance
 from .hub import judge_text, safe_name
 from .settings import ExportSettings

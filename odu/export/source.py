@@ -5,12 +5,12 @@ A run is an ``odu-bench score`` / ``eval`` folder or an lm-eval output folder wr
 ``--log_samples`` (read as ``view`` and ``report`` read it, :mod:`odu.report.runs`).
 
 A run whose steps failed is refused unless the caller allows it (:class:`ExportRefused`): its
-files disagree (:func:`odu.run.read_run`), judge errors remain or M2 is missing
-(:func:`odu.run.incomplete`), or the model failed on scenes (inference errors, scored as no
+files disagree (:func:`odu.runs.contract.read_run`), judge errors remain or M2 is missing
+(:func:`odu.runs.contract.incomplete`), or the model failed on scenes (inference errors, scored as no
 output). Allowed, the run is exported with those reasons on every number, and without Avg when
 the report would show none (:attr:`odu.report.runs.System.incomplete`).
 
-What leaves the machine: the run card with every URL scrubbed (:func:`odu.scrub.scrub_value`) and
+What leaves the machine: the run card with every URL scrubbed (:func:`odu.io.scrub.scrub_value`) and
 every absolute local path replaced by :data:`LOCAL_PATH` (:func:`without_local_paths`: a command
 line, a replayed predictions file, an ASR sidecar name the exporting machine's folders); a
 dataset's Hub id only as the caller names it (``--dataset-id``): a run card's dataset ``source``
@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.schema import read_predictions
+from ..core.tables import table3_caveat
+from ..io.scrub import scrub_value
 from ..models import BASELINES
 from ..report.runs import System, harness_folder, load_systems, read_harness_run, read_object
-from ..run import PREDICTIONS_FILE, RUN_CARD_NAME, RUN_ID, SCENES_FILE
-from ..schema import read_predictions
-from ..scrub import scrub_value
-from ..tables import table3_caveat
+from ..runs.contract import PREDICTIONS_FILE, RUN_CARD_NAME, RUN_ID, SCENES_FILE
 
 #: The benchmark's name in every export.
 BENCHMARK = "ODU-Bench"
@@ -172,7 +172,7 @@ class ExportRun:
 
     def caveats(self) -> list[str]:
         """What comparing these numbers rests on: the Table 3 caveat (judge, matching thresholds,
-        reference language; :func:`odu.tables.table3_caveat`) and the run card's pitfalls."""
+        reference language; :func:`odu.core.tables.table3_caveat`) and the run card's pitfalls."""
         lines = [line.removeprefix("- ") for line in table3_caveat([self.summary])[1:]]
         pitfalls = (self.card or {}).get("pitfalls") or []
         return lines + [str(p) for p in pitfalls]
@@ -225,7 +225,7 @@ def load_export_runs(
 
 def _with_files(system: System, run_dir: Path, model_id: str | None) -> ExportRun:
     """``system`` with its run card (scrubbed again: exports never carry a credential, nor a local
-    path) and raw outputs (:func:`odu.schema.read_predictions`; an lm-eval folder's samples; scenes
+    path) and raw outputs (:func:`odu.core.schema.read_predictions`; an lm-eval folder's samples; scenes
     without output left out)."""
     stamp = None
     if (folder := harness_folder(run_dir)) is not None:

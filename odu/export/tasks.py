@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..constants import METRIC_WEIGHTS, MODALITIES
+from ..core.constants import METRIC_WEIGHTS, MODALITIES
+from ..core.tables import TABLE3_COLUMNS, Table3Column
 from ..data.dataset import MODALITY_CODES, SPLIT
-from ..tables import TABLE3_COLUMNS, Table3Column
 
 #: What each Table 3 column measures, and over which scenes (App A.3-A.4).
 METRIC_DESCRIPTIONS: dict[str, str] = {

@@ -5,7 +5,7 @@ placeholder (``odu-bench``) whatever folder the tasks read, and it records no ju
 ``lm_eval.evaluator.evaluate`` (wrapped by :mod:`.preflight`), :func:`annotate` sets each ODU-Bench
 task's ``dataset_path`` to the source its docs came from and adds a top-level ``"odu"`` block:
 per task, the dataset (source, config, revision, scene counts, content hash), the judge (name,
-model, ``approximate``, accounting) and the caveats of :mod:`odu.caveats` (``--limit``, shard,
+model, ``approximate``, accounting) and the caveats of :mod:`odu.core.caveats` (``--limit``, shard,
 approximate judge, answers cut at the output-token limit, small sample). lm-eval's printed results
 table ends with :func:`table_note` (the bridge wraps ``make_table``; :func:`install_table_note`),
 so plain ``lm_eval`` shows them under the numbers they qualify. Results without the block are
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..caveats import caveat_lines, run_caveats
+from ..core.caveats import caveat_lines, run_caveats
 from .runcard import RECORDER, RunRecorder
 
 #: The top-level key of ``results.json`` holding the ODU-Bench block.
@@ -94,14 +94,30 @@ def table_note(results: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def with_table_note(make_table: Any) -> Any:
+    """lm-eval's ``make_table`` with :func:`table_note` after a results table of ODU-Bench tasks;
+    any other table as it was. The start-up bridge puts it in place when lm-eval starts (imported
+    at the first table); :func:`install_table_note` where the bridge is off."""
+    import functools
+
+    @functools.wraps(make_table)
+    def noted(result_dict: Any, column: str = "results", *args: Any, **kwargs: Any) -> Any:
+        table = make_table(result_dict, column, *args, **kwargs)
+        if column != "results" or not isinstance(result_dict, dict) or RESULTS_KEY not in result_dict:
+            return table
+        note = table_note(result_dict)
+        return f"{table}{note}\n" if note else table
+
+    noted.odu_bridge = True  # type: ignore[attr-defined]
+    return noted
+
+
 def install_table_note() -> None:
-    """Make lm-eval's printed results table end with :func:`table_note` (``lm_eval.utils.make_table``
-    wrapped once, by :func:`odu_lm_eval_bridge.note_tables`; the bridge does it when lm-eval starts)."""
+    """Make lm-eval's printed results table end with :func:`table_note`, once."""
     import lm_eval.utils
 
-    from odu_lm_eval_bridge import note_tables
+    if not getattr(lm_eval.utils.make_table, "odu_bridge", False):
+        lm_eval.utils.make_table = with_table_note(lm_eval.utils.make_table)
 
-    note_tables(lm_eval.utils)
 
-
-__all__ = ["FILTER", "RESULTS_KEY", "annotate", "install_table_note", "table_note", "task_caveats"]
+__all__ = ["FILTER", "RESULTS_KEY", "annotate", "install_table_note", "table_note", "task_caveats", "with_table_note"]

@@ -9,7 +9,7 @@ Two sources:
 * an OpenAI-compatible ``/audio/transcriptions`` endpoint (Whisper-style servers:
   ``response_format="verbose_json"``, segment timestamps become the sentences). Results are cached
   on disk per model and clip hash (``<cache>/asr/``), so reruns and lm-eval's request cache see the
-  same text. The toolkit's one OpenAI client carries the calls (:mod:`odu.openai_client`: retries,
+  same text. The toolkit's one OpenAI client carries the calls (:mod:`odu.transport.openai_client`: retries,
   a refusing server stops the run, the API key comes from an environment variable and is never written).
 
 :class:`AsrInput` is what a text-only task holds: one of the two sources, transcribing only the clips
@@ -31,17 +31,24 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ..cache import cache_dir as odu_cache_dir
+from ..core.prompts import AsrSentence, ClipRef
+from ..core.schema import read_json_records
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip
-from ..files import replace_file, sha256_file
-from ..jsonio import dump_line, read_json
+from ..io.cache import cache_dir as odu_cache_dir
+from ..io.files import replace_file, sha256_file
+from ..io.jsonio import dump_line, read_json
+from ..io.scrub import scrub_secrets
 from ..models.clips import DatasetClips, wav_bytes
 from ..models.providers import provider_of_host
 from ..models.remote import MODEL_CONCURRENCY, MODEL_TIMEOUT_S
-from ..openai_client import API_KEY_ENV, RETRIES, CallFailedError, CallStats, OpenAIClient, ServerUnavailableError
-from ..prompts import AsrSentence, ClipRef
-from ..schema import read_json_records
-from ..scrub import scrub_secrets
+from ..transport.openai_client import (
+    API_KEY_ENV,
+    RETRIES,
+    CallFailedError,
+    CallStats,
+    OpenAIClient,
+    ServerUnavailableError,
+)
 from .runcard import RECORDER
 
 #: OpenAI's cap on a transcription upload, the whole multipart body (rule ``openai.transcription-25mb``,
@@ -127,7 +134,7 @@ class AsrStats(CallStats):
 
 class TranscriptionEndpoint:
     """Sentences from an OpenAI-compatible ``/audio/transcriptions`` endpoint (through the toolkit's
-    one OpenAI client, :mod:`odu.openai_client`), cached per clip hash."""
+    one OpenAI client, :mod:`odu.transport.openai_client`), cached per clip hash."""
 
     def __init__(
         self,

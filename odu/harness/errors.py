@@ -4,27 +4,29 @@ cannot work, a backend whose optional packages are missing.
 
 ``odu-bench eval`` prints one of them as one line and exits 2. lm-eval's own command line (plain
 ``lm_eval`` and ``odu-bench lm-eval``) does the same when the error comes from our code (a model's
-preflight, a task's dataset), instead of a 20-line traceback: :func:`odu_lm_eval_bridge.one_line_errors`
-wraps its ``HarnessCLI.execute`` when lm-eval starts (the bridge), or :func:`install_one_line_errors`
+preflight, a task's dataset), instead of a 20-line traceback: :func:`with_one_line_errors`
+wraps its ``HarnessCLI.execute``, put in place when lm-eval starts (the start-up bridge), or :func:`install_one_line_errors`
 does (``odu-bench lm-eval``, with the bridge off too). Any other exception keeps its traceback, so
 that lm-eval's own errors read as lm-eval has them and a bug shows where it is.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
-from ..scrub import scrub_text
+from ..io.scrub import scrub_text
 
 
 def run_errors() -> tuple[type[BaseException], ...]:
     """The exception types whose message is the whole story (module docstring)."""
+    from ..core.schema import SchemaError
     from ..data.media import MediaError
     from ..judge import JudgeUnavailableError
     from ..models.remote import ModelUnavailableError
-    from ..schema import SchemaError
-    from ..server_check import PreflightError
+    from ..transport.server_check import PreflightError
     from .asr import AsrError
 
     return (
@@ -42,7 +44,7 @@ def run_errors() -> tuple[type[BaseException], ...]:
 
 def _our_folders() -> tuple[Path, ...]:
     """The package and the lm-eval task folder (its ``utils.py`` reads the dataset)."""
-    from .tasks import task_dir
+    from .folders import task_dir
 
     return Path(__file__).resolve().parents[1], task_dir().resolve()
 
@@ -55,26 +57,49 @@ def _frames(tb: TracebackType | None) -> list[Path]:
     return files
 
 
-def error_line(exc: BaseException) -> str | None:
-    """``exc``'s message, scrubbed of credentials (:mod:`odu.scrub`), when ``exc`` is one of
+def error_line(exc: BaseException, traceback: TracebackType | None = None) -> str | None:
+    """``exc``'s message, scrubbed of credentials (:mod:`odu.io.scrub`), when ``exc`` is one of
     :func:`run_errors` and was raised while our code ran (a frame of the package or the task folder
-    on its traceback); ``None`` otherwise."""
+    on ``traceback``, by default its own); ``None`` otherwise."""
     if not isinstance(exc, run_errors()):
         return None
     ours = _our_folders()
-    if not any(frame.is_relative_to(folder) for frame in _frames(exc.__traceback__) for folder in ours):
+    frames = _frames(traceback or exc.__traceback__)
+    if not any(frame.is_relative_to(folder) for frame in frames for folder in ours):
         return None
     return scrub_text(str(exc))
 
 
+def with_one_line_errors(execute: Any) -> Any:
+    """lm-eval's ``HarnessCLI.execute`` ending an :func:`error_line` error with one line,
+    ``lm-eval: error: ...``, and exit 2, as ``odu-bench eval`` does; any other keeps its traceback.
+    The start-up bridge puts it in place when lm-eval starts (imported at the first command);
+    :func:`install_one_line_errors` where the bridge is off."""
+    import functools
+
+    @functools.wraps(execute)
+    def one_line(self: Any, args: Any) -> Any:
+        try:
+            return execute(self, args)
+        except Exception as exc:
+            raised = exc.__traceback__
+            line = error_line(exc, raised.tb_next if raised else None)  # below this wrapper's own frame
+            if line is None:
+                raise
+            prog = getattr(getattr(self, "_parser", None), "prog", "lm-eval")  # argparse's error format
+            print(f"{prog}: error: {line}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+    one_line.odu_bridge = True  # type: ignore[attr-defined]
+    return one_line
+
+
 def install_one_line_errors() -> None:
-    """Make lm-eval's command line print :func:`error_line` errors as one line and exit 2
-    (:func:`odu_lm_eval_bridge.one_line_errors`, applied once; the bridge does it when lm-eval starts)."""
-    import lm_eval._cli.harness
+    """Make lm-eval's command line print :func:`error_line` errors as one line and exit 2, once."""
+    from lm_eval._cli.harness import HarnessCLI
 
-    from odu_lm_eval_bridge import one_line_errors
-
-    one_line_errors(lm_eval._cli.harness)
+    if not getattr(HarnessCLI.execute, "odu_bridge", False):
+        HarnessCLI.execute = with_one_line_errors(HarnessCLI.execute)
 
 
-__all__ = ["error_line", "install_one_line_errors", "run_errors"]
+__all__ = ["error_line", "install_one_line_errors", "run_errors", "with_one_line_errors"]

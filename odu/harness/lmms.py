@@ -40,11 +40,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..constants import AUDIO_ONLY, AUDIO_VISUAL
+from ..core.constants import AUDIO_ONLY, AUDIO_VISUAL
+from ..core.prompts import Part
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE
-from ..jsonio import encode
+from ..io.jsonio import encode
 from ..models.base import Generation, decode_output, encode_output
-from ..prompts import Part
 from .tasks import METRICS, check_doc, scene_docs, scene_request, score_responses, summarize_items
 from .tasks import aggregation as task_aggregation
 from .tasks import process_results as scene_item
@@ -279,7 +279,7 @@ def answer_output(answer: Any) -> str:
 
 def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, Any]:
     """Per-doc items: the scene id and the sha256 of its raw output (the same item for every metric;
-    the output's text as every file keeps it: a lone surrogate as U+FFFD, :data:`odu.jsonio.SURROGATE_RULE`)."""
+    the output's text as every file keeps it: a lone surrogate as U+FFFD, :data:`odu.io.jsonio.SURROGATE_RULE`)."""
     check_doc(doc)
     output = answer_output(results[0] if results else None)
     digest = hashlib.sha256(encode(output)).hexdigest()
@@ -348,10 +348,10 @@ def predictions(samples: Iterable[Any]) -> list[dict[str, Any]]:
 
 def write_predictions(samples_jsonl: str | os.PathLike[str], out: str | os.PathLike[str]) -> int:
     """:func:`prediction` of each sample of an lmms-eval ``samples_*.jsonl`` file (read as every JSONL
-    input is, :func:`odu.jsonio.iter_jsonl`), written as JSONL to ``out`` by replacement; returns the
+    input is, :func:`odu.io.jsonio.iter_jsonl`), written as JSONL to ``out`` by replacement; returns the
     number of rows. ``ValueError`` names the file, line and field of a malformed sample (nothing written)."""
-    from ..files import replace_file
-    from ..jsonio import dump_line, iter_jsonl
+    from ..io.files import replace_file
+    from ..io.jsonio import dump_line, iter_jsonl
 
     rows = []
     for line, sample in iter_jsonl(Path(samples_jsonl)):  # bounded lines, named on error

@@ -71,9 +71,9 @@ def _flag(value: Any, name: str) -> bool:
 
 
 def check_servers(backend: Any) -> None:
-    """Preflight (:mod:`odu.server_check`) of the tasks' judge, then of ``backend``'s server,
-    before the first request; :class:`~odu.server_check.PreflightError` when one fails."""
-    from ..server_check import check_judge, check_model
+    """Preflight (:mod:`odu.transport.server_check`) of the tasks' judge, then of ``backend``'s server,
+    before the first request; :class:`~odu.transport.server_check.PreflightError` when one fails."""
+    from ..transport.server_check import check_judge, check_model
     from .tasks import task_judge
 
     judge = task_judge()

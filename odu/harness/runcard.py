@@ -24,11 +24,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..jsonio import write_json
+from ..core.prompts import PROMPT_VERSION, prompt_fingerprint
+from ..io.jsonio import write_json
+from ..io.scrub import scrub_value
 from ..models import lm_eval_system_label
-from ..prompts import PROMPT_VERSION, prompt_fingerprint
-from ..run import RUN_CARD_NAME
-from ..scrub import scrub_value
+from ..runs.contract import RUN_CARD_NAME
 
 #: Packages whose versions change results or their reading.
 PACKAGES: tuple[str, ...] = (

@@ -17,12 +17,12 @@ The task YAMLs point their hooks here through ``lm_eval_tasks/odu/utils.py``:
 * :func:`doc_to_prompt` (text-only tasks): the App D.2 user turn as plain text, what lm-eval's own
   models read (and the ``odu-*`` models send as the user message).
 * :func:`score_responses` (a ``custom`` filter over ALL responses of the task): parse, match and
-  judge the whole task in one :func:`odu.scoring.score_scenes` call — the judge gets every request
+  judge the whole task in one :func:`odu.runs.scoring.score_scenes` call — the judge gets every request
   at once, so it batches, runs concurrently and caches — and replace each response by its scored
   record (raw output, inference error, parsed prediction, scene row). ``--log_samples`` keeps it.
 * :func:`process_results` + :func:`aggregation`: M1 (macro-F1 pooled over the task), M2-M5, Avg,
   FTR, parse errors, no-output, inference errors, judge errors and accounting, all computed by
-  :func:`odu.run.summarize` over the task's scene rows: the numbers ``odu-bench score`` gives
+  :func:`odu.runs.contract.summarize` over the task's scene rows: the numbers ``odu-bench score`` gives
   for the same outputs.
 
 The judge comes from :func:`use_judge` (set by ``odu-bench eval``) or ``$ODU_JUDGE``: a judge
@@ -43,15 +43,15 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..constants import MODALITIES
-from ..files import is_sha256
+from ..core.constants import MODALITIES
+from ..core.parse import parse_output
+from ..core.prompts import ClipRef, Turn, instruction
+from ..core.schema import scene_from_dict
+from ..io.files import is_sha256
 from ..judge.base import Judge
 from ..models.base import TRUNCATED_ISSUE, SceneRequest, decode_output
-from ..parse import parse_output
-from ..prompts import ClipRef, Turn, instruction
-from ..run import summarize
-from ..schema import scene_from_dict
-from ..scoring import score_scenes
+from ..runs.contract import summarize
+from ..runs.scoring import score_scenes
 from .runcard import RECORDER
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,7 +70,7 @@ ASR_BASE_URL_ENV = "ODU_ASR_BASE_URL"
 #: The tasks score the scene's own-language reference unless ``$ODU_ANNOTATION_LANGUAGE`` says en/zh.
 TASK_ANNOTATION_LANGUAGE = "scene"
 
-#: Metrics every task reports (lm-eval metric names), all from :func:`odu.run.summarize` or
+#: Metrics every task reports (lm-eval metric names), all from :func:`odu.runs.contract.summarize` or
 #: the filter's counts. Fractions in [0, 1]; counts are integers.
 METRICS: tuple[str, ...] = (
     "m1",
@@ -109,16 +109,6 @@ _JUDGE_COUNTS = {
     "judge_retries": "retries",
     "judge_errors": "errors",
 }
-
-
-def task_dir() -> Path:
-    """The folder holding the ``odu`` task YAMLs (``--include_path`` of lm-eval) beside this ``odu``
-    package: inside it for a wheel install, else the source tree's ``lm_eval_tasks/``. Found from
-    the package, not from the bridge module the interpreter imported at start-up: a checkout's
-    ``odu`` tested where the package is installed from a wheel reads the checkout's tasks."""
-    from odu_lm_eval_bridge import TASK_DIRS, find_task_dir
-
-    return Path(find_task_dir(TASK_DIRS, str(Path(__file__).resolve().parents[2])))
 
 
 # --- docs --------------------------------------------------------------------------------------------
@@ -201,7 +191,7 @@ def scene_docs(
     ``dataset`` / ``dataset_revision`` / ``asr`` / ``asr_base_url`` / ``shard`` come from the task's
     ``metadata`` or lm-eval's ``--metadata``; every other key lm-eval passes (its metadata merges the
     model arguments in, hence the prefixed names) is ignored. ``shard`` (``"K/N"``,
-    :mod:`odu.shards`) keeps the scenes of that shard only; the recorded fingerprint is the whole
+    :mod:`odu.runs.shards`) keeps the scenes of that shard only; the recorded fingerprint is the whole
     dataset's.
     """
     import datasets
@@ -210,7 +200,7 @@ def scene_docs(
     from ..data.hub import load_split
     from ..data.prepare import check_dataset
     from ..models.clips import locator
-    from ..shards import in_shard, parse_shard
+    from ..runs.shards import in_shard, parse_shard
 
     source, reason = dataset_choice(dataset)
     check_dataset(source)
@@ -314,7 +304,7 @@ def _positive(value: Any) -> bool:
 
 def check_doc(doc: Any, media: bool = False) -> None:
     """:class:`DocError` unless ``doc`` holds what :func:`scene_request` reads: a scene id, a modality of
-    :data:`odu.constants.MODALITIES`, and clips, each with a text ``id``, a SHA-256 (64 hex digits:
+    :data:`odu.core.constants.MODALITIES`, and clips, each with a text ``id``, a SHA-256 (64 hex digits:
     it names the clip's file in the media cache), a positive ``duration_ms`` and text ``replies``;
     with ``media``, a ``media`` locator too (:func:`odu.models.clips.read_locator`)."""
     where = _doc_name(doc)
@@ -482,7 +472,7 @@ def process_results(doc: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
 
 
 def summarize_items(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Task scores from the per-doc items (:func:`odu.run.summarize`, inference errors included,
+    """Task scores from the per-doc items (:func:`odu.runs.contract.summarize`, inference errors included,
     plus the task's judge counts)."""
     modalities = {i["modality"] for i in items}
     if len(modalities) > 1:
@@ -542,7 +532,6 @@ __all__ = [
     "score_responses",
     "summarize_items",
     "task_metrics",
-    "task_dir",
     "task_judge",
     "use_judge",
 ]

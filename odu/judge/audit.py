@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..schema import KeyPoint, PredictedContext, PredictedSegment, Scene
+from ..core.schema import KeyPoint, PredictedContext, PredictedSegment, Scene
 from .base import Judge, JudgeRequest, JudgeVerdict, candidate_text
 
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..constants import CANDIDATE_SEPARATOR
-from ..schema import KeyPoint, PredictedSegment
+from ..core.constants import CANDIDATE_SEPARATOR
+from ..core.schema import KeyPoint, PredictedSegment
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +62,7 @@ class Judge(ABC):
     prompt_version: str | None = None
     #: True when each verdict depends on its request alone and nothing is gained by batching (no
     #: server to keep busy): the scorer then asks scene by scene as the scenes stream by, and no
-    #: request waits in memory (:mod:`odu.scoring`). Otherwise it gets every request of a run at once.
+    #: request waits in memory (:mod:`odu.runs.scoring`). Otherwise it gets every request of a run at once.
     streams: bool = False
 
     @abstractmethod

@@ -13,7 +13,7 @@ naming the file and the way out (delete it, or choose another with ``--judge-cac
 the judge is built (:meth:`VerdictCache.check`), before any call is made.
 
 Location: ``--judge-cache PATH``, else ``judge.sqlite`` in the cache directory
-(:mod:`odu.cache`: ``$ODU_CACHE_DIR``, else ``$XDG_CACHE_HOME/odu-bench``, else ``~/.cache/odu-bench``).
+(:mod:`odu.io.cache`: ``$ODU_CACHE_DIR``, else ``$XDG_CACHE_HOME/odu-bench``, else ``~/.cache/odu-bench``).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..cache import cache_dir
-from ..schema import KeyPoint
+from ..core.schema import KeyPoint
+from ..io.cache import cache_dir
 
 #: Seconds a process waits for another one writing to the shared verdict cache.
 JUDGE_CACHE_BUSY_TIMEOUT_S = 60.0
@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS verdicts (
 
 
 def default_cache_path() -> Path:
-    """``judge.sqlite`` in the toolkit's cache directory (:func:`odu.cache.cache_dir`)."""
+    """``judge.sqlite`` in the toolkit's cache directory (:func:`odu.io.cache.cache_dir`)."""
     return cache_dir() / "judge.sqlite"
 
 

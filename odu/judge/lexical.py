@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..constants import LEXICAL_HIT_MIN
-from ..text import is_cjk_dominant, normalize
+from ..core.constants import LEXICAL_HIT_MIN
+from ..core.text import is_cjk_dominant, normalize
 from .base import Judge, JudgeRequest, JudgeVerdict
 
 _STOPWORDS = frozenset(

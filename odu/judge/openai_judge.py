@@ -3,7 +3,7 @@
 vLLM, SGLang, Ollama, DashScope, OpenAI, ...: anything serving ``/v1/chat/completions``. Each
 matched reference segment is one call (App A.3 Eq. 2) with the App F.4 instruction
 (:mod:`.prompt`), at temperature 0. The whole batch of a run is judged concurrently through the
-toolkit's one OpenAI client (:mod:`odu.openai_client`), with at most ``concurrency`` calls in flight.
+toolkit's one OpenAI client (:mod:`odu.transport.openai_client`), with at most ``concurrency`` calls in flight.
 
 Never silently wrong:
 
@@ -32,7 +32,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ..openai_client import (
+from ..io.scrub import refuse_credentials, scrub_secrets
+from ..transport.openai_client import (
     API_KEY_ENV,
     BACKOFF,
     RETRIES,
@@ -41,13 +42,12 @@ from ..openai_client import (
     OpenAIClient,
     ServerUnavailableError,
 )
-from ..scrub import refuse_credentials, scrub_secrets
 from .base import Judge, JudgeRequest, JudgeVerdict
 from .cache import VerdictCache, cache_key
 from .prompt import JUDGE_PROMPT_VERSION, VerdictParseError, build_messages, parse_verdicts, reask_messages
 
 # Settings of the judge's transport are ours (docs/judges.md); retries, backoff and the key's
-# variable are the client's (:mod:`odu.openai_client`).
+# variable are the client's (:mod:`odu.transport.openai_client`).
 
 #: Judge calls in flight at once (``--judge-concurrency``).
 JUDGE_CONCURRENCY = 8

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..schema import KeyPoint
+from ..core.schema import KeyPoint
 
 #: Version of the judge instruction + message layout; recorded in summary.json, part of cache keys.
 JUDGE_PROMPT_VERSION = "odu-f4-en-1"

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from ..constants import MODALITIES
-from ..schema import Scene, SchemaError
-from ..scoring import Output, score_scenes
-from ..tables import percent, render
+from ..core.constants import MODALITIES
+from ..core.schema import Scene, SchemaError
+from ..core.tables import percent, render
+from ..runs.scoring import Output, score_scenes
 from .base import Judge
 
 #: The scenes whose reference language is in question, and the two references compared.

@@ -21,7 +21,7 @@ import json
 import shlex
 from typing import Any
 
-from ..openai_client import API_KEY_ENV, RETRIES
+from ..transport.openai_client import API_KEY_ENV, RETRIES
 from . import Judge, make_judge
 from .openai_judge import JUDGE_CONCURRENCY, JUDGE_MAX_TOKENS, JUDGE_TIMEOUT_S
 
@@ -167,7 +167,7 @@ def judges_from_args(args: argparse.Namespace) -> list[Judge]:
 
 def judge_inputs(args: argparse.Namespace) -> list[str]:
     """The files the ``--judge`` options read: each ``verdicts:PATH`` and the ``--judge-cache``
-    (an output folder may not hold them: :mod:`odu.outdir`)."""
+    (an output folder may not hold them: :mod:`odu.runs.outdir`)."""
     specs = args.judge if isinstance(args.judge, list) else [args.judge]
     kinds = [parse_judge_spec(str(spec or ""), "--judge")[0] for spec in specs]
     return [k.removeprefix("verdicts:") for k in kinds if k.startswith("verdicts:")] + (

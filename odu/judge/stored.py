@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..schema import SchemaError, iter_json_records
+from ..core.schema import SchemaError, iter_json_records
 from .base import Judge, JudgeRequest, JudgeVerdict
 
 

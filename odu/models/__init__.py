@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..scrub import refuse_credentials
+from ..io.scrub import refuse_credentials
 from .base import Backend, Generation, SceneRequest, decode_output, encode_output
 from .floor import AlwaysTrigger, NeverTrigger
 from .replay import Replay
@@ -130,7 +130,7 @@ def make_backend(name: str, **options: Any) -> Backend:
 
     Raises :class:`ValueError` for an unknown backend, an argument it does not take or a required
     one missing, naming the arguments it takes, and for an argument holding a credential
-    (:func:`odu.scrub.refuse_credentials`).
+    (:func:`odu.io.scrub.refuse_credentials`).
     """
     import inspect
 

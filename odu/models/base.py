@@ -5,7 +5,7 @@ order by content hash, the assistant replies between them, and (text-only baseli
 clip's ASR sentences. Its JSON form (:meth:`SceneRequest.to_context`) is the "prompt" string the
 lm-eval tasks hand to our models: small, deterministic, free of media bytes, so lm-eval's
 ``--use_cache`` keys on it cheaply and a changed clip or prompt version is a new key. A backend
-expands it with :func:`odu.prompts.build_chat` and loads media only when it actually sends.
+expands it with :func:`odu.core.prompts.build_chat` and loads media only when it actually sends.
 
 A backend answers each request with a :class:`Generation`: the raw text, or an inference error
 after its retries. An error is never an empty answer: through lm-eval it travels as a marked
@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..prompts import PROMPT_VERSION, ChatInput, ClipRef, Turn, build_chat
+from ..core.prompts import PROMPT_VERSION, ChatInput, ClipRef, Turn, build_chat
 
 #: Kind tag of the request JSON; bump when its layout changes.
 REQUEST_KIND = "odu-scene-request/1"

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import ClassVar
 from urllib.parse import quote, urlsplit
 
-from ..files import open_regular
+from ..io.files import open_regular
 
 #: Address the clip server binds for a server on this machine.
 LOOPBACK = "127.0.0.1"

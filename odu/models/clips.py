@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..cache import cache_dir
+from ..core.prompts import ClipRef
 from ..data.media import LazyClip, MediaError, video_track_only
-from ..files import is_sha256
-from ..prompts import ClipRef
+from ..io.cache import cache_dir
+from ..io.files import is_sha256
 
 
 def locator(source: str | os.PathLike[str], config: str, row: int, revision: str | None = None) -> str:

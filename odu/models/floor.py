@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..constants import AUDIO_VISUAL
+from ..core.constants import AUDIO_VISUAL
 from .base import Backend, Generation, SceneRequest
 
 _NEVER = json.dumps({"has_demand": False, "segments": []})
@@ -23,7 +23,7 @@ _NEVER = json.dumps({"has_demand": False, "segments": []})
 def always_output(request: SceneRequest) -> str:
     """The always-trigger answer for ``request``: one empty segment spanning the final clip.
 
-    >>> from odu.prompts import ClipRef, Turn
+    >>> from odu.core.prompts import ClipRef, Turn
     >>> always_output(SceneRequest("s", "audio-only", (Turn(ClipRef(0, "v1", "0" * 64, 4200)),)))
     '{"has_demand": true, "segments": [{"start_ms": 0, "end_ms": 4200, "transcript": "", "structured_intent": "", "required_context": [], "user_gender": "unknown", "user_age_group": "unknown"}]}'
     """

@@ -22,7 +22,7 @@ the model's own default applies (the paper does not state one; ``docs/providers.
 greedy unless the task samples; ``max_output_tokens`` overrides the task's ``max_gen_toks`` (thinking
 tokens count against it). The SDK's own retries are off: every call goes through the toolkit's
 retry policy, credential scrubbing and batch runner (:class:`GeminiClient`, an
-:class:`odu.openai_client.ApiClient` that knows Google's SDK). 401 / 403 / 404 and a rejected API key
+:class:`odu.transport.openai_client.ApiClient` that knows Google's SDK). 401 / 403 / 404 and a rejected API key
 stop the run; the key is read from ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY`` (the SDK's order) and
 scrubbed from every message.
 """
@@ -40,10 +40,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..constants import AUDIO_ONLY
+from ..core.constants import AUDIO_ONLY
+from ..core.prompts import ClipRef
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip, MediaError
-from ..openai_client import ApiClient, CallFailedError, ServerRefusedError, TransientError, status_failure
-from ..prompts import ClipRef
+from ..transport.openai_client import ApiClient, CallFailedError, ServerRefusedError, TransientError, status_failure
 from .base import MODEL_MAX_TOKENS, ClipLoader, Decoding, Generation, SceneBatch, SceneRequest
 from .clips import media_type, wav_bytes
 from .messages import role_turns
@@ -220,7 +220,7 @@ class GeminiModel(RemoteBackend):
         try:
             import google.genai  # noqa: F401
         except ImportError:
-            from ..extras import install_hint
+            from ..io.extras import install_hint
 
             raise ValueError(f"the gemini backend needs the google-genai SDK: {install_hint('gemini')}") from None
         super().__init__(model, GeminiStats(), **server)

@@ -1,4 +1,4 @@
-"""Chat parts (:mod:`odu.prompts`) -> the ``messages`` list of OpenAI-style chat APIs and processors.
+"""Chat parts (:mod:`odu.core.prompts`) -> the ``messages`` list of OpenAI-style chat APIs and processors.
 
 Two layouts of the dialogue history (App D.1: "preceding assistant replies supplied as text between
 turns"):
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..core.prompts import ChatInput, ClipRef, Part
 from ..data.media import LazyClip, MediaError
-from ..prompts import ChatInput, ClipRef, Part
 from .base import ClipLoader, SceneRequest
 
 HISTORY_LAYOUTS: tuple[str, ...] = ("inline", "roles")
@@ -48,7 +48,7 @@ def chat_messages(chat: ChatInput, media: MediaParts, history: str = "inline") -
     Text-only inputs (App D.2) become plain string contents, which every chat server accepts;
     native inputs keep a list of content parts with the media where the clips stand.
 
-    >>> from odu.prompts import ClipRef, Turn, build_chat
+    >>> from odu.core.prompts import ClipRef, Turn, build_chat
     >>> chat = build_chat([Turn(ClipRef(0, "v1", "0" * 64, 1000), ("Done.",)), Turn(ClipRef(1, "v2", "1" * 64, 900))],
     ...                   "audio-only")
     >>> msgs = chat_messages(chat, lambda p: [{"type": "input_audio", "clip": p.clip.id}], history="roles")

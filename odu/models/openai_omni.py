@@ -1,7 +1,7 @@
 """Omni models behind any OpenAI-compatible chat server (vLLM, SGLang, DashScope, Gemini's
-OpenAI endpoint, OpenAI, ...), through the toolkit's one OpenAI client (:mod:`odu.openai_client`).
+OpenAI endpoint, OpenAI, ...), through the toolkit's one OpenAI client (:mod:`odu.transport.openai_client`).
 
-One chat call per scene, built from :func:`odu.prompts.build_chat` (App F.1 / F.2 instruction,
+One chat call per scene, built from :func:`odu.core.prompts.build_chat` (App F.1 / F.2 instruction,
 App D.1 turn layout; App D.2 ASR text for the text-only baseline) by :func:`.messages.scene_messages`:
 
 * video as ``video_url`` (a ``data:`` URL; ``file://`` with ``media_url="file"`` for servers that
@@ -49,10 +49,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from fractions import Fraction
 from typing import Any, TypeVar
 
-from ..constants import AUDIO_ONLY, AUDIO_VISUAL
+from ..core.constants import AUDIO_ONLY, AUDIO_VISUAL
+from ..core.prompts import ClipRef
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip, MediaError
-from ..openai_client import CallFailedError, OpenAIClient
-from ..prompts import ClipRef
+from ..transport.openai_client import CallFailedError, OpenAIClient
 from .base import MODEL_FRAMES_FPS, MODEL_MAX_TOKENS, ClipLoader, Decoding, Generation, SceneBatch, SceneRequest
 from .clip_server import ClipServer, serving_host
 from .clips import media_cache, media_type, spool_clip, wav_bytes
@@ -582,7 +582,7 @@ class OpenAIOmni(RemoteBackend):
 
     async def probe(self, sdk: Any, text: str, max_tokens: int) -> Generation:
         """One text-only call in this backend's request shape, answering at most ``max_tokens``
-        (:mod:`odu.server_check`, before the first scene); the batch's settings are kept."""
+        (:mod:`odu.transport.server_check`, before the first scene); the batch's settings are kept."""
         saved, self._decoding = self._decoding, Decoding.of({}, max_tokens)
         try:
             return await self.send(sdk, [{"role": "user", "content": text}])

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..constants import AUDIO_ONLY, AUDIO_VISUAL
+from ..core.constants import AUDIO_ONLY, AUDIO_VISUAL
 
 PROVIDERS: tuple[str, ...] = ("auto", "vllm", "sglang", "dashscope", "openai", "ark", "transformers", "generic")
 #: How an audio clip travels: OpenAI's ``input_audio {data, format}``, an ``audio_url {url}`` data URL, or

@@ -23,7 +23,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ..constants import AUDIO_ONLY
+from ..core.constants import AUDIO_ONLY
 from ..data.media import MediaError
 from .base import (
     MODEL_FRAMES_FPS,
@@ -73,7 +73,7 @@ class QwenOmniLocal(Backend):
             import torch  # noqa: F401
             import transformers
         except ImportError as exc:
-            from ..extras import install_hint
+            from ..io.extras import install_hint
 
             raise ImportError(
                 f"the local Qwen-Omni backend needs torch and transformers: {install_hint('torch')}"

@@ -21,7 +21,7 @@ model stops the run; anything else is the scene's inference error. The GA Realti
 temperature: decoding is the model's own (``info()`` says so). The key is read from
 ``OPENAI_API_KEY`` and scrubbed from every message.
 
-The WebSocket session itself comes from the client (:meth:`odu.openai_client.OpenAIClient.realtime`),
+The WebSocket session itself comes from the client (:meth:`odu.transport.openai_client.OpenAIClient.realtime`),
 the one module that touches the ``openai`` SDK.
 """
 
@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from ..constants import AUDIO_ONLY
+from ..core.constants import AUDIO_ONLY
+from ..core.prompts import ClipRef
 from ..data.media import LazyClip, MediaError
-from ..openai_client import CallFailedError, OpenAIClient, RealtimeSocket, ServerRefusedError, TransientError
-from ..prompts import ClipRef
+from ..transport.openai_client import CallFailedError, OpenAIClient, RealtimeSocket, ServerRefusedError, TransientError
 from .base import ClipLoader, Generation, SceneBatch, SceneRequest
 from .messages import role_turns
 from .remote import ModelStats, RemoteBackend
@@ -113,7 +113,7 @@ class RealtimeModel(RemoteBackend):
         try:
             import websockets  # noqa: F401
         except ImportError:
-            from ..extras import install_hint
+            from ..io.extras import install_hint
 
             raise ValueError(f"the realtime backend needs websockets: {install_hint('realtime')}") from None
         super().__init__(model, RealtimeStats(), **server)

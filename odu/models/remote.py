@@ -1,5 +1,5 @@
 """What the backends on a model server share (:mod:`.openai_omni`, :mod:`.gemini`, :mod:`.realtime`):
-their server options, the toolkit's client (:mod:`odu.openai_client`: key, scrubbing, retry policy,
+their server options, the toolkit's client (:mod:`odu.transport.openai_client`: key, scrubbing, retry policy,
 batch runner), and answering a batch of scenes.
 
 A batch is answered concurrently (at most ``concurrency`` scenes in flight, results in order, a
@@ -27,7 +27,8 @@ from typing import Any, ClassVar
 from tqdm.auto import tqdm
 
 from ..data.media import MediaError
-from ..openai_client import (
+from ..io.scrub import scrub_secrets
+from ..transport.openai_client import (
     API_KEY_ENV,
     BACKOFF,
     RETRIES,
@@ -37,7 +38,6 @@ from ..openai_client import (
     OpenAIClient,
     ServerUnavailableError,
 )
-from ..scrub import scrub_secrets
 from .base import Backend, ClipLoader, Generation, SceneBatch, SceneRequest
 
 #: Model calls in flight at once (``concurrency=`` model argument).
@@ -107,7 +107,7 @@ class RemoteBackend(Backend):
     #: The API's name of the output-token limit, and what to do about cut answers (run-card pitfalls).
     limit_name: ClassVar[str] = "max_tokens"
     truncation_advice: ClassVar[str] = ""
-    #: Whether ``base_url`` may list replicas (:data:`odu.openai_client.REPLICA_SEPARATOR`): only
+    #: Whether ``base_url`` may list replicas (:data:`odu.transport.openai_client.REPLICA_SEPARATOR`): only
     #: backends whose requests go through the client's HTTP routing.
     replicable: ClassVar[bool] = True
 

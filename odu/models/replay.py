@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..schema import read_predictions
+from ..core.schema import read_predictions
 from .base import Backend, Generation, SceneRequest
 
 

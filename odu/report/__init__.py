@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..caveats import SMALL_SAMPLE_SCENES
-from ..constants import MODALITIES
-from ..jsonio import encode, write_json
-from ..outdir import ManifestKind, writing
-from ..tables import table3_caveat
+from ..core.caveats import SMALL_SAMPLE_SCENES
+from ..core.constants import MODALITIES
+from ..core.tables import table3_caveat
+from ..io.jsonio import encode, write_json
+from ..runs.outdir import ManifestKind, writing
 from .bootstrap import BOOTSTRAP_PERCENTILES, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from .channels import channel_report
 from .headline import headline, source_deltas
@@ -31,7 +31,7 @@ from .taxonomy import ftr_profile, m2_profile
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
-#: What the report writes: an existing ``--out`` holding anything else is never replaced (:mod:`odu.outdir`).
+#: What the report writes: an existing ``--out`` holding anything else is never replaced (:mod:`odu.runs.outdir`).
 REPORT = ManifestKind("an odu-bench report")
 
 
@@ -122,11 +122,11 @@ def write_report(
     out = Path(out_dir)
     note = None
     with writing(out, REPORT, inputs=inputs) as work:
-        write_json(work / REPORT_JSON, report)  # odu.jsonio: any text, no NaN
+        write_json(work / REPORT_JSON, report)  # odu.io.jsonio: any text, no NaN
         (work / REPORT_MD).write_bytes(encode(markdown(report)))
         written = [work / REPORT_JSON, work / REPORT_MD, *write_csvs(report, work)]
         if plots and not matplotlib_available():
-            from ..extras import install_hint
+            from ..io.extras import install_hint
 
             note = f"matplotlib is not installed: heatmap PNGs skipped ({install_hint('report')})"
         elif plots:

@@ -4,7 +4,7 @@ Intervals: per system and modality, the run's scenes are resampled with replacem
 for every system scoring the same scene ids); in each resample M1 is recomputed from the drawn
 labels, M2-M5 are equal-weight means over the drawn positives where the scene score is defined,
 FTR over the drawn negatives, and Avg per Eq. 6 — the core's vectorised metric functions.
-The point estimate is the full-sample value (``odu.run.summarize``, as in summary.json).
+The point estimate is the full-sample value (``odu.runs.contract.summarize``, as in summary.json).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..constants import MODALITIES
-from ..run import summarize
-from ..tables import TABLE3_COLUMNS
+from ..core.constants import MODALITIES
+from ..core.tables import TABLE3_COLUMNS
+from ..runs.contract import summarize
 from .bootstrap import SceneBootstrap, percentile_interval
 from .numbers import difference, optional
 from .runs import Row, System

@@ -4,7 +4,7 @@ For each pair of systems (in the order given; the difference is the earlier minu
 each modality, on the scenes both runs scored (their common scene ids):
 
 * **difference**: each Table 3 metric (Avg, M1-M5, FTR; App A.3-A.4) of the first system minus
-  the second's, both computed on the common scenes (:func:`odu.run.summarize`);
+  the second's, both computed on the common scenes (:func:`odu.runs.contract.summarize`);
 * **paired bootstrap interval** (App E.1's scene bootstrap, shared by both systems): in each of
   the resamples of the common scenes, both systems' metrics are recomputed on the SAME drawn
   scenes and differenced; the 2.5th and 97.5th percentiles form the 95% interval. The draws are
@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from ..constants import MODALITIES
-from ..run import summarize
-from ..tables import TABLE3_COLUMNS
+from ..core.constants import MODALITIES
+from ..core.tables import TABLE3_COLUMNS
+from ..runs.contract import summarize
 from .bootstrap import BOOTSTRAP_PERCENTILES, SceneBootstrap, SceneSwaps, cluster_codes, percentile_interval
 from .headline import metric_columns, metrics_from_sums
 from .numbers import difference, optional

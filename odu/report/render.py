@@ -10,10 +10,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..caveats import CAVEAT_MARK
-from ..constants import MODALITIES
-from ..jsonio import SURROGATE_ERRORS
-from ..tables import TABLE3_COLUMNS, percent, render
+from ..core.caveats import CAVEAT_MARK
+from ..core.constants import MODALITIES
+from ..core.tables import TABLE3_COLUMNS, percent, render
+from ..io.jsonio import SURROGATE_ERRORS
 from .channels import channel_rows
 from .taxonomy import profile_rows
 
@@ -51,7 +51,7 @@ def _with_interval(metric: Mapping[str, Any]) -> str:
 #: Marks after a system's name: its M2 (and Avg) from an approximate judge; an incomplete run
 #: (``--allow-incomplete``), shown without Avg.
 APPROXIMATE_MARK, INCOMPLETE_MARK = "†", "‡"
-#: Mark after the scene count of an interval resting on a small sample (:data:`odu.caveats.SMALL_SAMPLE_SCENES`).
+#: Mark after the scene count of an interval resting on a small sample (:data:`odu.core.caveats.SMALL_SAMPLE_SCENES`).
 SMALL_MARK = CAVEAT_MARK
 
 

@@ -4,8 +4,8 @@ A system's display name is, in order: the ``--names`` entry, the run card's ``sy
 (``run_card.json`` next to ``summary.json``, :mod:`odu.harness.runcard`), the ``system`` field of
 ``summary.json``, and finally the directory name.
 
-A run is reported only when its numbers can stand: its files are one run (:func:`odu.run.read_run`)
-and nothing is missing from them (:func:`odu.run.incomplete`: judge errors, M2). Otherwise loading
+A run is reported only when its numbers can stand: its files are one run (:func:`odu.runs.contract.read_run`)
+and nothing is missing from them (:func:`odu.runs.contract.incomplete`: judge errors, M2). Otherwise loading
 it is refused, naming the run and why, unless the caller allows incomplete runs: the system then
 carries the reasons, and the report marks its rows and shows no Avg for it.
 """
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..caveats import APPROXIMATE_JUDGE, run_caveats, summary_counts
-from ..jsonio import iter_jsonl, read_json
+from ..core.caveats import APPROXIMATE_JUDGE, run_caveats, summary_counts
+from ..io.jsonio import iter_jsonl, read_json
 from ..models import lm_eval_system_label
-from ..run import RUN_CARD_NAME, SCENES_FILE, SUMMARY_FILE, incomplete, read_run, row_problem, summarize_run
+from ..runs.contract import RUN_CARD_NAME, SCENES_FILE, SUMMARY_FILE, incomplete, read_run, row_problem, summarize_run
 
 #: scenes.jsonl fields the report reads.
 ROW_FIELDS: tuple[str, ...] = (
@@ -46,7 +46,7 @@ Row = Mapping[str, Any]
 @dataclass(frozen=True, slots=True)
 class System:
     """One scored run: its display name, summary.json and scenes.jsonl rows, and what
-    :func:`odu.run.read_run` found disagreeing among its files (``problems``)."""
+    :func:`odu.runs.contract.read_run` found disagreeing among its files (``problems``)."""
 
     name: str
     summary: Mapping[str, Any]
@@ -60,7 +60,7 @@ class System:
 
     @property
     def caveats(self) -> list[dict[str, str]]:
-        """What qualifies this run's numbers (:mod:`odu.caveats`): those ``odu-bench eval`` stored in
+        """What qualifies this run's numbers (:mod:`odu.core.caveats`): those ``odu-bench eval`` stored in
         ``summary.json``, else the small-sample ones of its scene counts; the approximate judge is
         left to the † mark."""
         stored = self.summary.get("caveats")
@@ -166,7 +166,7 @@ def read_harness_run(run_dir: Path) -> HarnessRun:
 
 def harness_system(run_dir: Path, harness: HarnessRun, name: str | None = None) -> System:
     """The system of an lm-eval run: its rows summarised as ``odu-bench score`` does
-    (:func:`odu.run.summarize_run`), named by ``name``, its run card, or the folder."""
+    (:func:`odu.runs.contract.summarize_run`), named by ``name``, its run card, or the folder."""
     from ..judge.openai_judge import merge_judge_infos
 
     summary = summarize_run(harness.rows, merge_judge_infos(harness.judges), harness.language)
@@ -175,7 +175,7 @@ def harness_system(run_dir: Path, harness: HarnessRun, name: str | None = None) 
 
 def read_object(path: Path) -> dict[str, Any]:
     """A JSON object file: a run card, lm-eval's results (``{}`` when there is none or it holds no
-    object); :class:`odu.jsonio.JsonFileError` (a ``ValueError``) naming the file when it is not JSON."""
+    object); :class:`odu.io.jsonio.JsonFileError` (a ``ValueError``) naming the file when it is not JSON."""
     if not path.is_file():
         return {}
     card = read_json(path)

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..constants import AUDIO_ONLY, AUDIO_VISUAL
-from ..metrics import false_trigger_rate, mean_defined
+from ..core.constants import AUDIO_ONLY, AUDIO_VISUAL
+from ..core.metrics import false_trigger_rate, mean_defined
 from .numbers import difference
 from .runs import Row, System, common_rows
 

@@ -1,4 +1,4 @@
-"""The metric functions of :mod:`odu.metrics` over many weightings of the same scenes, for the
+"""The metric functions of :mod:`odu.core.metrics` over many weightings of the same scenes, for the
 scene bootstrap of ``odu-bench report`` (App E.1); numpy lives here, not in the scoring core.
 
 Over many weightings of the same scenes (``weights``: an ``(R, n)`` matrix of scene
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..constants import METRIC_WEIGHTS
+from ..core.constants import METRIC_WEIGHTS
 
 
 def macro_f1_columns(y_true: Sequence[bool], y_pred: Sequence[bool]) -> np.ndarray:
@@ -25,7 +25,7 @@ def macro_f1_columns(y_true: Sequence[bool], y_pred: Sequence[bool]) -> np.ndarr
 
 
 def macro_f1_from_sums(sums: np.ndarray) -> np.ndarray:
-    """:func:`odu.metrics.macro_f1` (Eq. 1) from summed :func:`macro_f1_columns`; a class absent from labels
+    """:func:`odu.core.metrics.macro_f1` (Eq. 1) from summed :func:`macro_f1_columns`; a class absent from labels
     and predictions is left out of the mean, as in the scalar function."""
     tp1, tp0, fp1, fn1 = np.moveaxis(np.asarray(sums, float), -1, 0)
     total, classes = np.zeros_like(tp1), np.zeros_like(tp1)
@@ -43,7 +43,7 @@ def false_trigger_rate_columns(y_true: Sequence[bool], y_pred: Sequence[bool]) -
 
 
 def false_trigger_rate_from_sums(sums: np.ndarray) -> np.ndarray:
-    """:func:`odu.metrics.false_trigger_rate` (Eq. 1) from summed :func:`false_trigger_rate_columns`."""
+    """:func:`odu.core.metrics.false_trigger_rate` (Eq. 1) from summed :func:`false_trigger_rate_columns`."""
     negatives, triggered = np.moveaxis(np.asarray(sums, float), -1, 0)
     return np.divide(triggered, negatives, out=np.full_like(negatives, np.nan), where=negatives > 0)
 
@@ -56,28 +56,28 @@ def mean_defined_columns(values: Sequence[float | None]) -> np.ndarray:
 
 
 def mean_defined_from_sums(sums: np.ndarray) -> np.ndarray:
-    """:func:`odu.metrics.mean_defined` (App A.4) from summed :func:`mean_defined_columns`."""
+    """:func:`odu.core.metrics.mean_defined` (App A.4) from summed :func:`mean_defined_columns`."""
     count, total = np.moveaxis(np.asarray(sums, float), -1, 0)
     return np.divide(total, count, out=np.full_like(count, np.nan), where=count > 0)
 
 
 def macro_f1_weighted(y_true: Sequence[bool], y_pred: Sequence[bool], weights: np.ndarray) -> np.ndarray:
-    """:func:`odu.metrics.macro_f1` (Eq. 1) of every weighting of the same scenes."""
+    """:func:`odu.core.metrics.macro_f1` (Eq. 1) of every weighting of the same scenes."""
     return macro_f1_from_sums(np.atleast_2d(weights) @ macro_f1_columns(y_true, y_pred))
 
 
 def false_trigger_rate_weighted(y_true: Sequence[bool], y_pred: Sequence[bool], weights: np.ndarray) -> np.ndarray:
-    """:func:`odu.metrics.false_trigger_rate` (Eq. 1) of every weighting of the same scenes."""
+    """:func:`odu.core.metrics.false_trigger_rate` (Eq. 1) of every weighting of the same scenes."""
     return false_trigger_rate_from_sums(np.atleast_2d(weights) @ false_trigger_rate_columns(y_true, y_pred))
 
 
 def mean_defined_weighted(values: Sequence[float | None], weights: np.ndarray) -> np.ndarray:
-    """:func:`odu.metrics.mean_defined` (App A.4) of every weighting; ``None`` values are undefined scenes."""
+    """:func:`odu.core.metrics.mean_defined` (App A.4) of every weighting; ``None`` values are undefined scenes."""
     return mean_defined_from_sums(np.atleast_2d(weights) @ mean_defined_columns(values))
 
 
 def avg_weighted(metrics: Mapping[str, np.ndarray]) -> np.ndarray:
-    """:func:`odu.metrics.avg` (Eq. 6) elementwise: NaN entries are unavailable dimensions."""
+    """:func:`odu.core.metrics.avg` (Eq. 6) elementwise: NaN entries are unavailable dimensions."""
     stacked = np.stack([np.asarray(metrics[m], float) for m in METRIC_WEIGHTS])
     weights = np.array(list(METRIC_WEIGHTS.values()))[:, None] * ~np.isnan(stacked)
     norm = weights.sum(axis=0)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..schema import Scene
+from ..core.schema import Scene
 
 #: This folder: the tests, their pytest settings (:data:`CONFIG`) and their data (:data:`DATA`).
 SELFTEST_DIR = Path(__file__).resolve().parent

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from odu.cli import main
+from odu.core.parse import parse_output
 from odu.judge import candidate_text
-from odu.parse import parse_output
 from odu.selftest import DATA
 
 EXAMPLE: dict[str, Any] = json.loads((DATA / "worked_example_a5.json").read_text(encoding="utf-8"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from odu.parse import parse_output
+from odu.core.parse import parse_output
 
 #: model output -> (has_demand, the first segment's (start_ms, end_ms), parse error, an issue noted)
 CASES = {

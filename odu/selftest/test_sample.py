@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from odu.cli import main
+from odu.core.schema import load_scenes
 from odu.data.sample import sample_dir
-from odu.schema import load_scenes
 from odu.selftest import perfect_output
 
 MODALITIES = ("audio-visual", "audio-only")

@@ -21,7 +21,7 @@ from support.process import fresh_env, run_odu
 
 from odu.cli import main
 from odu.data.sample import sample_dir
-from odu.jsonio import MAX_LINE_BYTES
+from odu.io.jsonio import MAX_LINE_BYTES
 
 SAMPLE_SCENES = sample_dir() / "scenes.jsonl"
 #: Seconds a case may take: it ends on its own long before (a hang would be killed here).
@@ -239,7 +239,7 @@ def test_a_cut_line_of_escaped_quotes_is_refused_at_once(tmp_path: Path) -> None
     array.write_text("[" + CUT_LINE, encoding="utf-8")
     whole.write_text(CUT_LINE, encoding="utf-8")
     reads = (
-        "import sys; from odu.jsonio import JsonFileError, iter_records, read_json\n"
+        "import sys; from odu.io.jsonio import JsonFileError, iter_records, read_json\n"
         "for read in (lambda: list(iter_records(sys.argv[1])), lambda: read_json(sys.argv[2])):\n"
         "    try: read()\n"
         "    except JsonFileError as exc: print(exc)\n"

@@ -13,11 +13,11 @@ from support.cli import argv
 from support.process import fresh_env, run_odu
 
 from odu.cli import main
+from odu.core.schema import SchemaError, read_predictions
 from odu.data.release import ReleaseError, read_release
 from odu.data.sample import sample_dataset_dir
 from odu.models import make_backend
 from odu.report import System, comparability_notes
-from odu.schema import SchemaError, read_predictions
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "odu" / "data" / "sample"

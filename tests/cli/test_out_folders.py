@@ -1,4 +1,4 @@
-"""Issue 23 item 1: a command's output folder holds only its output (:mod:`odu.outdir`).
+"""Issue 23 item 1: a command's output folder holds only its output (:mod:`odu.runs.outdir`).
 
 ``--overwrite`` (and the implicit replacement of ``view``, ``report`` and ``prepare``) replaces a
 folder only when everything in it is an earlier output of the same command; ``--out`` may never

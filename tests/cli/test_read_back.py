@@ -13,8 +13,8 @@ from support.shard_runs import copy_shards, lines, rehash, write_lines
 from support.view_support import build_view
 
 from odu.cli import main
+from odu.core.schema import KeyPoint
 from odu.judge import JudgeRequest, OpenAIJudge
-from odu.schema import KeyPoint
 
 # --- a summary its scene rows do not give ---------------------------------------------------------------
 

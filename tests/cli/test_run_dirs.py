@@ -21,7 +21,7 @@ from support.openai_server import OpenAIServer, Reply, chat_completion
 from support.process import REPO
 
 from odu.cli import main
-from odu.run import RUN_ID, SCENES_FILE, SUMMARY_FILE, JsonlFile, read_run
+from odu.runs.contract import RUN_ID, SCENES_FILE, SUMMARY_FILE, JsonlFile, read_run
 
 SAMPLE_SCENES = REPO / "odu" / "data" / "sample" / "scenes.jsonl"
 JUDGE_MODEL = "loopback"  # the model the loopback server serves

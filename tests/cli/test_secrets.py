@@ -1,4 +1,4 @@
-"""Issue 23 item 2: secrets by rule (:mod:`odu.scrub`). No secret of the leaking shapes the issue
+"""Issue 23 item 2: secrets by rule (:mod:`odu.io.scrub`). No secret of the leaking shapes the issue
 found reaches any file or stream of a run: URL query values and fragments by rule (never a list
 of names), passwords of every replica however written, the API key wherever a server echoes it
 (model answers, judge reasons, both caches), and keys given on the command line are refused
@@ -20,7 +20,7 @@ from support.process import REPO, fresh_env, run_odu
 from support.sample_runs import server_run_env
 
 from odu.cli import main
-from odu.scrub import PlaceholderKeyWarning, scrub_text, scrub_url
+from odu.io.scrub import PlaceholderKeyWarning, scrub_text, scrub_url
 
 KEY = "sk-echoed-KEY-0f1e2d3c4b5a"  # the API key, which the server echoes in every answer
 #: Query parameters that carried credentials past the old list of names (issue 23), and ``sig``.

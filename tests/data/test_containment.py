@@ -1,7 +1,7 @@
 """Containment, as each part promises it: a release's media stay under its media root
 (``odu.data.release.media_path``: relative, no ``..`` out, no link out, a loop refused), a prepared
 dataset's card points only inside its folder (``odu.data.hub.check_data_files``), and an output
-folder is never an input, nor holds one, nor lies inside one (``odu.outdir.check_apart``)."""
+folder is never an input, nor holds one, nor lies inside one (``odu.runs.outdir.check_apart``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from odu.data.hub import check_data_files
 from odu.data.release import MediaPathError, media_path
-from odu.outdir import OutDirError, check_apart
+from odu.runs.outdir import OutDirError, check_apart
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from support.cli import argv
 from odu.cli import main
 from odu.data.hub import load_split
 from odu.data.sample import sample_dataset_dir
-from odu.jsonio import iter_jsonl
+from odu.io.jsonio import iter_jsonl
 
 
 @pytest.fixture

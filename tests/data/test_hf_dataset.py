@@ -20,6 +20,7 @@ from datasets import Audio, Dataset, Video, load_dataset
 from support.dataset_fixtures import demo_records, expected_rows
 
 from odu.cli import main
+from odu.core.schema import scene_from_dict
 from odu.data.dataset import (
     CONFIG_NAMES,
     CONFIGS,
@@ -38,8 +39,7 @@ from odu.data.dataset import (
 )
 from odu.data.media import LazyClip, MediaError, sample_times
 from odu.data.prepare import card_body, prepare, verify_dataset_dir
-from odu.outdir import OutDirError
-from odu.schema import scene_from_dict
+from odu.runs.outdir import OutDirError
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDS = {r["scene_id"]: r for r in demo_records()}

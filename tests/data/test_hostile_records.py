@@ -12,10 +12,10 @@ import pytest
 from support.cli import argv
 
 from odu.cli import main
-from odu.constants import MAX_TIME_MS
+from odu.core.constants import MAX_TIME_MS
+from odu.core.schema import SchemaError, load_scenes, scene_from_dict
 from odu.data.sample import sample_dir
-from odu.jsonio import MAX_RECORD_DEPTH
-from odu.schema import SchemaError, load_scenes, scene_from_dict
+from odu.io.jsonio import MAX_RECORD_DEPTH
 
 SCENE = "avp_gen_900001"
 SEGMENT = "annotations.en.evaluation_targets.segments[0]"
@@ -118,7 +118,7 @@ def _prepare(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     return err
 
 
-#: ... and what a release refuses besides (scoring takes it: odu.jsonio.SURROGATE_RULE).
+#: ... and what a release refuses besides (scoring takes it: odu.io.jsonio.SURROGATE_RULE).
 RELEASE_CASES = [
     *CASES,
     (

@@ -15,12 +15,12 @@ import pytest
 from make_sample import MANIFEST, build_sample, espeak_version, generator_versions
 from synth import synthesize_media
 
-from odu.constants import AUDIO_ONLY, AUDIO_VISUAL
+from odu.core.constants import AUDIO_ONLY, AUDIO_VISUAL
+from odu.core.schema import Scene, load_scenes, scene_to_dict
 from odu.data.media import decode_audio, decode_frames, probe
 from odu.data.release import MEDIA_DURATION_TOLERANCE_S
 from odu.data.sample import sample_dir
 from odu.report.taxonomy import NEGATIVE_REASONS, NEGATIVE_SIGNALS
-from odu.schema import Scene, load_scenes, scene_to_dict
 
 SAMPLE = sample_dir()
 ID_PATTERN = re.compile(r"^(av|ao)(p|n)_(gen|hr)_9\d{5}$")

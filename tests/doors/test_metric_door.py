@@ -18,7 +18,7 @@ import yaml
 from support.fake_hub import FakeHub
 from support.process import fresh_env, run_odu
 
-from odu.metric_door import metric_script, space_files
+from odu.metric.door import metric_script, space_files
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDS = json.loads((REPO / "tests" / "fixtures" / "demo_scenes.json").read_text(encoding="utf-8"))[:6]
@@ -52,9 +52,9 @@ def load_and_compute(name: str, env: dict[str, str], cwd: Path) -> dict:
 
 
 def expected_result() -> dict:
+    from odu.core.schema import load_scenes
     from odu.judge import make_judge
-    from odu.schema import load_scenes
-    from odu.scoring import score_scenes
+    from odu.runs.scoring import score_scenes
 
     scenes = load_scenes(RECORDS)
     outputs = {

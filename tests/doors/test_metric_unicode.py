@@ -8,9 +8,9 @@ from pathlib import Path
 
 import evaluate
 
+from odu.core.schema import load_scenes
 from odu.judge import LexicalJudge
-from odu.schema import load_scenes
-from odu.scoring import score_scenes
+from odu.runs.scoring import score_scenes
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -176,10 +176,19 @@ def test_pytest_collects_a_checkout_whose_package_is_installed_from_the_wheel(wh
     """``pytest`` in the checkout (``-P``: the folder not on the path, as the ``pytest`` script runs)
     collects the checkout's ``odu`` doctests, not the wheel's (no "import file mismatch")."""
     environ, _ = user_env(wheel_env, "newcomer-pytest")
-    args = ["-P", "-m", "pytest", "--collect-only", "-q", "odu/text.py", "odu/caveats.py", "tests/scoring/test_text.py"]
+    args = [
+        "-P",
+        "-m",
+        "pytest",
+        "--collect-only",
+        "-q",
+        "odu/core/text.py",
+        "odu/core/caveats.py",
+        "tests/scoring/test_text.py",
+    ]
     code, out, err = run(wheel_env, args, environ, REPO)
     assert code == 0, (out + err)[-3000:]
-    assert "error" not in out.lower() and "odu/caveats.py::odu.caveats.small_sample" in out
+    assert "error" not in out.lower() and "odu/core/caveats.py::odu.core.caveats.small_sample" in out
 
 
 def test_a_checkout_tested_beside_the_wheel_reads_its_own_task_folder(wheel_env: WheelEnv) -> None:

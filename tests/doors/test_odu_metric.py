@@ -18,9 +18,9 @@ evaluate = pytest.importorskip("evaluate")
 from support.judge_fakes import judge_responder  # noqa: E402
 from support.predictions import predicted_segment  # noqa: E402
 
+from odu.core.schema import SchemaError, load_scenes, scene_from_dict  # noqa: E402
 from odu.judge import make_judge  # noqa: E402
-from odu.schema import SchemaError, load_scenes, scene_from_dict  # noqa: E402
-from odu.scoring import score_scenes  # noqa: E402
+from odu.runs.scoring import score_scenes  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 METRIC_DIR = REPO / "odu_metric"
@@ -119,7 +119,7 @@ def test_stored_references_keep_what_scoring_reads_and_no_media(demo_dataset, hf
     import datasets
 
     from odu.data.dataset import with_lazy_media
-    from odu.metric_inputs import encode_reference, reference_record
+    from odu.metric.inputs import encode_reference, reference_record
 
     rows = datasets.load_dataset(str(demo_dataset), "all", split="test", cache_dir=hf_cache)
     row = rows[0]

@@ -31,7 +31,7 @@ import pytest
 from support.openai_server import OpenAIServer, Reply
 from support.wheel import SECRET, WheelEnv, finish, start, user_env
 
-from odu.prompts import AO_INSTRUCTION
+from odu.core.prompts import AO_INSTRUCTION
 
 TABLE3 = ("m1", "m2", "m3", "m4", "m5", "avg", "ftr")
 

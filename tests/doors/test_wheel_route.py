@@ -118,7 +118,7 @@ def test_the_readme_s_two_commands_install_the_wheel_and_every_shipped_test_pass
 
 def test_a_wrong_number_in_the_installed_package_fails_the_selftest(wheel_env: WheelEnv) -> None:
     """Eq. 6 with M1 weighted 0.25 and M2 0.5 (App A.4: 0.15 and 0.60)."""
-    edit = ("odu/constants.py", '"m1": 0.15, "m2": 0.60,', '"m1": 0.25, "m2": 0.5,')
+    edit = ("odu/core/constants.py", '"m1": 0.15, "m2": 0.60,', '"m1": 0.25, "m2": 0.5,')
     _, code, out = follow(wheel_env, "wheel-route-faulty", edit)
     assert code == 1 and "FAILED test_sample.py::test_eval_sample_scores_the_floors_as_app_a3_says" in out, out[-3000:]
     assert re.search(r"\b1 failed, \d+ passed", out.strip().splitlines()[-1]), out[-3000:]

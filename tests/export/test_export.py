@@ -19,12 +19,12 @@ from support.export_runs import DATASET, SCORED_ID, eee_records, export, scene_r
 from support.sample_runs import scored_sample_run
 
 from odu.cli import main
+from odu.core.tables import TABLE3_COLUMNS
 from odu.export import load_schema
 from odu.export.hub import safe_name
 from odu.export.tasks import TASKS
 from odu.report import build_report, load_systems
-from odu.run import RUN_CARD_NAME, read_run, summarize, write_run
-from odu.tables import TABLE3_COLUMNS
+from odu.runs.contract import RUN_CARD_NAME, read_run, summarize, write_run
 
 
 def validator(name: str) -> jsonschema.Draft7Validator:

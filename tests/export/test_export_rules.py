@@ -18,7 +18,7 @@ from support.export_runs import DATASET, eee_records, export
 
 from odu.cli import main
 from odu.report.bootstrap import MAX_RESAMPLES
-from odu.run import PREDICTIONS_FILE, RUN_CARD_NAME, read_run, write_run
+from odu.runs.contract import PREDICTIONS_FILE, RUN_CARD_NAME, read_run, write_run
 
 
 def copy_run(source: Path, out: Path, card_changes: dict | None = None, outputs: dict | None = None) -> Path:

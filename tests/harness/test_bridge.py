@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 import odu_lm_eval_bridge as bridge
-from odu.harness.tasks import task_dir
+from odu.harness.folders import lmms_task_dir, task_dir
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,14 +41,13 @@ def test_entry_points_name_the_registered_classes_exactly() -> None:
 
 
 def test_the_task_folder_of_a_checkout_is_the_top_level_door() -> None:
-    """The checkout's ``odu`` reads the checkout's task folder, installed editable or from a wheel
-    (``tests/doors/test_newcomer.py`` runs this test there); the bridge the interpreter imported at
-    start-up reads the folder beside itself: the checkout's, or the wheel's copy inside its package."""
+    """The checkout's ``odu`` reads the checkout's task folders, installed editable or from a wheel
+    (``tests/doors/test_newcomer.py`` runs this test there): the folders are found from the package,
+    and the bridge asks the package."""
     assert task_dir() == REPO / "lm_eval_tasks"
     assert (task_dir() / "odu" / "odu_av.yaml").is_file()
-    beside = Path(bridge.__file__).resolve().parent
-    expected = REPO / "lm_eval_tasks" if beside == REPO else beside / "odu" / "harness" / "lm_eval_tasks"
-    assert Path(bridge.task_dir()).resolve() == expected and (expected / "odu" / "odu_av.yaml").is_file()
+    assert lmms_task_dir() == REPO / "lmms_eval_tasks"
+    assert not hasattr(bridge, "task_dir") and not hasattr(bridge, "TASK_DIRS")  # one owner: odu.harness.folders
 
 
 def test_models_are_registered_lazily_and_never_over_a_known_name(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,7 +96,7 @@ def _hooked_manager(monkeypatch: pytest.MonkeyPatch, module_attrs: dict | None =
 
 def test_our_task_folder_comes_with_the_defaults_and_before_the_users(monkeypatch: pytest.MonkeyPatch) -> None:
     manager = _hooked_manager(monkeypatch)
-    ours = Path(bridge.task_dir())
+    ours = task_dir()
     manager()
     manager(include_path="/mine")
     manager(include_path=["/a", "/b"])
@@ -184,7 +183,7 @@ def test_a_run_of_our_tasks_only_indexes_no_builtin_task(monkeypatch: pytest.Mon
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "t.yaml").write_text("task: my_task\n", encoding="utf-8")
-    assert bridge._ours_only("odu_av", [str(mine)]) and bridge._ours_only("odu_av", bridge.task_dir())
+    assert bridge._ours_only("odu_av", [str(mine)]) and bridge._ours_only("odu_av", str(task_dir()))
     (mine / "odu_av.yaml").write_text("task: odu_av\n", encoding="utf-8")  # the user's odu_av overrides ours
     assert not bridge._ours_only("odu_av", [str(mine)])
 
@@ -194,7 +193,7 @@ def test_a_run_of_our_tasks_only_indexes_no_builtin_task(monkeypatch: pytest.Mon
         manager(include_path="/mine")
     finally:
         bridge._OURS_ONLY.pop()
-    assert _Index.roots == [[Path(bridge.task_dir()), Path("/mine")]]  # no built-in folder
+    assert _Index.roots == [[task_dir(), Path("/mine")]]  # no built-in folder
 
     config = types.SimpleNamespace(
         EvaluatorConfig=type("Config", (), {"process_tasks": lambda self: bool(bridge._OURS_ONLY)})
@@ -221,8 +220,8 @@ def test_the_git_lookup_is_quiet_and_the_same(tmp_path: Path, monkeypatch: pytes
 
 def test_lm_eval_s_table_ends_with_our_note_only_under_our_results() -> None:
     module = types.SimpleNamespace(make_table=lambda result_dict, column="results": "|table|\n")
-    bridge.note_tables(module)
-    bridge.note_tables(module)  # once
+    bridge._HOOKS["lm_eval.utils"](module)
+    bridge._HOOKS["lm_eval.utils"](module)  # once
     caveat = {"kind": "limit", "text": "--limit 2: ..."}
     ours = {"odu": {"datasets": {"odu_av": {"source": "/d", "n_scenes": 2}}, "caveats": {"odu_av": [caveat]}}}
     assert module.make_table(ours) == (
@@ -252,7 +251,7 @@ def test_eval_s_model_names_are_pointed_to_from_lm_eval() -> None:
 def test_the_metric_loads_by_name_and_a_missing_dataset_folder_fails_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from odu.metric_door import metric_script
+    from odu.metric.door import metric_script
 
     loaded = []
     evaluate = types.SimpleNamespace(load=lambda path, *a, **k: loaded.append(path))
@@ -313,11 +312,11 @@ def _raise_in_odu(exc: Exception) -> None:
 
 def test_only_our_errors_become_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     from odu.harness.errors import error_line
-    from odu.server_check import PreflightError
+    from odu.transport.server_check import PreflightError
 
     module = types.SimpleNamespace(HarnessCLI=type("HarnessCLI", (_Cli,), {}))
-    bridge.one_line_errors(module)
-    bridge.one_line_errors(module)  # once
+    bridge._HOOKS["lm_eval._cli.harness"](module)
+    bridge._HOOKS["lm_eval._cli.harness"](module)  # once
     cli = module.HarnessCLI()
     assert cli.execute(lambda: "ran") == "ran"
     with pytest.raises(SystemExit) as exited:

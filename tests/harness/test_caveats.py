@@ -1,5 +1,5 @@
 """Issue 21: every caveat that qualifies a number is printed next to it and stored with it
-(``odu.caveats``): ``--limit``, ``--shard``, answers cut at the output-token limit, small samples;
+(``odu.core.caveats``): ``--limit``, ``--shard``, answers cut at the output-token limit, small samples;
 and one name per system across ``eval``, lm-eval and reports."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from support.omni_fakes import FakeOmni
 from support.openai_rules import API_KEY
 from support.openai_server import OpenAIServer, Reply, chat_completion
 
-from odu.caveats import SMALL_SAMPLE_SCENES, run_caveats
 from odu.cli import main
+from odu.core.caveats import SMALL_SAMPLE_SCENES, run_caveats
 from odu.models.base import TRUNCATED_ISSUE
 
 

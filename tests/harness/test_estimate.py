@@ -1,4 +1,4 @@
-"""The dry run's arithmetic (``odu/estimate.py``), term by term as docs/harness.md states it: one
+"""The dry run's arithmetic (``odu/runs/estimate.py``), term by term as docs/harness.md states it: one
 request per scene and remote model, text at ``CHARS_PER_TOKEN``, audio at each provider's rate,
 frames (rounded up, capped per clip) only for audio-visual clips sent as media, ASR text at
 ``TRANSCRIPT_TOKENS_PER_S`` instead of media for text-only scenes, one judge request per
@@ -15,8 +15,9 @@ import pytest
 from support.cli import argv
 
 from odu.cli import main
+from odu.core.schema import Scene, scene_from_dict
 from odu.data.sample import sample_dir
-from odu.estimate import (
+from odu.runs.estimate import (
     CHARS_PER_TOKEN,
     JUDGE_OUTPUT_TOKENS_PER_POINT,
     MODEL_OUTPUT_TOKENS,
@@ -28,7 +29,6 @@ from odu.estimate import (
     _prompt_chars,
     estimate,
 )
-from odu.schema import Scene, scene_from_dict
 
 RECORDS = [json.loads(line) for line in (sample_dir() / "scenes.jsonl").read_text(encoding="utf-8").splitlines()]
 #: One provider with round numbers: 10 audio tokens/s, 2 frames/s of 100 tokens, at most 5 frames a clip.

@@ -16,11 +16,11 @@ from support.process import fresh_env, run_odu
 
 from odu.cli import main as odu_main
 from odu.cli.lm_eval_cmd import forwarded_args
+from odu.core.metrics import avg
+from odu.core.schema import scene_from_dict
 from odu.data.sample import sample_dataset_dir
 from odu.judge.base import Judge, JudgeVerdict
-from odu.metrics import avg
-from odu.schema import scene_from_dict
-from odu.scoring import score_scenes
+from odu.runs.scoring import score_scenes
 
 SECRET = "sk-cli-test-1a2b3c4d5e6f"
 

@@ -16,9 +16,10 @@ from support.omni_fakes import FakeOmni, media_parts, part_bytes
 from support.openai_server import OpenAIServer, Reply
 
 from odu.cli import main as odu_main
+from odu.core.prompts import AO_INSTRUCTION, instruction
 from odu.data.sample import sample_dataset_dir
-from odu.harness.tasks import METRICS, doc_to_prompt, load_docs, task_dir
-from odu.prompts import AO_INSTRUCTION, instruction
+from odu.harness.folders import task_dir
+from odu.harness.tasks import METRICS, doc_to_prompt, load_docs
 
 SECRET = "sk-lm-eval-test-9f8e7d6c5b4a"
 TABLE3 = ("m1", "m2", "m3", "m4", "m5", "avg", "ftr")

@@ -1,7 +1,7 @@
 """Run control of ``odu-bench eval``: the preflight of the judge and model servers
-(:mod:`odu.server_check`), ``--dry-run`` (:mod:`odu.estimate`), ``--shard K/N`` + ``odu-bench
-merge`` (:mod:`odu.shards`), and credentials removed from everything written or printed
-(:mod:`odu.scrub`)."""
+(:mod:`odu.transport.server_check`), ``--dry-run`` (:mod:`odu.runs.estimate`), ``--shard K/N`` + ``odu-bench
+merge`` (:mod:`odu.runs.shards`), and credentials removed from everything written or printed
+(:mod:`odu.io.scrub`)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from support.openai_server import OpenAIServer, Reply, dead_url
 from support.sample_runs import server_run_env
 
 from odu.cli import main
-from odu.estimate import CHARS_PER_TOKEN, JUDGE_OUTPUT_TOKENS_PER_POINT, MODEL_OUTPUT_TOKENS, PROVIDER_RATES
-from odu.scrub import ScrubFilter, scrub_text, scrub_url, scrub_value
-from odu.shards import parse_shard, shard_index
+from odu.io.scrub import ScrubFilter, scrub_text, scrub_url, scrub_value
+from odu.runs.estimate import CHARS_PER_TOKEN, JUDGE_OUTPUT_TOKENS_PER_POINT, MODEL_OUTPUT_TOKENS, PROVIDER_RATES
+from odu.runs.shards import parse_shard, shard_index
 
 SECRET = "hunter2-SECRET-f00d"
 KEY = API_KEY  # what the strict loopback server accepts

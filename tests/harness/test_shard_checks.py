@@ -1,4 +1,4 @@
-"""Shard checks of ``odu-bench merge`` (``odu/shards.py``), as promised: ``--shard K/N`` splits by
+"""Shard checks of ``odu-bench merge`` (``odu/runs/shards.py``), as promised: ``--shard K/N`` splits by
 the SHA-256 of the scene id; merge takes only the N parts of one run (same run, one split, each
 shard once, none missing, each scene in its own shard, once, every scene of the dataset as many as
 each run card says), checks every field it reads of a shard's files (exit 2 naming file, line and
@@ -17,7 +17,7 @@ from support.cli import printed_table
 from support.shard_runs import copy_shards, eval_always, lines, merge, rehash, write_lines
 
 from odu.cli import main
-from odu.shards import in_shard, parse_shard, shard_index
+from odu.runs.shards import in_shard, parse_shard, shard_index
 
 
 def test_shard_k_of_n_is_the_sha256_of_the_scene_id_modulo_n() -> None:
@@ -74,7 +74,7 @@ def test_the_merged_run_is_the_unsharded_one(
 def test_the_merged_judge_block_sums_the_counters_and_keeps_the_settings() -> None:
     from types import SimpleNamespace
 
-    from odu.shards import merged_judge
+    from odu.runs.shards import merged_judge
 
     blocks = [
         {"name": "openai", "model": "j", "segments": 3, "requests": 2, "wall_time_s": 1.25, "retries": 0},
@@ -137,7 +137,7 @@ def test_shards_of_another_judge_are_refused_its_counters_are_not_settings(
 def _add_scene(to: Path, source: Path, duplicate: bool = False) -> str:
     """The first scene of ``source`` (a shard) added to every file of ``to`` (``duplicate``: ``to``'s
     own first scene again), its summary recomputed, its run card's count and file hashes made to agree."""
-    from odu.run import summarize_run
+    from odu.runs.contract import summarize_run
 
     giver = source if not duplicate else to
     sid = lines(giver / "scenes.jsonl")[0]["scene_id"]
@@ -187,7 +187,7 @@ def test_judge_counters_differ_between_shards_and_are_summed(shards: Path, tmp_p
 def test_a_shard_that_lost_a_scene_is_refused(shards: Path, tmp_path: Path, capsys) -> None:
     """A scene dropped from every file of a shard, its summary recomputed and hashes too: merging it
     would give a run over fewer scenes than the dataset holds."""
-    from odu.run import summarize_run
+    from odu.runs.contract import summarize_run
 
     one, two = copy_shards(shards, tmp_path)
     first = lines(one / "scenes.jsonl")[0]
@@ -216,7 +216,7 @@ def test_samples_and_scene_rows_of_a_shard_must_hold_the_same_scenes(shards: Pat
     rows = lines(one / "scenes.jsonl")
     write_lines(one / "scenes.jsonl", rows[1:])
     summary = json.loads((one / "summary.json").read_text(encoding="utf-8"))
-    from odu.run import summarize_run
+    from odu.runs.contract import summarize_run
 
     fresh = summarize_run(
         [{k: v for k, v in r.items() if k != "run_id"} for r in rows[1:]],

@@ -10,11 +10,11 @@ from support.judge_fakes import judge_responder, read_request, rule_verdicts
 from support.openai_server import Fault, OpenAIServer
 
 from odu.cli import main
+from odu.core.schema import KeyPoint, load_scenes
 from odu.judge import LexicalJudge
 from odu.judge.audit import reference_candidate
-from odu.run import write_run
-from odu.schema import KeyPoint, load_scenes
-from odu.scoring import score_scenes
+from odu.runs.contract import write_run
+from odu.runs.scoring import score_scenes
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "demo_scenes.json"
 

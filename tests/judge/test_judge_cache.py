@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from odu.cli import main
+from odu.core.schema import KeyPoint
 from odu.judge import JudgeCacheError, OpenAIJudge
 from odu.judge.cache import VerdictCache, cache_key, default_cache_path
-from odu.schema import KeyPoint
 
 SAMPLE_SCENES = Path(__file__).resolve().parents[2] / "odu" / "data" / "sample" / "scenes.jsonl"
 POINTS = (KeyPoint("kp01", "mute the chime", tiers=("T1",)), KeyPoint("kp02", "phone", tiers=("T2",)))

@@ -11,10 +11,10 @@ import pytest
 from support.judge_fakes import judge_responder, rule_verdicts
 from support.openai_server import Fault, OpenAIServer, Reply
 
+from odu.core.schema import KeyPoint
 from odu.judge import JudgeRequest, JudgeUnavailableError, OpenAIJudge, make_judge
 from odu.judge.cache import VerdictCache
 from odu.judge.prompt import JUDGE_INSTRUCTION, JUDGE_PROMPT_VERSION
-from odu.schema import KeyPoint
 
 SECRET = "sk-test-5f0c1b2e9d8a7c6b"
 JUDGE_MODEL = "qwen3-judge"

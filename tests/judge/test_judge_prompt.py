@@ -9,9 +9,9 @@ import re
 import pytest
 from support.judge_fakes import read_request
 
+from odu.core.schema import KeyPoint
 from odu.judge import prompt
 from odu.judge.prompt import VerdictParseError, build_messages, parse_verdicts, reask_messages
-from odu.schema import KeyPoint
 
 KEY_POINTS = [
     KeyPoint("kp01", "The user wants to mute the notification sound", "intent", ("T1",)),

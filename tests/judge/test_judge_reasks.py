@@ -12,10 +12,10 @@ import pytest
 from support.judge_fakes import judge_responder
 from support.openai_server import Fault, OpenAIServer
 
+from odu.core.schema import KeyPoint
 from odu.judge import JudgeRequest, OpenAIJudge
 from odu.judge.cache import VerdictCache
 from odu.judge.prompt import JUDGE_INSTRUCTION
-from odu.schema import KeyPoint
 
 POINTS = (
     KeyPoint("kp01", "The user wants the sound muted", "intent", ("T1",)),

@@ -18,9 +18,9 @@ import pytest
 from support.judge_fakes import judge_responder, rule_verdicts
 from support.openai_server import Fault, OpenAIServer
 
+from odu.core.schema import KeyPoint
 from odu.judge.cache import VerdictCache
-from odu.run import read_run
-from odu.schema import KeyPoint
+from odu.runs.contract import read_run
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "demo_scenes.json"
 SECRET = "sk-live-7d41e0c9b2a84f16a3"

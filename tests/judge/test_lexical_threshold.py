@@ -1,15 +1,15 @@
-"""The offline lexical judge's hit rule at its threshold (``LEXICAL_HIT_MIN``, odu/constants.py):
+"""The offline lexical judge's hit rule at its threshold (``LEXICAL_HIT_MIN``, odu/core/constants.py):
 a hit when at least that share of the key point's content units occur in the candidate text."""
 
 from __future__ import annotations
 
 import pytest
 
-from odu.constants import LEXICAL_HIT_MIN
+from odu.core.constants import LEXICAL_HIT_MIN
+from odu.core.schema import KeyPoint
 from odu.judge import LexicalJudge
 from odu.judge.base import JudgeRequest
 from odu.judge.lexical import content_units
-from odu.schema import KeyPoint
 
 
 def hit(point: str, candidate: str) -> bool:

@@ -11,9 +11,9 @@ from support.cli import argv
 from support.own_reference import OwnReferenceJudge
 
 from odu.cli import main
+from odu.core.schema import load_scenes
 from odu.data.sample import sample_dir
 from odu.judge.reference_shift import reference_shift
-from odu.schema import load_scenes
 from odu.selftest import perfect_output
 
 DEMO = Path(__file__).resolve().parents[1] / "fixtures" / "demo_scenes.json"

@@ -79,7 +79,7 @@ torch.cuda.set_device = lambda index: None  # the backend's __init__ selects its
 from lmms_eval.evaluator import simple_evaluate
 from lmms_eval.models.simple.kimi_audio import KimiAudio
 from lmms_eval.tasks import TaskManager
-from odu_lm_eval_bridge import lmms_task_dir
+from odu.harness.folders import lmms_task_dir
 lm = KimiAudio(pretrained="moonshotai/Kimi-Audio-7B-Instruct")
 manager = TaskManager("ERROR", include_path=lmms_task_dir(), include_defaults=False, model_name="kimi_audio")
 results = simple_evaluate(model=lm, tasks=["odu_ao"], task_manager=manager, log_samples=True)

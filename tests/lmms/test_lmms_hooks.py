@@ -15,14 +15,14 @@ import pytest
 import yaml
 
 from odu.cli import main as odu_main
+from odu.core.prompts import instruction
+from odu.core.schema import scene_from_dict
 from odu.data.media import probe
 from odu.data.sample import sample_dataset_dir
 from odu.harness import lmms
+from odu.harness.folders import lmms_task_dir
 from odu.harness.tasks import METRICS
-from odu.prompts import instruction
-from odu.schema import scene_from_dict
 from odu.selftest import perfect_output
-from odu_lm_eval_bridge import lmms_task_dir
 
 TABLE3 = ("m1", "m2", "m3", "m4", "m5", "avg", "ftr")
 
@@ -269,7 +269,7 @@ def test_an_aggregation_over_items_process_results_never_saw_is_named() -> None:
 
 def test_a_lone_surrogate_answer_follows_the_surrogate_rule() -> None:
     """An answer with half a UTF-16 pair (a JSON escape cut in two) is text like any other: hashed and
-    scored as every file the toolkit writes keeps it (odu.jsonio.SURROGATE_RULE: U+FFFD)."""
+    scored as every file the toolkit writes keeps it (odu.io.jsonio.SURROGATE_RULE: U+FFFD)."""
     doc = docs("ao")[0]
     cut = lmms.process_results(doc, ['{"has_demand": false, "segments": [], "note": "\ud83d"}'])["m1"]
     whole = lmms.process_results(doc, ['{"has_demand": false, "segments": [], "note": "\ufffd"}'])["m1"]

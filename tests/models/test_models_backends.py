@@ -15,14 +15,14 @@ import soundfile as sf
 from support.backend_media import FAST_BACKOFF, GREEDY, loader, request
 from support.openai_server import Fault, OpenAIServer, Reply, chat_completion
 
-from odu.cache import cache_dir
+from odu.core.parse import parse_output
+from odu.core.prompts import AO_INSTRUCTION, AV_INSTRUCTION, PROMPT_VERSION
 from odu.data.media import LazyClip, MediaError, sample_times
+from odu.io.cache import cache_dir
 from odu.models import AlwaysTrigger, NeverTrigger, Replay, make_backend
 from odu.models.base import Generation, decode_output, encode_output
 from odu.models.openai_omni import OpenAIOmni
 from odu.models.remote import ModelUnavailableError
-from odu.parse import parse_output
-from odu.prompts import AO_INSTRUCTION, AV_INSTRUCTION, PROMPT_VERSION
 
 SECRET = "sk-model-0a1b2c3d4e5f6a7b"
 MODEL = "omni-test"

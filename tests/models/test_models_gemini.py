@@ -16,11 +16,11 @@ from support.gemini_fake import INLINE_LIMIT, GeminiFake
 from support.openai_server import Fault, OpenAIServer
 from support.sample_runs import assert_no_secret, assert_replay_scores_the_same, eval_sample, first_scene, read_json
 
+from odu.core.prompts import AO_INSTRUCTION, AV_INSTRUCTION
 from odu.models import gemini as gemini_module
 from odu.models import make_backend
 from odu.models.gemini import GeminiModel
 from odu.models.remote import ModelUnavailableError
-from odu.prompts import AO_INSTRUCTION, AV_INSTRUCTION
 
 pytest.importorskip("google.genai")  # the backend's SDK (the fakes and modules import without it)
 

@@ -18,11 +18,11 @@ from support.backend_media import FAST_BACKOFF, GREEDY, loader, request
 from support.realtime_fake import RealtimeFake, Session
 from support.sample_runs import assert_no_secret, assert_replay_scores_the_same, eval_sample, first_scene, read_json
 
+from odu.core.prompts import AO_INSTRUCTION
 from odu.models import make_backend
 from odu.models.realtime import REALTIME_SAMPLE_RATE, RealtimeModel, pcm16
 from odu.models.remote import ModelUnavailableError
-from odu.openai_client import MAX_RESPONSE_BYTES
-from odu.prompts import AO_INSTRUCTION
+from odu.transport.openai_client import MAX_RESPONSE_BYTES
 
 pytest.importorskip("websockets")  # the backend's SDK (the fakes and modules import without it)
 

@@ -1,4 +1,4 @@
-"""The one OpenAI client (odu.openai_client): one scrubber for every user, the key placeholder of
+"""The one OpenAI client (odu.transport.openai_client): one scrubber for every user, the key placeholder of
 local servers, the refusal message, the runner inside a running event loop."""
 
 from __future__ import annotations
@@ -9,11 +9,17 @@ import pytest
 from support.openai_server import OpenAIServer, Reply
 
 from odu.harness.asr import AsrError, TranscriptionEndpoint
+from odu.io.scrub import url_credentials
 from odu.judge import JudgeUnavailableError, OpenAIJudge
 from odu.models.openai_omni import OpenAIOmni
 from odu.models.remote import ModelUnavailableError
-from odu.openai_client import LOCAL_SERVER_KEY, CallFailedError, OpenAIClient, ServerUnavailableError, retry_after
-from odu.scrub import url_credentials
+from odu.transport.openai_client import (
+    LOCAL_SERVER_KEY,
+    CallFailedError,
+    OpenAIClient,
+    ServerUnavailableError,
+    retry_after,
+)
 
 URL = "https://bob:s3cret-pw@llm.example.com:8443/v1?api-key=abcd1234&v=1"
 
@@ -167,8 +173,8 @@ def test_a_base_url_query_is_sent_with_every_request_and_the_path_gets_the_route
     glued to the path (``/v1?route=blue&api-version=...chat/completions`` before)."""
     from support.judge_fakes import judge_responder
 
+    from odu.core.schema import KeyPoint
     from odu.judge import JudgeRequest
-    from odu.schema import KeyPoint
 
     openai_server.responder = judge_responder()
     second = OpenAIServer(judge_responder()).start()

@@ -1,4 +1,4 @@
-"""The server preflight (``odu/server_check.py``) as it promises: each replica answers ``GET
+"""The server preflight (``odu/transport/server_check.py``) as it promises: each replica answers ``GET
 /models`` and lists the model (no list at all: 404/405/501 skip the step), one minimal request in
 the run's own shape is accepted, no retries, within ``PREFLIGHT_TIMEOUT_S``, the client's
 statistics untouched, the judge before the model, and every failure a ``PreflightError`` naming the
@@ -11,7 +11,7 @@ from support.openai_server import Fault, OpenAIServer, Reply, dead_url
 
 from odu.judge import OpenAIJudge
 from odu.models.openai_omni import OpenAIOmni
-from odu.server_check import (
+from odu.transport.server_check import (
     PREFLIGHT_TIMEOUT_S,
     PROBE_MAX_TOKENS,
     PROBE_TEXT,
@@ -101,7 +101,7 @@ def test_no_retries_in_the_preflight(server: OpenAIServer) -> None:
 
 
 def test_a_silent_host_stops_the_check_at_its_deadline(server: OpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    import odu.server_check as server_check
+    import odu.transport.server_check as server_check
 
     monkeypatch.setattr(server_check, "PREFLIGHT_TIMEOUT_S", 0.5)
     server.latency = 5
@@ -139,7 +139,7 @@ def test_the_model_backend_is_probed_in_its_own_request_shape(server: OpenAIServ
 def test_an_answer_that_is_an_error_fails_the_check(server: OpenAIServer) -> None:
     """A backend whose probe comes back as an inference error (say, refused by a filter) is not ready."""
     from odu.models.base import Generation
-    from odu.openai_client import OpenAIClient
+    from odu.transport.openai_client import OpenAIClient
 
     class Refusing:
         client = OpenAIClient("model", MODEL, base_url=server.base_url, timeout=5.0)

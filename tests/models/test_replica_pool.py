@@ -1,4 +1,4 @@
-"""Replica choice (``odu.openai_client.ReplicaPool`` and the client around it), as promised: each
+"""Replica choice (``odu.transport.openai_client.ReplicaPool`` and the client around it), as promised: each
 attempt to the ready replica with the fewest attempts in flight, the least recently chosen on a
 tie; a replica that fails an attempt with a transient failure rests ``REPLICA_COOLDOWN_S`` (longer
 when its ``Retry-After`` asks, at most ten cooldowns); when every one rests, the first to wake;
@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from odu.openai_client import (
+from odu.transport.openai_client import (
     REPLICA_COOLDOWN_S,
     ApiClient,
     CallFailedError,

@@ -1,4 +1,4 @@
-"""How long the retry policy waits (odu.openai_client.with_retries): the server's wait
+"""How long the retry policy waits (odu.transport.openai_client.with_retries): the server's wait
 (``retry-after-ms``, then ``Retry-After``) when it gives one, else exponential backoff jittered
 down by up to half; every wait capped. The headers are the ones the ``openai`` SDK's own retry
 logic reads, milliseconds first (``openai/_base_client.py``, ``_parse_retry_after_header``: "Prefer
@@ -13,7 +13,14 @@ from typing import Any
 
 import pytest
 
-from odu.openai_client import MAX_RETRY_AFTER_S, CallFailedError, ReplicaPool, TransientError, retry_after, with_retries
+from odu.transport.openai_client import (
+    MAX_RETRY_AFTER_S,
+    CallFailedError,
+    ReplicaPool,
+    TransientError,
+    retry_after,
+    with_retries,
+)
 
 
 def waits(monkeypatch: pytest.MonkeyPatch, headers: dict[str, str] | None, failures: int, backoff=(1.0, 2.0, 60.0)):

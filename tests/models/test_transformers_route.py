@@ -16,12 +16,12 @@ import pytest
 from support.backend_media import FAST_BACKOFF, GREEDY, loader, request
 from support.openai_server import OpenAIServer, Reply, chat_completion
 
+from odu.core.prompts import AsrSentence
 from odu.data.media import probe, video_track_only
 from odu.models.clip_server import LOOPBACK, ClipServer, serving_host
 from odu.models.hearing import PROBE_MAX_TOKENS, TONE_S, Hearing
 from odu.models.openai_omni import OpenAIOmni
 from odu.models.providers import detect
-from odu.prompts import AsrSentence
 
 MODEL = "Qwen/Qwen2.5-Omni-7B"
 ANSWER = '{"has_demand": false, "segments": []}'

@@ -1,4 +1,4 @@
-"""The transport limits of the one client (odu.openai_client), held against hostile servers on real
+"""The transport limits of the one client (odu.transport.openai_client), held against hostile servers on real
 sockets (tests/support/hostile_servers.py): a total deadline per request, a cap on the reply's
 size, usage counts that are not numbers, and replicas (several servers in one ``base_url``)."""
 
@@ -14,10 +14,12 @@ from support.hostile_servers import HostileServer, completion_body
 from support.judge_fakes import judge_responder, rule_verdicts
 from support.openai_server import Fault, OpenAIServer, Reply, chat_completion
 
+from odu.core.schema import KeyPoint
+from odu.io.scrub import scrub_text, url_credentials
 from odu.judge import JudgeRequest, OpenAIJudge
 from odu.models.base import Generation
 from odu.models.openai_omni import OpenAIOmni
-from odu.openai_client import (
+from odu.transport.openai_client import (
     MAX_RESPONSE_BYTES,
     REPLICA_COOLDOWN_S,
     OpenAIClient,
@@ -26,8 +28,6 @@ from odu.openai_client import (
     split_replicas,
     with_retries,
 )
-from odu.schema import KeyPoint
-from odu.scrub import scrub_text, url_credentials
 
 ANSWER = '{"has_demand": false, "segments": []}'
 #: The judge and the omni model of these tests, served by every loopback server here.
@@ -290,7 +290,7 @@ def test_score_spreads_the_judge_over_replicas_and_names_them(tmp_path: Path, ca
     from support.omni_fakes import reference_output
 
     from odu.cli import main
-    from odu.run import read_run
+    from odu.runs.contract import read_run
 
     scenes = Path(__file__).resolve().parents[2] / "odu" / "data" / "sample" / "scenes.jsonl"
     records = [json.loads(line) for line in scenes.read_text(encoding="utf-8").splitlines()]

@@ -1,4 +1,4 @@
-"""One citation: CITATION.cff and odu.citation.BIBTEX agree, and every door and card quotes BIBTEX."""
+"""One citation: CITATION.cff and odu.core.citation.BIBTEX agree, and every door and card quotes BIBTEX."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from odu.citation import BIBTEX, PAPER_URL
+from odu.core.citation import BIBTEX, PAPER_URL
 from odu.data.prepare import card_body
 
 ROOT = Path(__file__).resolve().parents[2]

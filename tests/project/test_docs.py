@@ -1,7 +1,7 @@
 """The documentation says what the code does: README.md and docs/*.md, checked against the code.
 
 - Every ``NAME = value`` quoted in ``docs/scoring.md`` (the open choices and the parsing limits) is
-  the value of ``odu.constants.NAME``; a quote elsewhere in the docs is the value of ``NAME`` in
+  the value of ``odu.core.constants.NAME``; a quote elsewhere in the docs is the value of ``NAME`` in
   the module of ``odu`` that defines it (settings live next to the code that uses them), and a
   constant the docs place in a module (```NAME``` or ```PREFIX_*``` "in ``odu/x.py``") is defined
   there.
@@ -9,7 +9,7 @@
   ``#anchor`` to a heading of it; every page of ``docs/`` is on README's map.
 - Every command shown in a shell code block that starts with ``odu-bench`` parses with the real
   parser (``odu.cli.build_parser()``), and every ``benchmarks/*.py`` named exists.
-- Every repository path (``odu/constants.py``, ``tests/scoring/test_match.py``) and module
+- Every repository path (``odu/core/constants.py``, ``tests/scoring/test_match.py``) and module
   (``odu.data.media``, ``from odu.data.dataset import ...``) the docs name exists, found as files
   without importing anything: when a module moves, this names each page that still points at the
   old place.
@@ -22,7 +22,7 @@ are parsed in an empty temporary working directory where none of the named paths
 code such as ``odu-bench score --out`` names a command or an option in prose; there the
 subcommand and every ``--option`` must exist.
 
-Only ``odu.cli`` and ``odu.constants`` are imported by name; the module of any other quoted constant
+Only ``odu.cli`` and ``odu.core.constants`` are imported by name; the module of any other quoted constant
 is found in the source (``odu/**/*.py``), so moving modules does not touch this file.
 """
 
@@ -38,7 +38,7 @@ from pathlib import Path
 import pytest
 from support.docs import FENCE, readme_section, shell_blocks, shell_commands
 
-import odu.constants
+import odu.core.constants
 from odu.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,14 +95,14 @@ def quoted_constants(text: str) -> list[tuple[str, object]]:
 def test_scoring_doc_quotes_the_constants_as_they_are() -> None:
     quotes = quoted_constants(_text(SCORING))
     wrong = [
-        (name, value, getattr(odu.constants, name, "<not in odu.constants>"))
+        (name, value, getattr(odu.core.constants, name, "<not in odu.core.constants>"))
         for name, value in quotes
-        if getattr(odu.constants, name, object()) != value
+        if getattr(odu.core.constants, name, object()) != value
     ]
     assert not wrong, f"docs/scoring.md quotes (name, doc value, constant): {wrong}"
     quoted = {name for name, _ in quotes}
-    required = {name for name in vars(odu.constants) if SCORING_CONSTANT.match(name)}
-    assert required, "no open-choice constants found in odu.constants"
+    required = {name for name in vars(odu.core.constants) if SCORING_CONSTANT.match(name)}
+    assert required, "no open-choice constants found in odu.core.constants"
     assert required <= quoted, f"docs/scoring.md does not quote {sorted(required - quoted)}"
 
 
@@ -128,7 +128,7 @@ def constant_homes() -> dict[str, list[str]]:
 
 def test_constant_homes_are_found_in_the_source() -> None:
     homes = constant_homes()
-    assert homes["MAX_SEGMENTS"] == ["odu.constants"] and homes["PROMPT_VERSION"] == ["odu.prompts"]
+    assert homes["MAX_SEGMENTS"] == ["odu.core.constants"] and homes["PROMPT_VERSION"] == ["odu.core.prompts"]
     assert homes["BOOTSTRAP_SEED"] == ["odu.report.bootstrap"]  # odu.report re-exports it: not a home
 
 
@@ -161,8 +161,8 @@ def misplaced_constants(text: str, homes: dict[str, list[str]]) -> list[str]:
 
 def test_a_stale_placement_is_found() -> None:
     homes = constant_homes()
-    text = "Defaults are the `JUDGE_*` constants in `odu/constants.py`; `MAX_SEGMENTS = 32` (in `odu/constants.py`)."
-    assert misplaced_constants(text, homes) == ["`JUDGE_*` in `odu/constants.py`"]
+    text = "Defaults are the `JUDGE_*` constants in `odu/core/constants.py`; `MAX_SEGMENTS = 32` (in `odu/core/constants.py`)."
+    assert misplaced_constants(text, homes) == ["`JUDGE_*` in `odu/core/constants.py`"]
     assert misplaced_constants("the `JUDGE_*` constants in `odu/judge/openai_judge.py`", homes) == []
 
 
@@ -351,7 +351,7 @@ def module_exists(dotted: str) -> bool:
 
 
 def test_module_exists_looks_at_files() -> None:
-    assert module_exists("odu.constants.MAX_SEGMENTS") and module_exists("odu.cli")
+    assert module_exists("odu.core.constants.MAX_SEGMENTS") and module_exists("odu.cli")
     assert module_exists("odu.cli.build_parser")  # an attribute of a package
     assert not module_exists("odu.no_such_module")
 

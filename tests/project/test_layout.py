@@ -34,7 +34,7 @@ def importers(package: str) -> list[str]:
 
 
 def test_the_openai_sdk_is_imported_by_the_one_client_only() -> None:
-    assert importers("openai") == ["odu/openai_client.py"]
+    assert importers("openai") == ["odu/transport/openai_client.py"]
 
 
 def test_lm_eval_is_imported_only_by_the_harness_wing_and_the_cli() -> None:
@@ -143,16 +143,16 @@ def test_one_reader_of_a_servers_model_list() -> None:
         for p in sorted(PACKAGE.rglob("*.py"))
         if ".models.list(" in p.read_text(encoding="utf-8")
     ]
-    assert readers == ["odu/openai_client.py"]
+    assert readers == ["odu/transport/openai_client.py"]
 
 
 def test_one_url_scrubber() -> None:
-    """Issue 23: ``openai_client.public_url`` and ``odu.scrub.scrub_url`` scrubbed URLs by two rules;
-    only ``odu/scrub.py`` takes a URL's credentials apart now."""
+    """Issue 23: ``openai_client.public_url`` and ``odu.io.scrub.scrub_url`` scrubbed URLs by two rules;
+    only ``odu/io/scrub.py`` takes a URL's credentials apart now."""
     marks = ("def public_url", "def url_secrets", 'rpartition("@")', ".password")
     takers = [
         p.relative_to(ROOT).as_posix()
         for p in sorted(PACKAGE.rglob("*.py"))
         if any(mark in p.read_text(encoding="utf-8") for mark in marks)
     ]
-    assert takers == ["odu/scrub.py"]
+    assert takers == ["odu/io/scrub.py"]

@@ -53,7 +53,7 @@ def test_faults_are_named_once_and_grouped_with_existing_tests() -> None:
 
 
 def test_apply_refuses_text_that_is_not_there_exactly_once() -> None:
-    fault = MUTATION.Fault("x", "match", "odu/match.py", "a", "b")
+    fault = MUTATION.Fault("x", "match", "odu/core/match.py", "a", "b")
     with pytest.raises(ValueError, match="found 2 times"):
         MUTATION.apply("a a", fault)
     with pytest.raises(ValueError, match="found 0 times"):

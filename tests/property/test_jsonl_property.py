@@ -1,5 +1,5 @@
 """Property: every JSON value the toolkit writes reads back as written, whatever its Unicode
-(odu.jsonio: lines split on "\\n" only; SURROGATE_RULE; NON_FINITE_RULE)."""
+(odu.io.jsonio: lines split on "\\n" only; SURROGATE_RULE; NON_FINITE_RULE)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.json_strategies import FINITE, TEXT, json_values
 
-from odu.jsonio import JsonFileError, clean_text, dump_line, dumps, encode, iter_lines, iter_records, too_deep
+from odu.io.jsonio import JsonFileError, clean_text, dump_line, dumps, encode, iter_lines, iter_records, too_deep
 
 NAME = Path("round-trip.jsonl")
 
@@ -87,7 +87,7 @@ def test_a_line_nested_past_the_limit_is_refused_and_one_at_it_is_read(limit: in
     """Read through the reader itself (decoded first, then checked), arrays and objects alike."""
     opening, closing = ('{"k": ', "}") if as_object else ("[", "]")
     line = (opening * (limit + extra) + "1" + closing * (limit + extra) + "\n").encode()
-    with mock.patch("odu.jsonio.MAX_RECORD_DEPTH", limit):
+    with mock.patch("odu.io.jsonio.MAX_RECORD_DEPTH", limit):
         if extra:
             with pytest.raises(JsonFileError, match="nested deeper than MAX_RECORD_DEPTH"):
                 read_lines(line)

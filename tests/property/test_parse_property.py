@@ -1,5 +1,5 @@
 """Property: parsing a model output never raises, and what it returns keeps the documented limits
-(docs/scoring.md, "Parsing rules"; odu/constants.py)."""
+(docs/scoring.md, "Parsing rules"; odu/core/constants.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.json_strategies import ANY_CHAR, json_values, model_outputs, prediction_objects
 
-from odu.constants import AUDIO_ONLY, AUDIO_VISUAL, MAX_CONTEXT_ITEMS, MAX_SEGMENTS, MAX_TEXT_CHARS, MAX_TIME_MS
-from odu.parse import parse_output
-from odu.schema import Prediction
+from odu.core.constants import AUDIO_ONLY, AUDIO_VISUAL, MAX_CONTEXT_ITEMS, MAX_SEGMENTS, MAX_TEXT_CHARS, MAX_TIME_MS
+from odu.core.parse import parse_output
+from odu.core.schema import Prediction
 
 MODALITIES = st.sampled_from([AUDIO_VISUAL, AUDIO_ONLY])
 

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.json_strategies import FIELD_VALUES, TEXT, json_values
 
+from odu.core.schema import Scene, SchemaError, load_scenes, read_predictions, scene_from_dict, scene_to_dict
 from odu.data.sample import sample_dir
-from odu.jsonio import dump_line
-from odu.schema import Scene, SchemaError, load_scenes, read_predictions, scene_from_dict, scene_to_dict
+from odu.io.jsonio import dump_line
 
 RECORDS: list[dict[str, Any]] = [
     json.loads(line) for line in (sample_dir() / "scenes.jsonl").read_text(encoding="utf-8").splitlines()
@@ -88,7 +88,7 @@ def test_record_files_load_or_raise_schema_error(tmp_path_factory_dir: Path, val
         str(exc).encode("utf-8")
         return
     if layout == "jsonl" and values and isinstance(values[0], list):
-        values = values[0]  # a file starting with "[" is a JSON array (odu.jsonio.iter_records)
+        values = values[0]  # a file starting with "[" is a JSON array (odu.io.jsonio.iter_records)
     assert len(scenes) == len(values)
 
 

@@ -1,4 +1,4 @@
-"""The caveat on every Table 3-style table (odu.tables.table3_caveat): what comparability with the
+"""The caveat on every Table 3-style table (odu.core.tables.table3_caveat): what comparability with the
 paper's Table 3 rests on, each claim backed by the paper's own words, shown by `score` (here), `report`
 (tests/report/test_report.py), the viewer (test_view.py) and `eval` (tests/harness/test_lm_eval_cli.py)."""
 
@@ -12,8 +12,8 @@ from support.cli import argv
 from support.paper import paper_passage
 
 from odu.cli import main
+from odu.core.tables import PAPER_JUDGE, table3_caveat
 from odu.selftest import DATA
-from odu.tables import PAPER_JUDGE, table3_caveat
 
 OPENAI = {"name": "openai", "model": "qwen3.6-flash", "prompt_version": "odu-f4-en-1", "approximate": False}
 

@@ -14,11 +14,11 @@ import pytest
 from support.report_rows import report_row
 from support.sample_runs import scored_sample_run
 
+from odu.core.tables import TABLE3_COLUMNS
 from odu.report.bootstrap import SceneBootstrap, SceneSwaps, cluster_codes, percentile_interval
 from odu.report.paired import PAIRED_MIN_SCENES, paired_comparisons, permutation_p_values
 from odu.report.runs import System
-from odu.run import summarize
-from odu.tables import TABLE3_COLUMNS
+from odu.runs.contract import summarize
 
 AV, AO = "audio-visual", "audio-only"
 
@@ -57,7 +57,7 @@ def metric_vector(rows: list[dict[str, Any]]) -> np.ndarray:
 
 
 def naive(a: list[dict], b: list[dict], resamples: int, seed: int, modality: str, clusters=None, suffix=""):
-    """The same comparison one resample and one relabelling at a time through odu.run.summarize."""
+    """The same comparison one resample and one relabelling at a time through odu.runs.contract.summarize."""
     ids = sorted({r["scene_id"] for r in a} & {r["scene_id"] for r in b})
     rows_a = [{r["scene_id"]: r for r in a}[i] for i in ids]
     rows_b = [{r["scene_id"]: r for r in b}[i] for i in ids]
@@ -252,7 +252,7 @@ def test_permutation_p_values_count_ties_and_skip_undefined_relabellings():
 
 def test_report_compares_the_sample_runs_pairwise(tmp_path, capsys):
     from odu.cli import main
-    from odu.run import read_run
+    from odu.runs.contract import read_run
 
     scored = read_run(scored_sample_run(tmp_path / "scored")).scenes
     rows = copy.deepcopy(scored)

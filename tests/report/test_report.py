@@ -12,16 +12,16 @@ from support.predictions import damaged_outputs
 from support.report_rows import report_row
 
 from odu.cli import main
+from odu.core.schema import load_scenes
+from odu.core.tables import table3_caveat
 from odu.judge import make_judge
 from odu.report import build_report, load_systems, write_report
 from odu.report.channels import channel_report
 from odu.report.headline import bootstrap_metrics, headline, metrics_weighted, source_deltas
 from odu.report.runs import System
 from odu.report.taxonomy import ftr_profile, m2_profile
-from odu.run import ScoredRun, read_run, summarize, summarize_run, write_run
-from odu.schema import load_scenes
-from odu.scoring import score_scenes
-from odu.tables import table3_caveat
+from odu.runs.contract import ScoredRun, read_run, summarize, summarize_run, write_run
+from odu.runs.scoring import score_scenes
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 AV = "audio-visual"

@@ -14,7 +14,7 @@ from support.cli import argv
 from support.view_support import sample_records, write_predictions
 
 from odu.cli import main
-from odu.jsonio import iter_jsonl
+from odu.io.jsonio import iter_jsonl
 
 
 def _score(tmp_path: Path, name: str, records: list[dict[str, Any]], *extra: str) -> Path:

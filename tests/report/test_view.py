@@ -20,10 +20,10 @@ from support.view_support import (
 )
 
 from odu.cli import main
-from odu.metrics import s4
+from odu.core.metrics import s4
+from odu.core.schema import load_scenes
+from odu.core.text import normalize
 from odu.report.view.align import alignment, group_alignments
-from odu.schema import load_scenes
-from odu.text import normalize
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -47,7 +47,7 @@ def test_edits_shown_give_every_scenes_s4(runs):
     scenes = {s.scene_id: s for s in load_scenes(sample_records())}
     rows = [json.loads(line) for line in (runs["b"] / "scenes.jsonl").read_text(encoding="utf-8").splitlines()]
     outputs = [json.loads(line) for line in (runs["b"].parent / "model-b.predictions.jsonl").read_text().splitlines()]
-    from odu.parse import parse_output
+    from odu.core.parse import parse_output
 
     checked = 0
     for row, out in zip(rows, outputs):
@@ -73,7 +73,7 @@ def test_site_layout_index_and_scene_data(site, runs):
         "data",
         "media",
         "odu-view.json",
-        ".odu-written.json",  # what the site wrote, with hashes (odu.outdir)
+        ".odu-written.json",  # what the site wrote, with hashes (odu.runs.outdir)
     }
     index = read_index(site)
     assert [s["name"] for s in index["systems"]] == ["model A", "always"]

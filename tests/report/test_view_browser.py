@@ -259,8 +259,8 @@ def test_problems_are_named_on_the_pages(browser, runs, tmp_path):
 def test_judge_errors_are_never_shown_as_misses(browser, runs, tmp_path):
     """A key point the judge failed on is flagged in the index and shown as a judge error, with
     its message, on the scene page."""
-    from odu.jsonio import iter_jsonl
-    from odu.run import ScoredRun, read_run, summarize_run, write_run
+    from odu.io.jsonio import iter_jsonl
+    from odu.runs.contract import ScoredRun, read_run, summarize_run, write_run
 
     source = read_run(runs["a"])
     rows = source.scenes

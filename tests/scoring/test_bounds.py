@@ -1,4 +1,4 @@
-"""Bounded reads (``odu/files.py``, ``odu/jsonio.py``, ``odu.data.media.read_media``), each
+"""Bounded reads (``odu/io/files.py``, ``odu/io/jsonio.py``, ``odu.data.media.read_media``), each
 limit at its edge: only regular files are opened (never blocking on a FIFO), a whole file up to
 its size and within its deadline, a JSONL line or JSON-array element up to ``MAX_LINE_BYTES``, a
 JSON file up to ``MAX_JSON_FILE_BYTES``."""
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import odu.jsonio as jsonio
+import odu.io.jsonio as jsonio
 from odu.data.media import MediaError, read_media
-from odu.files import InputFileError, open_regular, read_bounded
-from odu.jsonio import JsonFileError, iter_jsonl, iter_records, read_json
+from odu.io.files import InputFileError, open_regular, read_bounded
+from odu.io.jsonio import JsonFileError, iter_jsonl, iter_records, read_json
 
 
 def _within(seconds: float, call, *args):

@@ -1,4 +1,4 @@
-"""The toolkit's JSON and JSONL files (``odu.jsonio``): lines split on ``"\\n"`` only, any Unicode
+"""The toolkit's JSON and JSONL files (``odu.io.jsonio``): lines split on ``"\\n"`` only, any Unicode
 written and read back, lone surrogates and NaN by their documented rules, JSON arrays streamed."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from odu import jsonio
-from odu.jsonio import JsonFileError, clean_text, dump_line, dumps, iter_jsonl, iter_records, read_json, write_json
-from odu.schema import SchemaError, read_json_records, read_predictions
+from odu.core.schema import SchemaError, read_json_records, read_predictions
+from odu.io import jsonio
+from odu.io.jsonio import JsonFileError, clean_text, dump_line, dumps, iter_jsonl, iter_records, read_json, write_json
 
 #: Characters ``str.splitlines`` breaks at besides "\n" (issue 12 item 8), and other hard text.
 LINE_BREAKERS = "\u2028\u2029\u0085\x1c\x1d\x1e\x0b\x0c\r"

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from rapidfuzz import fuzz
 
-import odu.match
-import odu.text
+import odu.core.match
+import odu.core.text
+from odu.core.match import iou, match_segments, merge_segments
+from odu.core.schema import PredictedSegment, ReferenceSegment, scene_from_dict
+from odu.core.text import is_cjk_dominant, normalize
 from odu.judge import LexicalJudge
-from odu.match import iou, match_segments, merge_segments
-from odu.schema import PredictedSegment, ReferenceSegment, scene_from_dict
-from odu.scoring import score_scenes
-from odu.text import is_cjk_dominant, normalize
+from odu.runs.scoring import score_scenes
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -98,7 +98,7 @@ def documented_choices() -> dict[str, object]:
 
 
 def _constants_used(module) -> set[str]:
-    """The names ``module`` imports from ``odu.constants`` (read from its source)."""
+    """The names ``module`` imports from ``odu.core.constants`` (read from its source)."""
     tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
     return {
         alias.name
@@ -112,9 +112,9 @@ def test_thresholds_are_what_the_docs_say() -> None:
     """Every constant matching and normalisation use is quoted in docs/scoring.md with the value the
     code runs with, and matching turns exactly at the quoted values (not at hard-coded ones)."""
     doc = documented_choices()
-    used = _constants_used(odu.match) | _constants_used(odu.text)
+    used = _constants_used(odu.core.match) | _constants_used(odu.core.text)
     assert used and used <= set(doc), f"docs/scoring.md does not quote {sorted(used - set(doc))}"
-    runs_with = {name: getattr(odu.match, name, getattr(odu.text, name, None)) for name in used}
+    runs_with = {name: getattr(odu.core.match, name, getattr(odu.core.text, name, None)) for name in used}
     assert runs_with == {name: doc[name] for name in used}
 
     # phase 1: transcript similarity (rapidfuzz ratio) at the quoted minimum matches, just below does not

@@ -1,4 +1,4 @@
-"""Segment matching at the edges of its named thresholds (App A.2; odu/constants.py).
+"""Segment matching at the edges of its named thresholds (App A.2; odu/core/constants.py).
 
 Each case sits just inside or just outside one rule, so that moving a threshold, flipping a
 comparison or computing a similarity or a share the wrong way changes which phase (or none)
@@ -10,16 +10,16 @@ from __future__ import annotations
 import pytest
 from rapidfuzz import fuzz
 
-from odu.constants import (
+from odu.core.constants import (
     CONTAINMENT_MIN_CHARS,
     CONTAINMENT_SPAN_MIN,
     CONTAINMENT_TEXT_MIN,
     IOU_MATCH_MIN,
     TRANSCRIPT_MATCH_MIN,
 )
-from odu.match import _inside, iou, match_segments
-from odu.schema import KeyPoint, PredictedSegment, ReferenceSegment
-from odu.text import normalize
+from odu.core.match import _inside, iou, match_segments
+from odu.core.schema import KeyPoint, PredictedSegment, ReferenceSegment
+from odu.core.text import normalize
 
 REQUEST = "please book a table for two at the italian place tonight"
 FAR = (15_000, 16_000)  # a span that neither overlaps nor lies inside the reference's (1000-5000)

@@ -1,4 +1,4 @@
-"""odu/metrics.py (Eqs. 1-6): M1 against scikit-learn, M4 against jiwer (randomised, many seeds),
+"""odu/core/metrics.py (Eqs. 1-6): M1 against scikit-learn, M4 against jiwer (randomised, many seeds),
 unit tests of every scene and dataset score, and the weighted (vectorised) variants the report's
 bootstrap uses against the scalar functions on expanded resamples."""
 
@@ -10,10 +10,10 @@ import warnings
 import numpy as np
 import pytest
 
-from odu.constants import METRIC_WEIGHTS
-from odu.metrics import avg, false_trigger_rate, macro_f1, mean_defined, s2, s3, s4, s5
+from odu.core.constants import METRIC_WEIGHTS
+from odu.core.metrics import avg, false_trigger_rate, macro_f1, mean_defined, s2, s3, s4, s5
+from odu.core.text import edit_count, is_cjk_dominant, normalize
 from odu.report.weighted import avg_weighted, false_trigger_rate_weighted, macro_f1_weighted, mean_defined_weighted
-from odu.text import edit_count, is_cjk_dominant, normalize
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 jiwer = pytest.importorskip("jiwer")

@@ -1,4 +1,4 @@
-"""Run folders and every output folder, as ``odu/outdir.py`` and ``odu.run`` promise: written whole
+"""Run folders and every output folder, as ``odu/runs/outdir.py`` and ``odu.runs.contract`` promise: written whole
 and swapped in, an existing folder replaced only when everything in it is an earlier output of the
 same kind, as it was written (a run: ``summary.json`` and the files it lists, with their hashes;
 ``eval``'s folder: runs only; the viewer, report and prepared dataset: the files their manifest
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from odu.outdir import (
+from odu.runs.contract import RUN, RUNS, RunError, RunWriter, ScoredRun, listed_files, write_run
+from odu.runs.outdir import (
     MANIFEST_NAME,
     ManifestKind,
     OutDirError,
@@ -27,7 +28,6 @@ from odu.outdir import (
     work_dir,
     writing,
 )
-from odu.run import RUN, RUNS, RunError, RunWriter, ScoredRun, listed_files, write_run
 
 KIND = ManifestKind("a test output")
 

@@ -1,4 +1,4 @@
-"""Output parsing (odu/parse.py, docs/scoring.md, "Parsing rules"): the malformed-output corpus, then one
+"""Output parsing (odu/core/parse.py, docs/scoring.md, "Parsing rules"): the malformed-output corpus, then one
 precise test per rule.
 
 The corpus (``fixtures/malformed_outputs.jsonl``, written by ``fixtures/make_malformed_outputs.py``)
@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from odu import constants as limits
-from odu.constants import AUDIO_ONLY, AUDIO_VISUAL
+from odu.core import constants as limits
+from odu.core.constants import AUDIO_ONLY, AUDIO_VISUAL
+from odu.core.parse import extract_json_object, parse_output, strip_wrappers
+from odu.core.schema import Prediction, load_scenes, scene_from_dict
 from odu.judge import LexicalJudge
-from odu.parse import extract_json_object, parse_output, strip_wrappers
-from odu.run import read_run, write_run
-from odu.schema import Prediction, load_scenes, scene_from_dict
-from odu.scoring import score_scenes
+from odu.runs.contract import read_run, write_run
+from odu.runs.scoring import score_scenes
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CORPUS = FIXTURES / "malformed_outputs.jsonl"

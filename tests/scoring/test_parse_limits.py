@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from odu.constants import AUDIO_VISUAL, MAX_TEXT_CHARS
+from odu.core.constants import AUDIO_VISUAL, MAX_TEXT_CHARS
+from odu.core.parse import parse_output
 from odu.judge.base import candidate_text
-from odu.parse import parse_output
 
 HUGE = 150_103
 

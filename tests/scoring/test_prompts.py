@@ -9,9 +9,9 @@ import re
 import pytest
 from support.paper import paper_line
 
-from odu.constants import CONTEXT_TYPES_AO, CONTEXT_TYPES_AV
-from odu.parse import parse_output
-from odu.prompts import (
+from odu.core.constants import CONTEXT_TYPES_AO, CONTEXT_TYPES_AV
+from odu.core.parse import parse_output
+from odu.core.prompts import (
     AO_INSTRUCTION,
     AV_INSTRUCTION,
     PROMPT_VERSION,

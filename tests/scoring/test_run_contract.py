@@ -1,4 +1,4 @@
-"""The run contract (``odu.run``) and the streaming scorer (``odu.scoring``): a run directory is
+"""The run contract (``odu.runs.contract``) and the streaming scorer (``odu.runs.scoring``): a run directory is
 written as one unit and read back only when its files are one run; the streamed summary and rows
 are those of the whole list of rows, to the last digit."""
 
@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from odu.core.metrics import avg, false_trigger_rate, macro_f1, mean_defined
+from odu.core.schema import SchemaError, iter_scenes, load_scenes, scene_from_dict
 from odu.judge import LexicalJudge, StoredVerdictJudge
 from odu.judge.base import Judge, JudgeRequest, JudgeVerdict
-from odu.metrics import avg, false_trigger_rate, macro_f1, mean_defined
-from odu.run import (
+from odu.runs.contract import (
     RUN_ID,
     SCENES_FILE,
     SUMMARY_FILE,
@@ -27,8 +28,7 @@ from odu.run import (
     summarize,
     write_run,
 )
-from odu.schema import SchemaError, iter_scenes, load_scenes, scene_from_dict
-from odu.scoring import score_into, score_scenes
+from odu.runs.scoring import score_into, score_scenes
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 DEMO = FIXTURES / "demo_scenes.json"
@@ -48,7 +48,7 @@ def _demo_run() -> ScoredRun:
 
 def _reference_summary(rows: list[dict]) -> dict:
     """The summary as the scorer computed it before it streamed: lists of the whole run, then the
-    metric functions (odu.metrics)."""
+    metric functions (odu.core.metrics)."""
     y_true = [r["has_demand"] for r in rows]
     y_pred = [r["predicted_has_demand"] for r in rows]
     metrics = {"m1": macro_f1(y_true, y_pred)} | {f"m{k}": mean_defined(r[f"s{k}"] for r in rows) for k in (2, 3, 4, 5)}
@@ -347,7 +347,7 @@ def test_stored_verdicts_score_the_same_streamed(tmp_path: Path) -> None:
 )
 def test_a_row_no_summary_could_count_is_named_by_its_field(field: str, value: object, said: str) -> None:
     """Issue 23: a NaN scene score was averaged into the report; every field summarize() reads is checked."""
-    from odu.run import row_problem
+    from odu.runs.contract import row_problem
 
     row = dict(_demo_run().scenes[0])
     assert row_problem(row) is None

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from odu.core.schema import scene_from_dict
 from odu.judge import LexicalJudge
-from odu.schema import scene_from_dict
-from odu.scoring import score_scenes
+from odu.runs.scoring import score_scenes
 
 LIGHTS = "turn on the kitchen lights"  # 5 words
 MUSIC = "and play some quiet jazz music"  # 6 words

@@ -1,4 +1,4 @@
-"""Release records that would make scoring wrong are refused, naming the scene (odu/schema.py)."""
+"""Release records that would make scoring wrong are refused, naming the scene (odu/core/schema.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from odu.schema import SchemaError, iter_scenes, read_predictions, scene_from_dict
+from odu.core.schema import SchemaError, iter_scenes, read_predictions, scene_from_dict
 
 SID = "avp_gen_000007"
 

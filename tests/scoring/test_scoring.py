@@ -1,4 +1,4 @@
-"""The scorer (odu.scoring.score_scenes) against the paper itself (Table 3 Avg, real demo records;
+"""The scorer (odu.runs.scoring.score_scenes) against the paper itself (Table 3 Avg, real demo records;
 the App A.5 worked example's scene scores are a shipped test, ``odu/selftest/test_paper.py``), and
 what it does with judges that bend the contract (App A.5 candidate text of untyped context:
 "<intent> | <type>: <description>")."""
@@ -12,12 +12,12 @@ import pytest
 from support.own_reference import OwnReferenceJudge
 from support.paper import table3_rows
 
+from odu.core.metrics import avg
+from odu.core.parse import parse_output
+from odu.core.schema import load_scenes, scene_to_dict
 from odu.judge import StoredVerdictJudge, candidate_text
 from odu.judge.base import Judge, JudgeVerdict
-from odu.metrics import avg
-from odu.parse import parse_output
-from odu.schema import load_scenes, scene_to_dict
-from odu.scoring import score_scenes
+from odu.runs.scoring import score_scenes
 from odu.selftest import DATA, perfect_output
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""What ``odu/scrub.py`` promises, one promise per test: the URL rule (user info gone, every query
+"""What ``odu/io/scrub.py`` promises, one promise per test: the URL rule (user info gone, every query
 value but the allow-list's and the fragment redacted, every replica, the ambiguous case, URLs
 without a scheme, URL values whole), the registry of known secrets (credential-shaped values only,
 every byte written or printed, JSON keys and structure never touched), keys refused on the command
@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from odu.jsonio import dump_line, encode, write_json
-from odu.openai_client import OpenAIClient
-from odu.scrub import (
+from odu.io.jsonio import dump_line, encode, write_json
+from odu.io.scrub import (
     MIN_CREDENTIAL_CHARS,
     REDACTED,
     PlaceholderKeyWarning,
@@ -38,6 +37,7 @@ from odu.scrub import (
     split_url_list,
     url_credentials,
 )
+from odu.transport.openai_client import OpenAIClient
 
 PW = "pw-0123-secret"
 

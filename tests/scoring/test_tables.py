@@ -1,8 +1,8 @@
-"""Table 3-style text tables (odu/tables.py): percentages with one decimal, Table 3's column order."""
+"""Table 3-style text tables (odu/core/tables.py): percentages with one decimal, Table 3's column order."""
 
 from __future__ import annotations
 
-from odu.tables import TABLE3_COLUMNS, percent, table3
+from odu.core.tables import TABLE3_COLUMNS, percent, table3
 
 
 def test_percent() -> None:

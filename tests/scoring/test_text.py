@@ -1,4 +1,4 @@
-"""odu/text.py: the transcript normalisation and edit counting behind matching (App A.2) and M4
+"""odu/core/text.py: the transcript normalisation and edit counting behind matching (App A.2) and M4
 (App A.3 Eq. 4)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import unicodedata
 
 import pytest
 
-from odu.constants import CJK_DOMINANT_MIN
-from odu.text import _SEPARATORS, edit_count, is_cjk_dominant, normalize, units
+from odu.core.constants import CJK_DOMINANT_MIN
+from odu.core.text import _SEPARATORS, edit_count, is_cjk_dominant, normalize, units
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from odu.schema import scene_from_dict
+from odu.core.schema import scene_from_dict
 
 
 def write_sidecar(

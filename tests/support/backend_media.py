@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from synth import FAST_VIDEO, encode_mp4, write_audio_file
 
+from odu.core.prompts import AsrSentence, ClipRef, Turn
 from odu.data.media import LazyClip
 from odu.models.base import SceneRequest
-from odu.prompts import AsrSentence, ClipRef, Turn
 
 #: The generation kwargs of the odu_* tasks (greedy).
 GREEDY = {"until": [], "max_gen_toks": 4096, "do_sample": False, "temperature": 0.0}

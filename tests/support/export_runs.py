@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from odu.cli import main
-from odu.run import RUN_CARD_NAME
+from odu.runs.contract import RUN_CARD_NAME
 from support.cli import argv
 from support.sample_runs import scored_sample_run
 

@@ -1,5 +1,5 @@
 """Hostile HTTP servers on loopback (real sockets, stdlib only) for the transport limits of the
-toolkit's one client (:mod:`odu.openai_client`): the total deadline of a request and the cap on a
+toolkit's one client (:mod:`odu.transport.openai_client`): the total deadline of a request and the cap on a
 reply's size.
 
 Each server reads one whole HTTP/1.1 request (headers, then ``Content-Length`` bytes), then

@@ -15,7 +15,7 @@ AWKWARD = st.sampled_from(
     ["\u2028", "\u2029", "\x85", "\x1c", "\r", "\n", "\ufeff", "\ud83d", "\ude00", '"', "\\", "{"]
 )
 TEXT = st.text(st.one_of(ANY_CHAR, AWKWARD), max_size=16)
-#: Floats JSON can hold (NaN / ±Infinity are another rule: odu.jsonio.NON_FINITE_RULE).
+#: Floats JSON can hold (NaN / ±Infinity are another rule: odu.io.jsonio.NON_FINITE_RULE).
 FINITE = st.floats(allow_nan=False, allow_infinity=False)
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), FINITE, TEXT)
 

@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from odu.core.schema import KeyPoint
 from odu.judge.prompt import neutralize
-from odu.schema import KeyPoint
 
 _CANDIDATE = re.compile(r"\n<model_output>\n(.*)\n</model_output>\n", re.DOTALL)
 

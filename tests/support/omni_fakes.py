@@ -16,12 +16,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from odu.core.schema import scene_from_dict
 from odu.data.media import LazyClip
 from odu.judge.prompt import JUDGE_INSTRUCTION
 from odu.models.clips import media_type, wav_bytes
 from odu.models.openai_omni import HEARING_PROBE_TEXT
-from odu.schema import scene_from_dict
-from odu.server_check import PROBE_TEXT
+from odu.transport.server_check import PROBE_TEXT
 
 from .judge_fakes import judge_responder
 from .openai_server import Fault
@@ -123,7 +123,7 @@ class FakeOmni(SampleScenes):
         return next(sid for sid in self.records if f"({sid})" in user)
 
     def __call__(self, body: dict[str, Any]) -> str | Fault:
-        if body["messages"] == [{"role": "user", "content": PROBE_TEXT}]:  # odu.server_check's probe
+        if body["messages"] == [{"role": "user", "content": PROBE_TEXT}]:  # odu.transport.server_check's probe
             self.probes.append(body)
             return "ok"
         first = body["messages"][0]["content"]

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from odu.core.parse import parse_output
+from odu.core.schema import Scene
 from odu.judge import candidate_text
 from odu.judge.base import Judge, JudgeRequest, JudgeVerdict
-from odu.parse import parse_output
-from odu.schema import Scene
 from odu.selftest import perfect_output
 
 

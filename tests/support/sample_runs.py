@@ -46,11 +46,11 @@ def scored_sample_run(out: Path, rows: list[dict[str, Any]] | None = None, seed:
     """A run of the bundled sample's scenes (``odu-bench score``'s layout, no run card) scored by
     the lexical judge from damaged reference outputs, written to ``out``; ``rows``: scene rows to
     write instead (another run's, changed), with their summary recomputed."""
+    from odu.core.schema import load_scenes
     from odu.data.sample import sample_dir
     from odu.judge import make_judge
-    from odu.run import ScoredRun, summarize_run, write_run
-    from odu.schema import load_scenes
-    from odu.scoring import score_scenes
+    from odu.runs.contract import ScoredRun, summarize_run, write_run
+    from odu.runs.scoring import score_scenes
     from support.predictions import damaged_outputs
 
     records = [json.loads(line) for line in (sample_dir() / "scenes.jsonl").read_text(encoding="utf-8").splitlines()]

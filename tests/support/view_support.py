@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from odu.cli import main
-from odu.jsonio import iter_jsonl
-from odu.run import read_run, write_run
+from odu.io.jsonio import iter_jsonl
+from odu.runs.contract import read_run, write_run
 
 try:
     from support.cli import argv

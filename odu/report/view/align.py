@@ -1,8 +1,8 @@
 """Word / character edits of M4 (App A.3 Eq. 4) for display: what the scorer counted, where.
 
-Transcripts are compared as the scorer compares them (:func:`odu.text.edit_count`): both
+Transcripts are compared as the scorer compares them (:func:`odu.core.text.edit_count`): both
 normalised, in words or, for a CJK-dominant reference, characters; references linked through
-shared predictions are one group, concatenated in time order (``odu.scoring``). The alignment is
+shared predictions are one group, concatenated in time order (``odu.runs.scoring``). The alignment is
 rapidfuzz's Levenshtein opcodes over those units.
 """
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...constants import PROFILE_FIELDS
+from ...core.constants import PROFILE_FIELDS
 from ..taxonomy import NEGATIVE_REASONS, NEGATIVE_SIGNALS
 from .align import group_alignments
 from .sources import Run, Scene, SchemaError, merge_segments, parse_output, scene_from_dict

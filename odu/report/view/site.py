@@ -29,9 +29,9 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ...caveats import SMALL_SAMPLE_SCENES
-from ...outdir import ManifestKind, writing
-from ...tables import table3_caveat
+from ...core.caveats import SMALL_SAMPLE_SCENES
+from ...core.tables import table3_caveat
+from ...runs.outdir import ManifestKind, writing
 from .. import comparability_notes
 from ..headline import headline
 from .payload import index_entry, scene_page, search_text
@@ -39,7 +39,7 @@ from .sources import ClipSource, DatasetScenes, MediaError, Run, probe
 
 #: Scenes per scene-data file: small enough to load at once, few enough files for 2,078 scenes.
 SCENES_PER_CHUNK = 64
-#: What the site writes: an existing ``--out`` holding anything else is never replaced (:mod:`odu.outdir`).
+#: What the site writes: an existing ``--out`` holding anything else is never replaced (:mod:`odu.runs.outdir`).
 VIEW_SITE = ManifestKind("an odu-bench view site")
 MARKER = "odu-view.json"
 FORMAT = "odu-bench-view/1"

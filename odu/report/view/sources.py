@@ -1,6 +1,6 @@
 """What the viewer reads: scored runs with their raw outputs, and the dataset's records and media.
 
-This module is the viewer's only door onto the run contract (``odu.run``), the scoring core and the
+This module is the viewer's only door onto the run contract (``odu.runs.contract``), the scoring core and the
 data wing (``odu.data``): when those modules move, the imports below are the ones to change.
 
 Runs: an ``odu-bench score`` / ``odu-bench eval`` directory (``summary.json`` + ``scenes.jsonl``,
@@ -20,17 +20,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ...core.match import merge_segments, pred_order_key
+from ...core.parse import parse_output
+from ...core.schema import Scene, SchemaError, read_json_records, read_predictions, scene_from_dict
+from ...core.text import edit_count, is_cjk_dominant, normalize, units
 from ...data.dataset import DEFAULT_CONFIG, USER, row_to_record, rows_without_media
 from ...data.hub import load_split
 from ...data.media import MediaError, probe, read_media
 from ...data.prepare import CARD_NAME, DATA_DIR, check_dataset
 from ...data.release import MediaPathError, find_records, media_path
 from ...data.sample import sample_dataset_dir
-from ...match import merge_segments, pred_order_key
-from ...parse import parse_output
-from ...run import PREDICTIONS_FILE, RUN_CARD_NAME
-from ...schema import Scene, SchemaError, read_json_records, read_predictions, scene_from_dict
-from ...text import edit_count, is_cjk_dominant, normalize, units
+from ...runs.contract import PREDICTIONS_FILE, RUN_CARD_NAME
 from ..runs import (
     System,
     check_labels_agree,

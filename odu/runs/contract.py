@@ -3,7 +3,7 @@
 A scored run is one :class:`SceneRow` per scene (``scenes.jsonl``) and a :class:`RunSummary`
 (``summary.json``): per modality present, the dataset scores of :func:`summarize` (App A.3-A.4),
 and run-wide counts and the judge's block. Every door that produces or reads runs uses this
-module: ``odu-bench score`` (:mod:`odu.scoring`), ``odu-bench eval`` (rows from lm-eval's logged
+module: ``odu-bench score`` (:mod:`odu.runs.scoring`), ``odu-bench eval`` (rows from lm-eval's logged
 samples, plus inference errors), the lm-eval tasks (:func:`summarize` over a task's rows) and
 ``odu-bench report`` / ``view`` / ``judge-audit`` (:func:`read_run`).
 
@@ -33,12 +33,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, TypedDict, cast
 
-from .constants import MODALITIES
-from .files import is_sha256, open_regular, sha256_file
-from .jsonio import JsonFileError, bounded_lines, dumps, iter_lines, json_text, read_json, utf8, write_json
-from .metrics import avg, false_trigger_rate_counts, macro_f1_counts
+from ..core.constants import MODALITIES
+from ..core.metrics import avg, false_trigger_rate_counts, macro_f1_counts
+from ..io.files import is_sha256, open_regular, sha256_file
+from ..io.jsonio import JsonFileError, bounded_lines, dumps, iter_lines, json_text, read_json, utf8, write_json
+from ..io.scrub import holds_secret
 from .outdir import FolderKind, OutDirError, check_target, manifest_object, shown, swap_in, unwritten, work_dir
-from .scrub import holds_secret
 
 #: Files of a run directory: the summary, the scene rows, and (runs made through lm-eval) the run card.
 SUMMARY_FILE = "summary.json"
@@ -64,7 +64,7 @@ RUN_FILE_PATTERNS: tuple[str, ...] = (
 
 
 class MatchRow(TypedDict):
-    """One reference segment's match (:mod:`odu.match`)."""
+    """One reference segment's match (:mod:`odu.core.match`)."""
 
     reference: int
     predictions: list[int]
@@ -110,7 +110,7 @@ class SceneRow(TypedDict):
     parse_error: bool
     no_output: bool
     issues: list[str]
-    scene_sha256: str  # the scene as scored: odu.schema.content_hashes (issue 30 item 8)
+    scene_sha256: str  # the scene as scored: odu.core.schema.content_hashes (issue 30 item 8)
     reference_sha256: str
     s2: float | None
     s2_errors_as_misses: float | None
@@ -154,7 +154,7 @@ class ModalitySummary(TypedDict, total=False):
 #: ``"audio-only"``), the judge's ``info()`` block, run-wide counts, the reference language; runs
 #: made through lm-eval add ``inference_errors``, per-task metrics (``tasks``), the system's name,
 #: the answers cut at the output-token limit (``truncated``), the dataset each task read and the
-#: ``caveats`` of the numbers (:mod:`odu.caveats`); last, the run's other ``files`` with their
+#: ``caveats`` of the numbers (:mod:`odu.core.caveats`); last, the run's other ``files`` with their
 #: SHA-256 (added by :meth:`RunWriter.commit`).
 RunSummary = TypedDict(
     "RunSummary",
@@ -199,7 +199,7 @@ class _Mean:
     @property
     def mean(self) -> float | None:
         """App A.4: the equal-weight mean over the scenes where the score is defined (as
-        :func:`odu.metrics.mean_defined`, summed in the same order)."""
+        :func:`odu.core.metrics.mean_defined`, summed in the same order)."""
         return self.total / self.count if self.count else None
 
 
@@ -378,7 +378,7 @@ def listed_files(run_dir: str | Path) -> dict[str, str] | None:
 
 
 class RunKind:
-    """A run directory as an output folder (:mod:`odu.outdir`): ``summary.json`` (its manifest) and
+    """A run directory as an output folder (:mod:`odu.runs.outdir`): ``summary.json`` (its manifest) and
     the files it lists, each with the listed SHA-256, nothing else."""
 
     what = "a run"
@@ -414,7 +414,7 @@ def _regular(path: Path) -> bool:
 
 
 def check_out_dir(out_dir: str | Path, overwrite: bool = False, inputs: Iterable[str | Path | None] = ()) -> bool:
-    """Refuse (:class:`RunError`) an output folder that cannot take a new run (:mod:`odu.outdir`): a
+    """Refuse (:class:`RunError`) an output folder that cannot take a new run (:mod:`odu.runs.outdir`): a
     file or a link, a folder that is, holds or lies inside one of ``inputs``, a folder holding
     another run unless ``overwrite``, or (even with ``overwrite``) anything that is not a run's own
     file (``summary.json`` and the files it lists), which is never cleared. Returns True when the
@@ -445,7 +445,7 @@ class JsonlFile:
 
     def write_json(self, text: str) -> None:
         """One row given as the one-line JSON text of an object (``{...}``, no ``run_id`` key): a
-        registered secret is replaced in its string values only (:func:`odu.jsonio.json_text`)."""
+        registered secret is replaced in its string values only (:func:`odu.io.jsonio.json_text`)."""
         self._write_line(json_text(json.loads(text)) if holds_secret(text) else text)
 
     def _write_line(self, text: str) -> None:
@@ -473,7 +473,7 @@ class RunWriter:
     the summary, which renames the finished folder into place (replacing a run there only with
     ``overwrite``). Leaving the block without a commit (an error) removes the temporary folder;
     a killed process leaves it hidden (``.NAME.partial-PID-...``), and the next run into the same
-    place removes it (:mod:`odu.outdir`). ``RunError`` when ``out_dir`` cannot take the run
+    place removes it (:mod:`odu.runs.outdir`). ``RunError`` when ``out_dir`` cannot take the run
     (:func:`check_out_dir`; ``inputs``: the paths the command reads, which ``out_dir`` may not be,
     hold or lie inside).
     """
@@ -599,7 +599,7 @@ FLAG_FIELDS: tuple[str, ...] = ("has_demand", "predicted_has_demand", "parse_err
 def row_problem(row: Any) -> str | None:
     """What makes ``row`` no scene row :func:`summarize` can count (None: it is one): the field
     named, with what it holds. Scores must be fractions in [0, 1] or null, flags booleans, the
-    modality one of :data:`odu.constants.MODALITIES`, each key point's ``judge_error`` text or null.
+    modality one of :data:`odu.core.constants.MODALITIES`, each key point's ``judge_error`` text or null.
 
     >>> row_problem({"modality": "audio-only", "s2": float("nan")})
     "'has_demand' must be true or false, got nothing"

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from .constants import MODALITIES
 
-#: A Table 3 column: a key of each modality's block of ``summary.json`` (:class:`odu.run.ModalitySummary`).
+#: A Table 3 column: a key of each modality's block of ``summary.json`` (:class:`odu.runs.contract.ModalitySummary`).
 Table3Column = Literal["avg", "m1", "m2", "m3", "m4", "m5", "ftr"]
 #: Table 3 column order within a modality.
 TABLE3_COLUMNS: tuple[Table3Column, ...] = ("avg", "m1", "m2", "m3", "m4", "m5", "ftr")

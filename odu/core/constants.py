@@ -8,7 +8,7 @@ Two kinds live here:
   ("Scoring choices"), and the limits that keep parsing robust. Tests pin each of them.
 
 Settings of everything around the scorer live next to the code that uses them: transport
-(:mod:`odu.openai_client`, :mod:`odu.judge.openai_judge`, :mod:`odu.models`), data and media
+(:mod:`odu.transport.openai_client`, :mod:`odu.judge.openai_judge`, :mod:`odu.models`), data and media
 (:mod:`odu.data`), reports and taxonomy names (:mod:`odu.report`).
 """
 

@@ -9,7 +9,7 @@
   (:func:`remove_leftovers`).
 * **Only what the command wrote, as it wrote it.** Every output folder carries a manifest written
   by the command that made it, listing each file it wrote with its SHA-256: a run's
-  ``summary.json`` (its ``files``, :data:`odu.run.RUN`), the view site's, report's and prepared
+  ``summary.json`` (its ``files``, :data:`odu.runs.contract.RUN`), the view site's, report's and prepared
   dataset's :data:`MANIFEST_NAME` (:class:`ManifestKind`: :data:`odu.report.view.site.VIEW_SITE`,
   :data:`odu.report.REPORT`, :data:`odu.data.prepare.PREPARED`; written by :func:`writing`). An
   existing target is replaced only when it is empty or everything in it is listed there and
@@ -20,7 +20,7 @@
   itself a link is refused: no command writes through a link it did not make.
 * **Adding files** (``export``, which adds each run's files to a folder that may hold others'):
   nothing on the way to a file may be a link (:func:`check_no_link`), and each file is replaced,
-  never written through (:func:`odu.files.replace_file`).
+  never written through (:func:`odu.io.files.replace_file`).
 * **Apart from the inputs.** ``--out`` may never be, contain, or lie inside an input of the same
   command (:func:`check_apart`; paths compared with links resolved).
 """
@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from .files import is_sha256, sha256_file
-from .jsonio import JsonFileError, read_json, write_json
+from ..io.files import is_sha256, sha256_file
+from ..io.jsonio import JsonFileError, read_json, write_json
 
 #: How many names a message lists before "(+N more)".
 SHOWN_NAMES = 4
@@ -222,7 +222,7 @@ def check_target(
 def check_no_link(root: str | os.PathLike[str], path: str | os.PathLike[str], option: str = "--out") -> None:
     """:class:`OutDirError` when ``root`` or a folder between it and the file ``path`` is a symbolic
     link: the file would land where the link points (for commands that add files to a folder
-    rather than replace it whole; the file itself is replaced, link or not: :func:`odu.files.replace_file`)."""
+    rather than replace it whole; the file itself is replaced, link or not: :func:`odu.io.files.replace_file`)."""
     root, step = Path(root), Path(root)
     for part in ("", *Path(path).relative_to(root).parts[:-1]):
         step = step / part if part else step

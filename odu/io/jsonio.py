@@ -7,13 +7,13 @@
 * **Text.** Files are UTF-8, and every Unicode string written is read back unchanged. A lone
   surrogate (half of a UTF-16 pair, e.g. ``"\\ud83d"`` from a JSON escape cut in half) is not a
   character and has no UTF-8 form: :data:`SURROGATE_RULE` says what is written instead. A secret
-  the process knows (an API key, a URL password: :mod:`odu.scrub`) is written as ``***`` inside
+  the process knows (an API key, a URL password: :mod:`odu.io.scrub`) is written as ``***`` inside
   the string values of a JSON file (:func:`json_text`), never in a key or the structure, and
   anywhere in another text (:func:`encode`). Nothing else is altered.
 * **Numbers.** NaN and ±Infinity are not JSON: :data:`NON_FINITE_RULE` when written; read as
   Python reads them, for the reader of each file to judge (a release record's field names its
-  scene, :mod:`odu.schema`; a run's scene row, :func:`odu.run.row_problem`).
-* **Size.** Every input is a regular file (:func:`odu.files.open_regular`: a FIFO or a device
+  scene, :mod:`odu.core.schema`; a run's scene row, :func:`odu.runs.contract.row_problem`).
+* **Size.** Every input is a regular file (:func:`odu.io.files.open_regular`: a FIFO or a device
   is refused before it is read, so nothing blocks on one), each JSONL line or JSON-array element at most :data:`MAX_LINE_BYTES`,
   a JSON file read whole at most :data:`MAX_JSON_FILE_BYTES`; past a limit the read stops with
   :class:`JsonFileError`.
@@ -59,7 +59,7 @@ NON_FINITE_RULE = "NaN and ±Infinity are written as null"
 #: key_points, key point, tiers); deeper is refused before decoding.
 MAX_RECORD_DEPTH = 64
 #: The longest JSONL line, or element of a JSON-array file, read (64 MiB: a line may hold a model
-#: reply of up to ``odu.openai_client.MAX_RESPONSE_BYTES`` = 16 MiB, escaped); a longer one is
+#: reply of up to ``odu.transport.openai_client.MAX_RESPONSE_BYTES`` = 16 MiB, escaped); a longer one is
 #: refused once this much is read, so a line without end (``/dev/zero``) cannot exhaust memory.
 MAX_LINE_BYTES = 64 * 2**20
 #: The largest JSON file read whole (``summary.json``, a run card, ``results.json``, a manifest).
@@ -96,7 +96,7 @@ codecs.register_error(SURROGATE_ERRORS, _replace_surrogates)
 def encode(text: str) -> bytes:
     """``text`` (a report, a YAML file: not JSON, :func:`json_text` is for that) as UTF-8, lone
     surrogates replaced by :data:`SURROGATE_RULE`, registered secrets (API keys, URL credentials:
-    :func:`odu.scrub.scrub_secrets`) by ``***``; never raises."""
+    :func:`odu.io.scrub.scrub_secrets`) by ``***``; never raises."""
     return utf8(scrub_secrets(text))
 
 
@@ -145,7 +145,7 @@ def dumps(value: Any, indent: int | None = None, default: Callable[[Any], Any] |
 
 
 def json_text(value: Any, indent: int | None = None, default: Callable[[Any], Any] | None = None) -> str:
-    """:func:`dumps` of ``value`` as it is written: each registered secret (:mod:`odu.scrub`) replaced
+    """:func:`dumps` of ``value`` as it is written: each registered secret (:mod:`odu.io.scrub`) replaced
     by ``***`` inside string values only, never in a key or the structure, so the text is the JSON
     of ``value`` whatever the secret (``OPENAI_API_KEY=true`` cannot rewrite ``true``)."""
     text = dumps(value, indent=indent, default=default)
@@ -242,7 +242,7 @@ def _loads(text: str, where: str) -> Any:
 
 def read_json(path: str | Path) -> Any:
     """The value of a JSON file (:class:`JsonFileError` naming it when it is not one or is larger
-    than :data:`MAX_JSON_FILE_BYTES`; :class:`odu.files.InputFileError` when it is no regular file)."""
+    than :data:`MAX_JSON_FILE_BYTES`; :class:`odu.io.files.InputFileError` when it is no regular file)."""
     path = Path(path)
     with open_regular(path) as fh:
         data = fh.read(MAX_JSON_FILE_BYTES + 1)

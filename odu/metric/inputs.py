@@ -5,8 +5,8 @@ processes), so both columns are ``Value("string")``:
 
 * a reference may be what a training loop holds: a release record (``dict``), a dataset row exactly
   as ``load_dataset("odu-bench", cfg)`` yields it (media bytes, or :class:`~odu.data.media.LazyClip` s
-  after :func:`~odu.data.dataset.with_lazy_media`), a :class:`~odu.schema.Scene`, or the JSON text of
-  a record or row. It is validated at once (:func:`odu.schema.scene_from_dict`: an error names the
+  after :func:`~odu.data.dataset.with_lazy_media`), a :class:`~odu.core.schema.Scene`, or the JSON text of
+  a record or row. It is validated at once (:func:`odu.core.schema.scene_from_dict`: an error names the
   reference and the scene) and stored as its canonical record without display fields and without
   media: only what scoring reads;
 * a prediction is raw output text, a parsed prediction (``dict``) or ``None`` (no output), stored as
@@ -23,7 +23,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .schema import Scene, scene_from_dict, scene_to_dict
+from ..core.schema import Scene, scene_from_dict, scene_to_dict
 
 
 def reference_record(value: Any, index: int) -> dict[str, Any]:
@@ -42,7 +42,7 @@ def reference_record(value: Any, index: int) -> dict[str, Any]:
                 f"got {type(value).__name__}"
             )
         if "turns" in value:  # a dataset row: its record, media left behind
-            from .data.dataset import row_to_record
+            from ..data.dataset import row_to_record
 
             try:
                 value = row_to_record(value)

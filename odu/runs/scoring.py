@@ -1,17 +1,17 @@
 """Score a set of scenes: parse -> match -> judge -> scene scores -> M1-M5, FTR, Avg per modality.
 
 The one scoring pipeline behind ``odu-bench score``, the lm-eval tasks and the ``evaluate``
-metric. What it produces (scene rows, the summary) is the run contract of :mod:`odu.run`.
+metric. What it produces (scene rows, the summary) is the run contract of :mod:`odu.runs.contract`.
 
-It streams: scenes come one at a time (:func:`odu.schema.iter_scenes` reads a file record by
+It streams: scenes come one at a time (:func:`odu.core.schema.iter_scenes` reads a file record by
 record), and each is parsed, matched and scored at once, its row written as JSON text with slots
 for what the verdicts decide (M2). A judge that decides each request alone (stored verdicts, the
 lexical judge: :attr:`~odu.judge.base.Judge.streams`) fills them at once, so nothing of a scene
 stays in memory. Any other judge (a server) is called once with every request of the run, so it
 can work on all of them at the same time: meanwhile only the requests (candidate text and key
 points) stay in memory, the rows wait in a spool file, and a second pass fills their slots. Each
-finished scene is added to the summary (:class:`odu.run.RunTally`, in scene order, so the numbers
-are those of :func:`odu.run.summarize_run` over the rows) and its row handed on: to a run file
+finished scene is added to the summary (:class:`odu.runs.contract.RunTally`, in scene order, so the numbers
+are those of :func:`odu.runs.contract.summarize_run` over the rows) and its row handed on: to a run file
 (:func:`score_into`) or to a list (:func:`score_scenes`).
 """
 
@@ -28,15 +28,15 @@ from typing import IO
 
 from tqdm.auto import tqdm
 
-from .constants import PROFILE_FIELDS
-from .jsonio import dumps, dumps_str, gc_paused
-from .judge.base import Judge, JudgeRequest, JudgeVerdict, candidate_text
-from .match import SegmentMatch, linked_groups, match_segments, pred_order_key
-from .metrics import s2, s3, s4, s5
-from .parse import no_output, parse_output
-from .run import RunSummary, RunTally, SceneRow, ScoredRun
-from .schema import Prediction, ReferenceSegment, Scene, content_hashes
-from .text import edit_count
+from ..core.constants import PROFILE_FIELDS
+from ..core.match import SegmentMatch, linked_groups, match_segments, pred_order_key
+from ..core.metrics import s2, s3, s4, s5
+from ..core.parse import no_output, parse_output
+from ..core.schema import Prediction, ReferenceSegment, Scene, content_hashes
+from ..core.text import edit_count
+from ..io.jsonio import dumps, dumps_str, gc_paused
+from ..judge.base import Judge, JudgeRequest, JudgeVerdict, candidate_text
+from .contract import RunSummary, RunTally, SceneRow, ScoredRun
 
 #: Output for a scene: raw model text, an already parsed prediction, or None (no output).
 Output = str | Prediction | None

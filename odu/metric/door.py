@@ -114,7 +114,7 @@ def upload_metric(
 ) -> str:
     """Create (if needed) the Space ``repo_id`` and commit the metric's files to it; returns the commit URL.
     ``evaluate.load(repo_id)`` then loads the metric (with ``odu-bench`` installed where it runs)."""
-    from .data.hub import push_folder
+    from ..data.hub import push_folder
 
     if repo_id.count("/") != 1:
         raise ValueError(f"{repo_id}: a community metric lives in a Space ORG/NAME")

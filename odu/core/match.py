@@ -3,7 +3,7 @@
 The paper prioritises normalised-transcript similarity, falls back to temporal IoU, lets one
 prediction cover several reference segments, merges predicted fragments of one reference segment,
 and keeps unmatched references as misses. Its thresholds are not published; ours are the named
-constants in :mod:`odu.constants` (docs/scoring.md, "Scoring choices"). Four phases:
+constants in :mod:`odu.core.constants` (docs/scoring.md, "Scoring choices"). Four phases:
 
 1. one-to-one by transcript similarity >= ``TRANSCRIPT_MATCH_MIN``, best pairs first;
 2. one-to-one by IoU >= ``IOU_MATCH_MIN`` among what is left, best pairs first;

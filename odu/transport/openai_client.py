@@ -10,10 +10,10 @@ a client of the same base, :class:`ApiClient`, that knows Google's SDK. They all
 * credentials: the API key is read from an environment variable (``OPENAI_API_KEY`` by default,
   or the first set of several, named as :data:`KEY_ENV_NAME` says), sent only in the request
   header, and :data:`LOCAL_SERVER_KEY` stands in for it when a local server (``base_url`` given)
-  needs none; the key and the server URL's credentials are registered with :mod:`odu.scrub`,
+  needs none; the key and the server URL's credentials are registered with :mod:`odu.io.scrub`,
   which removes them from every byte written or printed, and a URL is shown by its one rule
-  (:func:`odu.scrub.scrub_url`); a ``base_url`` that is not a usable URL is refused
-  (:func:`odu.scrub.check_url`);
+  (:func:`odu.io.scrub.scrub_url`); a ``base_url`` that is not a usable URL is refused
+  (:func:`odu.io.scrub.check_url`);
 * transport limits: each attempt of a call has a total deadline of ``timeout`` seconds (from the
   first byte sent to the last byte read, however slowly the server trickles; the SDK's own
   timeouts bound each connect and read), and a reply may not exceed :data:`MAX_RESPONSE_BYTES`
@@ -62,7 +62,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl
 
-from .scrub import (
+from ..io.scrub import (
     MIN_CREDENTIAL_CHARS,
     PlaceholderKeyWarning,
     check_url,
@@ -199,7 +199,7 @@ def sdk_status_message(message: str, body: Any) -> str:
 
 def split_replicas(base_url: str | None) -> list[str | None]:
     """The servers listed in ``base_url`` (one, or several separated by :data:`REPLICA_SEPARATOR`;
-    a ``|`` inside a query value stays there: :func:`odu.scrub.split_url_list`).
+    a ``|`` inside a query value stays there: :func:`odu.io.scrub.split_url_list`).
 
     >>> split_replicas("http://a:8000/v1 | http://b:8000/v1")
     ['http://a:8000/v1', 'http://b:8000/v1']
@@ -377,14 +377,14 @@ class ReplicaPool:
 
 
 def placeholder_key(role: str, env: str, base_url: str | None) -> None:
-    """An API key that is not credential-shaped (:func:`odu.scrub.credential_shaped`: ``x``,
+    """An API key that is not credential-shaped (:func:`odu.io.scrub.credential_shaped`: ``x``,
     ``EMPTY``, ``null``): it is not scrubbed by value (replacing it everywhere would rewrite the
     outputs). For a provider's own server (no ``base_url``), which never takes one, a
     :class:`ValueError`; for a ``base_url`` (a local server takes any key), a
-    :class:`~odu.scrub.PlaceholderKeyWarning`. The key is not shown."""
+    :class:`~odu.io.scrub.PlaceholderKeyWarning`. The key is not shown."""
     said = (
         f"{role} API key: {env} holds a placeholder, not a credential (a key has {MIN_CREDENTIAL_CHARS}+ "
-        "characters of two kinds, no spaces or quotes: CREDENTIAL_RULE, odu/scrub.py)"
+        "characters of two kinds, no spaces or quotes: CREDENTIAL_RULE, odu/io/scrub.py)"
     )
     if base_url is None:
         raise ValueError(f"{said}; no provider's server takes it: set the key, or give the base_url of a local server")
@@ -451,7 +451,7 @@ class ApiClient:
 
     @property
     def public_base_url(self) -> str | None:
-        """The server URL as it may be shown or written (:func:`odu.scrub.scrub_urls`; None: the
+        """The server URL as it may be shown or written (:func:`odu.io.scrub.scrub_urls`; None: the
         SDK's default server)."""
         return scrub_urls(self.base_url) if self.base_url is not None else None
 
@@ -462,7 +462,7 @@ class ApiClient:
 
     def scrub(self, text: str) -> str:
         """``text`` with every URL scrubbed and every registered secret (this client's key and URL
-        credentials among them) replaced by ``***`` (:func:`odu.scrub.scrub_text`)."""
+        credentials among them) replaced by ``***`` (:func:`odu.io.scrub.scrub_text`)."""
         return scrub_text(text)
 
     def classify(self, exc: Exception) -> Exception | None:
@@ -610,7 +610,7 @@ class OpenAIClient(ApiClient):
     async def fetch_models(self, timeout: float) -> list[dict[str, Any]]:
         """``GET /models`` once (no retries, at most ``timeout`` seconds in all), from inside an
         event loop: the listed models as dicts. The one reader of a server's model list (the
-        preflight's, :mod:`odu.server_check`, and ``provider=auto``'s, :meth:`list_models`).
+        preflight's, :mod:`odu.transport.server_check`, and ``provider=auto``'s, :meth:`list_models`).
         Raises :class:`ModelListError` (scrubbed; the SDK's exception as its cause) when the server
         does not answer with a list in time."""
         sdk = self.async_sdk()

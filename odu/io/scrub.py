@@ -15,9 +15,9 @@ has no scheme is still that query: :func:`split_url_list`). Inside a free text
 
 **Known secrets, by value.** The value of each API key the toolkit reads and the credentials of
 each server URL it is given (:func:`url_credentials`) are registered once (:func:`register_secret`,
-by :class:`odu.openai_client.ApiClient`) and replaced by :data:`REDACTED` in every text written or
+by :class:`odu.transport.openai_client.ApiClient`) and replaced by :data:`REDACTED` in every text written or
 printed (:func:`scrub_secrets`): the model's and the judge's replies, every JSON / JSONL file
-(:mod:`odu.jsonio`: inside string values only, never a key or the structure), the console and the
+(:mod:`odu.io.jsonio`: inside string values only, never a key or the structure), the console and the
 log records of every command (:func:`scrubbed_console`), and in messages through
 :func:`scrub_text`. Only a value shaped like a credential is registered
 (:func:`credential_shaped`, :data:`CREDENTIAL_RULE`): a placeholder (``x``, ``null``, ``-``,
@@ -30,7 +30,7 @@ parseable as it was.
 **Keys never on the command line.** A key is read from an environment variable only:
 :func:`refuse_credentials` refuses an option or model argument named like a credential
 (:data:`CREDENTIAL_NAMES`, :data:`CREDENTIAL_WORDS`: ``api_key=``, ``auth``, ``passphrase``, ...),
-and :data:`odu.openai_client.KEY_ENV_NAME` refuses a key given where the name of its variable belongs.
+and :data:`odu.transport.openai_client.KEY_ENV_NAME` refuses a key given where the name of its variable belongs.
 """
 
 from __future__ import annotations
@@ -492,7 +492,7 @@ def scrubbed_console() -> Iterator[None]:
 
 def scrub_file(path: Path) -> bool:
     """Rewrite a text file (JSON, JSONL, a log) with every URL and registered secret scrubbed,
-    replacing it (:func:`odu.files.replace_file`: never written through a link); True when it changed."""
+    replacing it (:func:`odu.io.files.replace_file`: never written through a link); True when it changed."""
     from .files import replace_file
 
     text = path.read_text(encoding="utf-8", errors="surrogateescape")

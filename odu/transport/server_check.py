@@ -11,7 +11,7 @@ For each server (the judge first, so that a dead judge wastes no inference run):
 3. one minimal request in the run's own request shape (the backend's or judge's body, at most
    :data:`PROBE_MAX_TOKENS` output tokens, no retries) is accepted.
 
-Otherwise :class:`PreflightError` names the server (credentials removed, :mod:`odu.scrub`), the
+Otherwise :class:`PreflightError` names the server (credentials removed, :mod:`odu.io.scrub`), the
 model and the cause. ``odu-bench eval --no-preflight`` / the model argument ``preflight=false``
 skip it (:mod:`odu.harness.models` runs it when lm-eval builds a model). The check's requests are
 not counted in the run's statistics. Not to be confused with :mod:`odu.harness.preflight`, which
@@ -25,8 +25,8 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+from ..io.scrub import scrub_url, scrub_urls
 from .openai_client import ApiClient, CallFailedError, ModelListError, OpenAIClient, ServerUnavailableError
-from .scrub import scrub_url, scrub_urls
 
 #: Seconds the whole preflight of one server may take before the run stops (a silent host).
 PREFLIGHT_TIMEOUT_S = 20.0

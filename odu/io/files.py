@@ -6,7 +6,7 @@ replace an output file.
   before a byte is read, so no input can block a command forever or feed it without end.
 * **Bounded reads.** :func:`read_bounded` reads a whole file up to a size limit and a deadline
   (media: :data:`odu.data.media.MAX_MEDIA_BYTES`, :data:`odu.data.media.MEDIA_READ_TIMEOUT_S`);
-  JSON and JSONL have their own limits per file and per line (:mod:`odu.jsonio`).
+  JSON and JSONL have their own limits per file and per line (:mod:`odu.io.jsonio`).
 * **Hashed as read.** :func:`sha256_file` is the one SHA-256 of a file's bytes (a run's files,
   an output folder's manifest, a prepared dataset's shards), read 1 MiB at a time.
 * **Never through a link.** :func:`replace_file` writes a new file beside the target and renames

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .jsonio import JsonFileError, iter_jsonl, read_json
-from .run import FILES, RUN_CARD_NAME, RUN_ID, read_run, row_problem
+from ..io.jsonio import JsonFileError, iter_jsonl, read_json
+from .contract import FILES, RUN_CARD_NAME, RUN_ID, read_run, row_problem
 
 #: The run card key of a shard's position: ``{"index": K, "count": N}``.
 SHARD_KEY = "shard"
@@ -202,7 +202,7 @@ def _sample_fields(sample: Any, where: str) -> dict[str, Any]:
 
 def _read_shard(path: Path) -> Shard:
     """One shard's files, every field merging reads checked (:class:`ShardError` naming the file,
-    line and field); :class:`~odu.run.RunError` when the files are not one run."""
+    line and field); :class:`~odu.runs.contract.RunError` when the files are not one run."""
     run = read_run(path)
     try:
         card = read_json(path / RUN_CARD_NAME)
@@ -307,7 +307,7 @@ def _row(sample: Mapping[str, Any]) -> int:
 
 def read_shards(paths: Sequence[str | Path]) -> list[Shard]:
     """The shards at ``paths``, checked to be the parts of one run (:class:`ShardError`,
-    :class:`~odu.run.RunError` otherwise), in shard order."""
+    :class:`~odu.runs.contract.RunError` otherwise), in shard order."""
     if not paths:
         raise ShardError("no shard given")
     shards = sorted((_read_shard(Path(p)) for p in paths), key=lambda s: s.index)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..io.jsonio import MAX_RECORD_DEPTH, JsonFileError, clean_text, encode, iter_records, nests_too_deep
 from .constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES, MAX_TIME_MS, MODALITIES
-from .jsonio import MAX_RECORD_DEPTH, JsonFileError, clean_text, encode, iter_records, nests_too_deep
 
 
 class SchemaError(ValueError):
@@ -205,9 +205,9 @@ def _object(value: Any, where: str) -> Mapping[str, Any]:
 
 def check_tree(rec: Any, where: str, *, text: bool = False) -> None:
     """Raise :class:`SchemaError` naming the field when ``rec`` nests deeper than
-    :data:`~odu.jsonio.MAX_RECORD_DEPTH` or, with ``text``, holds a string (or key) with a lone
+    :data:`~odu.io.jsonio.MAX_RECORD_DEPTH` or, with ``text``, holds a string (or key) with a lone
     surrogate, which has no UTF-8 form. Scoring takes such text (files get
-    :data:`odu.jsonio.SURROGATE_RULE`); a release refuses it (:mod:`odu.data.release`), since the
+    :data:`odu.io.jsonio.SURROGATE_RULE`); a release refuses it (:mod:`odu.data.release`), since the
     rule would alter its reference. The common case costs one C-level encoding; the walk that names
     the field is iterative: no recursion on hostile nesting."""
     try:
@@ -342,8 +342,8 @@ def scene_from_dict(
 
     ``annotation_language`` (``"scene"``, ``"en"``, ``"zh"``) builds and checks only the reference
     that scoring in that language reads (:meth:`Scene.annotation`); None builds every language.
-    ``read``: the record is one that :mod:`odu.jsonio`'s reader decoded (JSON types only, nesting
-    already checked against :data:`~odu.jsonio.MAX_RECORD_DEPTH`), so :func:`check_tree` is not run
+    ``read``: the record is one that :mod:`odu.io.jsonio`'s reader decoded (JSON types only, nesting
+    already checked against :data:`~odu.io.jsonio.MAX_RECORD_DEPTH`), so :func:`check_tree` is not run
     again on it (its encoding cost a tenth of scoring a file: ``bench_scoring.py``).
     """
     if not isinstance(rec, Mapping):
@@ -459,7 +459,7 @@ _CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",
 
 
 def _sha256_json(value: Any) -> str:
-    """SHA-256 of ``value`` as canonical JSON (keys sorted, no spaces, UTF-8 by :func:`odu.jsonio.encode`)."""
+    """SHA-256 of ``value`` as canonical JSON (keys sorted, no spaces, UTF-8 by :func:`odu.io.jsonio.encode`)."""
     return hashlib.sha256(encode(_CANONICAL.encode(value))).hexdigest()
 
 
@@ -480,7 +480,7 @@ def content_hashes(scene: Scene, annotation_language: str = "scene") -> tuple[st
 
 def iter_json_records(path: str | Path) -> Iterator[tuple[int, Any]]:
     """(line number, record) of a JSON array file or a JSONL file, read one record at a time
-    (:func:`odu.jsonio.iter_records`: lines split on ``"\\n"`` only); :class:`SchemaError` names the
+    (:func:`odu.io.jsonio.iter_records`: lines split on ``"\\n"`` only); :class:`SchemaError` names the
     file and line of anything unreadable."""
     try:
         yield from iter_records(path)

@@ -1,4 +1,4 @@
-"""Model output text -> :class:`~odu.schema.Prediction` (schema of App A.1, Fig. 6).
+"""Model output text -> :class:`~odu.core.schema.Prediction` (schema of App A.1, Fig. 6).
 
 Lenient extraction, strict validation. Extraction drops ``<think>`` blocks and code fences and
 finds the JSON object in surrounding prose. Validation then applies one documented rule per

@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .constants import AUDIO_ONLY, AUDIO_VISUAL
-from .prompts import ClipRef, Turn, build_chat
-from .schema import Scene
+from ..core.constants import AUDIO_ONLY, AUDIO_VISUAL
+from ..core.prompts import ClipRef, Turn, build_chat
+from ..core.schema import Scene
 
 #: Characters per text token, the providers' rule of thumb ("a token is about 4 characters":
 #: Gemini, https://ai.google.dev/gemini-api/docs/tokens; OpenAI's tokenizer guide says the same).
@@ -172,7 +172,7 @@ def _prompt_chars(scene: Scene) -> int:
 
 def _judge_chars(scene: Scene, annotation_language: str) -> Iterable[tuple[int, int]]:
     """(characters, key points) of each judge request the scene may need (one per reference segment)."""
-    from .judge.prompt import build_messages
+    from ..judge.prompt import build_messages
 
     if not scene.is_positive:
         return []
