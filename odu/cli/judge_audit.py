@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _reference_shift(args: argparse.Namespace) -> int:
     """``--reference-shift``: the JSON (``--out`` or printed) and the table; exit 1 on judge errors."""
-    from ..judge.reference_shift import judge_error_points, reference_shift, shift_table
+    from ..report.reference_shift import judge_error_points, reference_shift, shift_table
 
     sources = [(name, path / PREDICTIONS_FILE) for name, path in args.runs] + list(args.predictions)
     problem = (

@@ -1,4 +1,4 @@
-"""``odu-bench judge-audit --reference-shift`` (odu/judge/reference_shift.py): M2 of the zh scenes
+"""``odu-bench judge-audit --reference-shift`` (odu/report/reference_shift.py): M2 of the zh scenes
 against their zh and their en reference, same outputs, same judge (docs/judges.md)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from support.own_reference import OwnReferenceJudge
 from odu.cli import main
 from odu.core.schema import load_scenes
 from odu.data.sample import sample_dir
-from odu.judge.reference_shift import reference_shift
+from odu.report.reference_shift import reference_shift
 from odu.selftest import perfect_output
 
 DEMO = Path(__file__).resolve().parents[1] / "fixtures" / "demo_scenes.json"

@@ -16,8 +16,8 @@ from typing import Any, cast
 from ..core.constants import MODALITIES
 from ..core.schema import Scene, SchemaError
 from ..core.tables import percent, render
+from ..judge.base import Judge
 from ..runs.scoring import Output, score_scenes
-from .base import Judge
 
 #: The scenes whose reference language is in question, and the two references compared.
 SHIFTED_LANGUAGE, NATIVE_REFERENCE, SHIFTED_REFERENCE = "zh", "zh", "en"
