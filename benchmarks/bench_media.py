@@ -41,6 +41,7 @@ from av.video.frame import PictureType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # build tooling: synth
 
+from _figures import add_json_option, write_json  # noqa: E402
 from _timing import best_of  # noqa: E402
 from synth import VideoSettings, encode_mp4, write_audio_file  # noqa: E402
 
@@ -297,13 +298,11 @@ def table(r: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--json", type=Path, help="also write the JSON here")
+    add_json_option(parser)
     args = parser.parse_args()
     result = run(args.repeats)
-    text = json.dumps(result, indent=2)
-    if args.json:
-        args.json.write_text(text + "\n")
-    print(text)
+    write_json(args.json, result)
+    print(json.dumps(result, indent=2))
     print()
     print(table(result))
 
