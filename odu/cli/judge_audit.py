@@ -18,7 +18,7 @@ from ..judge.audit import audit, audit_table
 from ..judge.spec import add_judge_arguments, judges_from_args
 from ..runs.contract import PREDICTIONS_FILE, read_run
 from ..runs.outdir import check_apart
-from .common import add_annotation_language, judge_accounting_line, judge_errors_exit_code
+from .common import add_annotation_language, add_no_progress, judge_accounting_line, judge_errors_exit_code
 
 
 def _run_arg(text: str) -> tuple[str, Path]:
@@ -65,7 +65,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     add_annotation_language(p, "reference annotation for Panel A (default: the scene's own language)")
     p.add_argument("--out", help="write the JSON report here (default: print it)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_no_progress(p)
     add_judge_arguments(p, multiple=True, default=None)
     p.set_defaults(run=run)
 
