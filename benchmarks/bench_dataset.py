@@ -45,6 +45,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _figures import add_json_option, write_json
+
 ITERATION_MODES = ("datasets", "pyarrow")
 DECODING_MODES = ("lazy-decode", "eager-decode")
 
@@ -244,7 +246,7 @@ def main() -> None:
     parser.add_argument("--scale", type=int, default=10, help="size of the large copy, in sample sizes")
     parser.add_argument("--repeats", type=int, default=3, help="best of N for the iteration figures")
     parser.add_argument("--no-decoding", action="store_true", help="iteration figures only")
-    parser.add_argument("--json", help="also write the results here")
+    add_json_option(parser)
     parser.add_argument("--child", nargs=4, metavar=("KIND", "DIR", "MODE", "CACHE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -276,10 +278,8 @@ def main() -> None:
                 decoding += pair
             shutil.rmtree(release)
     summary = {"iteration": iteration, "decoding": decoding}
-    text = json.dumps(summary, indent=1)
-    print(text)
-    if args.json:
-        Path(args.json).write_text(text + "\n")
+    print(json.dumps(summary, indent=1))
+    write_json(args.json, summary)
     print(iteration_table(iteration))
     if decoding:
         print(decoding_table(decoding))

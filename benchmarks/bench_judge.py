@@ -28,6 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from _figures import add_json_option, write_json  # noqa: E402
 from _server_process import server_process  # noqa: E402
 
 from odu.core.schema import KeyPoint  # noqa: E402
@@ -118,7 +119,7 @@ def main() -> None:
     parser.add_argument("--segments", type=int, default=2000)
     parser.add_argument("--latency", type=float, default=0.1, help="seconds the server adds to every call")
     parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument("--json", help="also write the JSON here")
+    add_json_option(parser)
     args = parser.parse_args()
 
     requests = make_requests(args.segments)
@@ -153,10 +154,8 @@ def main() -> None:
             "warm_sends_0": phases["warm"]["server_requests"] == 0,
         },
     }
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.json:
-        Path(args.json).write_text(text + "\n", encoding="utf-8")
+    print(json.dumps(result, indent=2))
+    write_json(args.json, result)
     print(f"\n{'phase':<12}{'seconds':>10}{'requests':>10}{'peak in flight':>16}{'errors':>8}")
     for name, p in phases.items():
         print(

@@ -31,6 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from _figures import add_json_option, write_json  # noqa: E402
 from _server_process import server_process  # noqa: E402
 
 ANSWER = '{"has_demand": false, "segments": []}'
@@ -160,7 +161,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=0.25, help="seconds the server adds to every call")
     parser.add_argument("--repeat", type=int, default=3, help="passes over the sample's scenes (model bench)")
-    parser.add_argument("--json", type=Path, help="also write the figures here")
+    add_json_option(parser)
     args = parser.parse_args()
     with server_process(_serve, args.latency) as base_url, tempfile.TemporaryDirectory() as tmp:
         figures = {
@@ -170,8 +171,7 @@ def main() -> None:
             "cache_key": bench_cache_key(Path(tmp)),
         }
     print(json.dumps(figures, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, figures)
 
 
 if __name__ == "__main__":

@@ -41,9 +41,11 @@ from av.video.frame import PictureType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))  # build tooling: synth
 
+from _figures import add_json_option, write_json  # noqa: E402
 from _timing import best_of  # noqa: E402
 from synth import VideoSettings, encode_mp4, write_audio_file  # noqa: E402
 
+from odu.core.tables import render  # noqa: E402
 from odu.data.media import (  # noqa: E402
     _TIME_EPS_S,
     FRAME_SEEK_COST_FRAMES,
@@ -245,56 +247,62 @@ def run(repeats: int) -> dict[str, Any]:
 
 def table(r: dict[str, Any]) -> str:
     every = r["every_frame"]
-    lines = [
-        f"clip: {r['clip']}, {r['clip_bytes'] / 1e6:.2f} MB, frames {r['frame_types']}; probe {r['probe_ms']:.2f} ms",
-        f"every frame to RGB: naive {every['naive_s'] * 1000:.0f} ms, decode_frames {every['ours_s'] * 1000:.0f} ms "
-        f"({every['ratio']:.2f}x)",
-        "",
-        "| sampling | frames | naive (decode all, pick) | auto | sequential | seek |",
-        "|---|---|---|---|---|---|",
+    frames = [
+        [name, str(row["n_frames"]), f"{row['naive']['s'] * 1000:.0f} ms"]
+        + [f"{row[m]['s'] * 1000:.0f} ms ({row[m]['vs_naive']:.2f}x)" for m in ("auto", "sequential", "seek")]
+        for name, row in r["frames"].items()
     ]
-    for name, row in r["frames"].items():
-        cells = [f"{row[m]['s'] * 1000:.0f} ms ({row[m]['vs_naive']:.2f}x)" for m in ("auto", "sequential", "seek")]
-        lines.append(f"| {name} | {row['n_frames']} | {row['naive']['s'] * 1000:.0f} ms | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "| GOP | fps | sequential | seek | auto (picked) | seek-plan frames / seeks |",
-        "|---|---|---|---|---|---|",
+    gops = [
+        [
+            str(s["gop"]),
+            f"{s['fps']:g}",
+            f"{s['sequential_s'] * 1000:.0f} ms",
+            f"{s['seek_s'] * 1000:.0f} ms",
+            f"{s['auto_s'] * 1000:.0f} ms ({'seek' if s['auto_seeks'] else 'sequential'})",
+            f"{s['seek_frames']:.0f} of {s['straight_frames']} / {s['seeks']}",
+        ]
+        for s in r["gop_sweep"]
     ]
-    for s in r["gop_sweep"]:
-        picked = "seek" if s["auto_seeks"] else "sequential"
-        lines.append(
-            f"| {s['gop']} | {s['fps']:g} | {s['sequential_s'] * 1000:.0f} ms | {s['seek_s'] * 1000:.0f} ms | "
-            f"{s['auto_s'] * 1000:.0f} ms ({picked}) | {s['seek_frames']:.0f} of {s['straight_frames']} / {s['seeks']} |"
-        )
-    lines += [
-        "",
-        f"per frame of a straight read {r['per_frame_ms']:.2f} ms; rough per-seek overhead "
-        f"{r['fitted_seek_cost_frames']:.1f} such frames "
-        f"(FRAME_SEEK_COST_FRAMES = {r['frame_seek_cost_frames']:g}, FRAME_SEEK_MIN_SAVING = "
-        f"{r['frame_seek_min_saving']:g}); auto within {r['auto_vs_best']:.2f}x of the best",
-        "",
-        "| audio | decode_audio | naive | ratio | x realtime | max difference |",
-        "|---|---|---|---|---|---|",
+    audio = [
+        [
+            name,
+            f"{a['s'] * 1000:.1f} ms",
+            f"{a['naive_s'] * 1000:.1f} ms",
+            f"{a['vs_naive']:.2f}x",
+            f"{a['x_realtime']:.0f}",
+            f"{a['max_difference']:.1e}",
+        ]
+        for name, a in r["audio"].items()
     ]
-    for name, a in r["audio"].items():
-        lines.append(
-            f"| {name} | {a['s'] * 1000:.1f} ms | {a['naive_s'] * 1000:.1f} ms | {a['vs_naive']:.2f}x | "
-            f"{a['x_realtime']:.0f} | {a['max_difference']:.1e} |"
-        )
-    return "\n".join(lines)
+    return "\n".join(
+        [
+            f"clip: {r['clip']}, {r['clip_bytes'] / 1e6:.2f} MB, frames {r['frame_types']}; "
+            f"probe {r['probe_ms']:.2f} ms",
+            f"every frame to RGB: naive {every['naive_s'] * 1000:.0f} ms, decode_frames {every['ours_s'] * 1000:.0f} ms "
+            f"({every['ratio']:.2f}x)",
+            "",
+            render(["sampling", "frames", "naive (decode all, pick)", "auto", "sequential", "seek"], frames),
+            "",
+            render(["GOP", "fps", "sequential", "seek", "auto (picked)", "seek-plan frames / seeks"], gops),
+            "",
+            f"per frame of a straight read {r['per_frame_ms']:.2f} ms; rough per-seek overhead "
+            f"{r['fitted_seek_cost_frames']:.1f} such frames "
+            f"(FRAME_SEEK_COST_FRAMES = {r['frame_seek_cost_frames']:g}, FRAME_SEEK_MIN_SAVING = "
+            f"{r['frame_seek_min_saving']:g}); auto within {r['auto_vs_best']:.2f}x of the best",
+            "",
+            render(["audio", "decode_audio", "naive", "ratio", "x realtime", "max difference"], audio),
+        ]
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--json", type=Path, help="also write the JSON here")
+    add_json_option(parser)
     args = parser.parse_args()
     result = run(args.repeats)
-    text = json.dumps(result, indent=2)
-    if args.json:
-        args.json.write_text(text + "\n")
-    print(text)
+    write_json(args.json, result)
+    print(json.dumps(result, indent=2))
     print()
     print(table(result))
 

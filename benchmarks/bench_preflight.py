@@ -14,7 +14,6 @@ Run: ``python benchmarks/bench_preflight.py [--repeat 2] [--json out.json]``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import socket
 import subprocess
@@ -22,6 +21,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _figures import add_json_option, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,7 +50,7 @@ def timed_eval(*extra: str) -> tuple[float, int, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--json", metavar="PATH")
+    add_json_option(parser)
     args = parser.parse_args()
 
     runs = {"preflight": [timed_eval() for _ in range(args.repeat)]}
@@ -67,8 +68,7 @@ def main() -> None:
         f"dead server, one scene: preflight stops the run in {report['preflight_s']} s; without it the "
         f"scene's retries take {report['retries_s']} s ({report['ratio']}x)"
     )
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, report)
 
 
 if __name__ == "__main__":

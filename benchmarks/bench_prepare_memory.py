@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _figures import add_json_option, write_json
+
 CLIP_SECONDS = 0.5
 CLIP_RATE = 8_000
 
@@ -88,7 +90,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=200.0, help="size of the records file (MB)")
     parser.add_argument("--record-kb", type=float, default=10.0, help="display-field padding per record (kB)")
-    parser.add_argument("--json", help="also write the figures here")
+    add_json_option(parser)
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -110,8 +112,7 @@ def main() -> None:
         f"records file {size_mb:.0f} MB ({scenes} scenes): peak RSS {figures['peak_rss_mb']:.0f} MB, "
         f"{figures['seconds']:.0f} s"
     )
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, report)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _figures import add_json_option, write_json
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tools")]
 
@@ -173,14 +175,13 @@ def vllm_lane(root: Path) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lane", choices=("transformers", "vllm"), default="transformers")
-    parser.add_argument("--json", type=Path, help="also write the figures here")
+    add_json_option(parser)
     args = parser.parse_args()
     os.environ.setdefault("OPENAI_API_KEY", "unused")
     with tempfile.TemporaryDirectory() as tmp:
         figures = (vllm_lane if args.lane == "vllm" else transformers_lane)(Path(tmp))
     print(json.dumps(figures, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, figures)
     return 0
 
 

@@ -43,6 +43,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from _figures import add_json_option, write_json
+
 from odu.core.constants import AUDIO_ONLY, AUDIO_VISUAL, CONTEXT_TYPES_AO, CONTEXT_TYPES_AV, PROFILE_FIELDS
 from odu.core.tables import render
 
@@ -523,7 +525,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="best of N up to 20,000 scenes")
     ap.add_argument("--large-repeats", type=int, default=1, help="best of N above 20,000 scenes")
     ap.add_argument("--seed", type=int, default=20260501)
-    ap.add_argument("--json", type=Path, help="also write the JSON here")
+    add_json_option(ap)
     ap.add_argument(
         "--naive", nargs=4, type=Path, metavar=("SCENES", "PREDICTIONS", "VERDICTS", "OUT"), help=argparse.SUPPRESS
     )
@@ -532,10 +534,8 @@ def main() -> None:
         naive_main(*args.naive)
         return
     report = bench(args.sizes, args.repeats, args.large_repeats, args.seed)
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2))
+    write_json(args.json, report)
     print(table(report))
 
 

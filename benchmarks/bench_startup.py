@@ -16,13 +16,14 @@ Run: ``python benchmarks/bench_startup.py [--repeat 2] [--json out.json]``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _figures import add_json_option, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ["--tasks", "odu_ao", "--model", "odu-never", "--limit", "1"]
@@ -57,7 +58,7 @@ def timed(args: list[str], extra_env: dict[str, str]) -> tuple[float, float, int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--json", metavar="PATH")
+    add_json_option(parser)
     args = parser.parse_args()
 
     results = {}
@@ -69,8 +70,7 @@ def main() -> None:
         print(f"{name:48s} first line {r['first_line_s']:5.1f} s   total {r['total_s']:5.1f} s")
     base, ours = (results[k]["total_s"] for k in list(COMMANDS)[:2])
     print(f"odu-bench lm-eval run of our tasks: {base / ours:.1f}x faster without the built-in index")
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, results)
 
 
 if __name__ == "__main__":

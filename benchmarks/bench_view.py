@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _figures import add_json_option, write_json
 from bench_scoring import synthetic_output, synthetic_scene
 
 from odu.cli import main as odu_bench
@@ -142,7 +143,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--build-repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", type=Path, help="also write the results here")
+    add_json_option(parser)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-view-"))
     try:
@@ -168,8 +169,7 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(result, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_json(args.json, result)
     rows = [
         [
             "build (odu-bench view)",

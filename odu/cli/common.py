@@ -1,5 +1,5 @@
-"""What several subcommands share: the ``--annotation-language`` and bootstrap options, and what
-they print about the judge (its note and accounting line, the judge-error exit code)."""
+"""What several subcommands share: the ``--annotation-language``, bootstrap, ``--no-progress`` and Hub
+repo options, and what they print about the judge (its note and accounting line, the judge-error exit code)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,17 @@ def add_run_dirs(parser: argparse.ArgumentParser, what: str = "`odu-bench score`
     run card's model, else the folder, :mod:`odu.report.runs`)."""
     parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help=what)
     parser.add_argument("--names", nargs="+", metavar="NAME", help="system names, one per RUN_DIR")
+
+
+def add_no_progress(parser: argparse.ArgumentParser) -> None:
+    """Add ``--no-progress``: the command draws no progress bars."""
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def add_hub_repo(parser: argparse.ArgumentParser, kind: str, example: str, created: bool = False) -> None:
+    """Add the ``repo`` argument: the id of a Hub repo of ``kind`` (``dataset``, ``Space``), and
+    whether the command creates it when missing."""
+    parser.add_argument("repo", help=f"{kind} repo id, e.g. {example}" + (" (created if missing)" if created else ""))
 
 
 def add_overwrite(parser: argparse.ArgumentParser) -> None:

@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from ..data.dataset import CONFIG_NAMES
+from .common import add_hub_repo
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "A release as the authors publish it (scenes.json / scenes.jsonl + media at the clips' src paths) "
         "is downloaded for the chosen configs only, validated and prepared into --out.",
     )
-    p.add_argument("repo", help="dataset repo id, e.g. ORG/odu-bench")
+    add_hub_repo(p, "dataset", "ORG/odu-bench")
     p.add_argument(
         "--config",
         action="append",

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from ..core.constants import MODALITIES
 from ..core.schema import SchemaError, load_scenes, read_predictions
 from ..io.files import replace_file
 from ..io.jsonio import json_text, utf8
-from ..judge import JudgeUnavailableError
+from ..judge import Judge, JudgeUnavailableError
 from ..judge.audit import audit, audit_table
 from ..judge.spec import add_judge_arguments, judges_from_args
 from ..runs.contract import PREDICTIONS_FILE, read_run
 from ..runs.outdir import check_apart
-from .common import add_annotation_language, judge_accounting_line, judge_errors_exit_code
+from .common import add_annotation_language, add_no_progress, judge_accounting_line, judge_errors_exit_code
 
 
 def _run_arg(text: str) -> tuple[str, Path]:
@@ -62,7 +65,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     add_annotation_language(p, "reference annotation for Panel A (default: the scene's own language)")
     p.add_argument("--out", help="write the JSON report here (default: print it)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_no_progress(p)
     add_judge_arguments(p, multiple=True, default=None)
     p.set_defaults(run=run)
 
@@ -83,40 +86,21 @@ def run(args: argparse.Namespace) -> int:
     if args.reference_shift:
         return _reference_shift(args)
     if args.predictions:
-        print("odu-bench judge-audit: error: --predictions is for --reference-shift", file=sys.stderr)
-        return 2
+        return _error("--predictions is for --reference-shift")
     if not args.runs and not args.scenes:
-        print("odu-bench judge-audit: error: give --run DIR (Panel B) and/or --scenes PATH (Panel A)", file=sys.stderr)
-        return 2
+        return _error("give --run DIR (Panel B) and/or --scenes PATH (Panel A)")
     names = [name for name, _ in args.runs]
     if len(set(names)) != len(names):
-        print(
-            f"odu-bench judge-audit: error: two runs are named alike ({', '.join(names)}); use NAME=DIR",
-            file=sys.stderr,
-        )
-        return 2
-    judges = []
+        return _error(f"two runs are named alike ({', '.join(names)}); use NAME=DIR")
     try:
         _check_out(args)
         runs = {name: read_run(path).scenes for name, path in args.runs}
         scenes = load_scenes(args.scenes) if args.scenes else None
-        judges = judges_from_args(args)
-        result = audit(runs, dict(zip(_labels(args.judge), judges)), scenes, args.modality, args.annotation_language)
+        with _judges(args) as judges:
+            result = audit(runs, judges, scenes, args.modality, args.annotation_language)
     except (OSError, SchemaError, ValueError, KeyError, JudgeUnavailableError) as exc:
-        print(f"odu-bench judge-audit: error: {exc}", file=sys.stderr)
-        return 2
-    finally:
-        for judge in judges:
-            judge.close()
-    report = json_text(result, indent=2)
-    if args.out:
-        replace_file(args.out, utf8(report + "\n"))
-    else:
-        print(report)
-    print(audit_table(result))
-    for info in result["judges"].values():
-        if line := judge_accounting_line(info):
-            print(line)
+        return _error(str(exc))
+    _show(args, result, audit_table(result))
     return judge_errors_exit_code(sum(result["judge_error_points"].values()), args, "judge-audit", "key point")
 
 
@@ -135,28 +119,44 @@ def _reference_shift(args: argparse.Namespace) -> int:
         else None
     )
     if problem:
-        print(f"odu-bench judge-audit: error: {problem}", file=sys.stderr)
-        return 2
-    judges = []
+        return _error(problem)
     try:
         _check_out(args)
         outputs = {name: read_predictions(path) for name, path in sources}
         scenes = load_scenes(args.scenes)
-        judges = judges_from_args(args)
-        result = reference_shift(outputs, scenes, dict(zip(_labels(args.judge), judges)), args.modality)
+        with _judges(args) as judges:
+            result = reference_shift(outputs, scenes, judges, args.modality)
     except (OSError, SchemaError, ValueError, JudgeUnavailableError) as exc:
-        print(f"odu-bench judge-audit: error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc))
+    _show(args, result, shift_table(result))
+    return judge_errors_exit_code(judge_error_points(result), args, "judge-audit", "key point")
+
+
+def _error(message: str) -> int:
+    """Exit status 2, ``message`` said on stderr."""
+    print(f"odu-bench judge-audit: error: {message}", file=sys.stderr)
+    return 2
+
+
+@contextmanager
+def _judges(args: argparse.Namespace) -> Iterator[dict[str, Judge]]:
+    """The ``--judge`` judges by column label (:func:`_labels`), closed on leaving."""
+    judges = judges_from_args(args)
+    try:
+        yield dict(zip(_labels(args.judge), judges))
     finally:
         for judge in judges:
             judge.close()
+
+
+def _show(args: argparse.Namespace, result: Mapping[str, Any], table: str) -> None:
+    """The JSON report (written to ``--out``, else printed), then ``table`` and each judge's accounting line."""
     report = json_text(result, indent=2)
     if args.out:
         replace_file(args.out, utf8(report + "\n"))
     else:
         print(report)
-    print(shift_table(result))
+    print(table)
     for info in result["judges"].values():
         if line := judge_accounting_line(info):
             print(line)
-    return judge_errors_exit_code(judge_error_points(result), args, "judge-audit", "key point")

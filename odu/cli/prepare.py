@@ -7,6 +7,7 @@ import sys
 
 from ..core.schema import SchemaError
 from ..data.release import ReleaseError
+from .common import add_no_progress
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="output directory (replaced if it holds a prepared dataset)")
     p.add_argument("--media-root", help="folder the clips' src paths are relative to (default: the records' folder)")
     p.add_argument("--skip-invalid", action="store_true", help="leave out invalid scenes and report them")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_no_progress(p)
     p.set_defaults(run=run)
 
 

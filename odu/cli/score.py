@@ -13,7 +13,14 @@ from ..judge import JudgeUnavailableError
 from ..judge.spec import add_judge_arguments, judge_from_args, judge_inputs
 from ..runs.contract import SCENES_FILE, RunWriter
 from ..runs.scoring import score_into
-from .common import add_annotation_language, add_overwrite, judge_accounting_line, judge_errors_exit_code, runs_table
+from .common import (
+    add_annotation_language,
+    add_no_progress,
+    add_overwrite,
+    judge_accounting_line,
+    judge_errors_exit_code,
+    runs_table,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_overwrite(p)
     add_judge_arguments(p)
     add_annotation_language(p)
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_no_progress(p)
     p.set_defaults(run=run)
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .common import add_hub_repo
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("upload", help="upload a prepared dataset directory to the Hugging Face Hub")
     p.add_argument("dir", help="directory written by odu-bench prepare")
-    p.add_argument("repo", help="dataset repo id, e.g. ORG/odu-bench (created if missing)")
+    add_hub_repo(p, "dataset", "ORG/odu-bench", created=True)
     p.add_argument("--private", action="store_true", help="create the repo as private")
     p.add_argument("--revision", help="branch to commit to")
     p.set_defaults(run=run)

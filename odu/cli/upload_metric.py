@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ..metric.door import SPACE_SDKS
+from .common import add_hub_repo
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -16,7 +17,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "the repo as evaluate expects), the metric card and, with --sdk gradio, evaluate's widget. Uses the "
         "token of huggingface_hub (HF_TOKEN or a saved login).",
     )
-    p.add_argument("repo", help="Space repo id, e.g. ORG/odu_metric")
+    add_hub_repo(p, "Space", "ORG/odu_metric", created=True)
     p.add_argument(
         "--sdk", choices=SPACE_SDKS, default="static", help="Space SDK (default static; gradio adds the widget)"
     )

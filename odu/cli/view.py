@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .common import add_bootstrap_options, add_run_dirs, check_resamples
+from .common import add_bootstrap_options, add_no_progress, add_run_dirs, check_resamples
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -34,7 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, metavar="SITE", help="output folder (replaced if it holds an earlier view)")
     add_bootstrap_options(p, " of the headline CIs")
     p.add_argument("--json", action="store_true", help="print what was built as JSON instead of lines")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_no_progress(p)
     p.set_defaults(run=run)
 
 

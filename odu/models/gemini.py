@@ -115,10 +115,10 @@ class GeminiStats(ModelStats):
     uploaded_files: int = 0
     uploaded_bytes: int = 0
 
-    #: Order of the counters in the run card's ``stats``.
-    ORDER = tuple(
-        "scenes requests file_requests retries errors truncated prompt_tokens completion_tokens thoughts_tokens "
-        "media_bytes inline_bytes uploaded_files uploaded_bytes wall_time_s".split()
+    ORDER = ModelStats.order_with(
+        requests="file_requests",
+        completion_tokens="thoughts_tokens",
+        media_bytes="inline_bytes uploaded_files uploaded_bytes",
     )
 
 

@@ -80,10 +80,8 @@ class RealtimeStats(ModelStats):
     append_events: int = 0
     padded_clips: int = 0
 
-    #: Order of the counters in the run card's ``stats``.
-    ORDER = tuple(
-        "scenes requests retries errors truncated prompt_tokens input_audio_tokens completion_tokens audio_seconds "
-        "media_bytes append_events padded_clips wall_time_s".split()
+    ORDER = ModelStats.order_with(
+        prompt_tokens="input_audio_tokens", completion_tokens="audio_seconds", media_bytes="append_events padded_clips"
     )
 
 
