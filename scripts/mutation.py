@@ -96,6 +96,7 @@ def _shown(path: Path) -> Path:
 
 
 def _strings(value: Any) -> bool:
+    """Whether ``value`` is a non-empty list of non-empty strings."""
     return isinstance(value, list) and bool(value) and all(isinstance(v, str) and v for v in value)
 
 
