@@ -431,7 +431,7 @@ SOURCES = sorted(
     p
     for folder in ("odu", "tests", "odu_metric", "lm_eval_tasks", "benchmarks", "scripts")
     for p in (ROOT / folder).rglob("*")
-    if p.suffix in (".py", ".md", ".yaml", ".js", ".sh") and "fixtures" not in p.parts and p.is_file()
+    if p.suffix in (".py", ".md", ".yaml", ".js", ".sh", ".toml") and "fixtures" not in p.parts and p.is_file()
     if p != Path(__file__).resolve()  # this file's examples name pages that do not exist, on purpose
 )
 
