@@ -827,9 +827,10 @@ FAULTS: tuple[Fault, ...] = (
     F("scene-rows-not-scrubbed", "keyshape", "odu/runs/contract.py",
       "json_text(json.loads(text)) if holds_secret(text) else text", "text"),
     F("placeholder-key-taken-for-a-provider", "keyshape", "odu/transport/openai_client.py",
-      "    if base_url is None:\n        raise ValueError(f\"{said}", "    if False:\n        raise ValueError(f\"{said}"),
+      "    if base_url is None:\n        raise ValueError(\n", "    if False:\n        raise ValueError(\n"),
     F("placeholder-key-not-warned", "keyshape", "odu/transport/openai_client.py",
-      'warnings.warn(f"{said}: it is sent, but not scrubbed from outputs by value", PlaceholderKeyWarning, stacklevel=3)', "pass"),
+      'warnings.warn(\n        f"API key: {said}: it is sent, but not scrubbed from outputs by value", PlaceholderKeyWarning, stacklevel=3\n    )',
+      "pass"),
     # --- linear reads (odu/io/jsonio.py)
     F("depth-limit-off-by-one", "linearread", "odu/io/jsonio.py",
       "        for _ in range(limit):\n            if dict not in kinds:", "        for _ in range(limit - 1):\n            if dict not in kinds:"),
