@@ -30,7 +30,8 @@ No ``odu`` import here, and only ``os`` and ``sys`` at start-up: a process that 
 modules pays for one small module. ``ODU_LM_EVAL_BRIDGE=0`` switches the bridge off. It steps aside
 on lm-eval releases that read the entry points themselves (``load_plugins``, upstream PR #4013, for
 models; ``discover_plugin_task_paths``, PR #4015, for the ``lm_eval.tasks`` entry point). A failure
-is one ``RuntimeWarning``, never an error inside lm-eval.
+is one ``RuntimeWarning`` (``odu-bench: warning: lm-eval bridge: ...``, ``odu.io.console``), never an
+error inside lm-eval.
 """
 
 import os
@@ -53,9 +54,18 @@ DIST = "odu-bench"
 
 
 def _warn(what: str, exc: BaseException) -> None:
+    """One warning in the toolkit's voice (``odu.io.console``); Python's own ``RuntimeWarning`` when
+    even that cannot be imported (a broken install may be what failed)."""
     import warnings
 
-    warnings.warn(f"odu-bench: lm-eval bridge: {what}: {exc!r} (set {ENV}=0 to silence)", RuntimeWarning, stacklevel=2)
+    message = f"lm-eval bridge: {what}: {exc!r} (set {ENV}=0 to silence)"
+    try:
+        from odu.io.console import LmEvalBridgeWarning, say_in_our_voice
+    except Exception:
+        warnings.warn(f"odu-bench: {message}", RuntimeWarning, stacklevel=2)
+        return
+    say_in_our_voice()
+    warnings.warn(message, LmEvalBridgeWarning, stacklevel=2)
 
 
 #: The prefix of our lm-eval model names (``odu.models.LM_EVAL_PREFIX``).

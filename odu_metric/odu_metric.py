@@ -14,6 +14,7 @@ import evaluate
 # "# From: odu-bench": when odu is missing, evaluate.load says "pip install odu-bench"
 from odu.core.citation import BIBTEX, PAPER_URL  # From: odu-bench
 from odu.core.schema import load_scenes  # From: odu-bench
+from odu.io.console import say_in_our_voice  # From: odu-bench
 from odu.judge.spec import judge_from_spec  # From: odu-bench
 from odu.metric.inputs import decode_prediction, encode_prediction, encode_reference  # From: odu-bench
 from odu.runs.scoring import score_scenes  # From: odu-bench
@@ -131,6 +132,7 @@ class OduMetric(evaluate.Metric):
     def _compute(self, predictions, references, judge="lexical", judge_options=None, annotation_language="scene"):
         scenes = load_scenes([json.loads(ref) for ref in references])  # validated when added
         outputs = {scene.scene_id: decode_prediction(p) for scene, p in zip(scenes, predictions)}
+        say_in_our_voice()  # a judge's warnings (a placeholder key) as one line: "odu-bench: warning: ..."
         scorer = judge_from_spec(judge, "judge", **(judge_options or {}))
         try:
             return score_scenes(scenes, outputs, scorer, annotation_language).summary

@@ -63,10 +63,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     A command line naming a subcommand imports that subcommand's module only, so that e.g.
     ``odu-bench score`` does not pay for the imports of ``eval`` or ``report``. Every command runs
-    with its console and log records scrubbed of secrets (:func:`odu.io.scrub.scrubbed_console`);
-    Ctrl-C ends it with one line and :data:`INTERRUPTED_EXIT`, its output left as it was before
-    the command (the work folder is removed on the way out; one a killed process leaves, by the
-    next command into the same place: :mod:`odu.runs.outdir`)."""
+    with its console and log records scrubbed of secrets (:func:`odu.io.scrub.scrubbed_console`)
+    and our warnings said as its other lines are, ``odu-bench COMMAND: warning: ...``, once each
+    (:func:`odu.io.console.our_voice`); Ctrl-C ends it with one line and :data:`INTERRUPTED_EXIT`,
+    its output left as it was before the command (the work folder is removed on the way out; one a
+    killed process leaves, by the next command into the same place: :mod:`odu.runs.outdir`)."""
+    from ..io.console import our_voice
     from ..io.scrub import scrubbed_console
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -76,12 +78,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if first == "--version":  # printed whole (argparse's version action wraps it at the terminal's width)
         print(f"odu-bench {version()}")
         return 0
+    voice = f"odu-bench {first}" if first else "odu-bench"  # who speaks in the command's console lines
     try:
-        with scrubbed_console():
+        with scrubbed_console(), our_voice(voice):
             args = build_parser(chosen).parse_args(argv)
             return int(args.run(args) or 0)
     except KeyboardInterrupt:
-        print(f"odu-bench {first}: interrupted" if first else "odu-bench: interrupted", file=sys.stderr)
+        print(f"{voice}: interrupted", file=sys.stderr)
         return INTERRUPTED_EXIT
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io.cache import cache_dir
+from ..io.console import OduWarning
 from ..io.files import is_sha256, read_bounded, replace_file, sha256_file
 from .dataset import CONFIG_NAMES, DEFAULT_CONFIG, SPLIT, DatasetConfig, get_config
 from .prepare import DATA_DIR, MANIFEST_NAME, METADATA_FILES, PrepareResult, prepare, shard_pattern, verify_dataset_dir
@@ -45,7 +46,7 @@ CACHE_BUILDER_MODULE = "datasets.packaged_modules.cache.cache"
 SHARDS_CACHE = "odu-bench-by-content"
 
 
-class StaleDatasetWarning(UserWarning):
+class StaleDatasetWarning(OduWarning):
     """``datasets`` loaded a cached copy instead of the named dataset (it may be older)."""
 
 

@@ -11,7 +11,8 @@ the native tasks (whose prompt string is that request's JSON) and the text-only 
 is the App D.2 text lm-eval's own models read) alike; media is found through the doc's dataset
 locator, loaded only when sent. Inference errors come back as marked strings (never empty
 answers) and are never kept in lm-eval's ``--use_cache`` database: they are purged when the
-cache is attached, so a rerun retries exactly the failed scenes.
+cache is attached, so a rerun retries exactly the failed scenes. From a model's construction on,
+our warnings are said in the toolkit's voice, once each (:mod:`odu.io.console`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
+from ..io.console import say_in_our_voice
 from ..models import BACKENDS, lm_eval_name, make_backend, text_arguments
 from ..models.base import INFERENCE_ERROR_MARK, Generation, SceneRequest, encode_output
 from ..models.clips import DatasetClips
@@ -99,6 +101,7 @@ class OduLM(LM):
 
     def __init__(self, **model_args: Any) -> None:
         super().__init__()
+        say_in_our_voice()  # lm-eval builds the model before it loads the tasks
         options = backend_options(model_args, self.backend_name)
         preflight = _flag(options.pop("preflight", True), "preflight")
         self.backend = make_backend(self.backend_name, **options)

@@ -192,16 +192,19 @@ def scene_docs(
     ``metadata`` or lm-eval's ``--metadata``; every other key lm-eval passes (its metadata merges the
     model arguments in, hence the prefixed names) is ignored. ``shard`` (``"K/N"``,
     :mod:`odu.runs.shards`) keeps the scenes of that shard only; the recorded fingerprint is the whole
-    dataset's.
+    dataset's. From here on our warnings are said in the toolkit's voice (:mod:`odu.io.console`:
+    lm-eval and lmms-eval load every task of ours through here).
     """
     import datasets
 
     from ..data.dataset import row_to_record, rows_without_media
     from ..data.hub import load_split
     from ..data.prepare import check_dataset
+    from ..io.console import say_in_our_voice
     from ..models.clips import locator
     from ..runs.shards import in_shard, parse_shard
 
+    say_in_our_voice()
     source, reason = dataset_choice(dataset)
     check_dataset(source)
     ds = load_split(source, config, dataset_revision)  # warns when datasets served an older cached copy

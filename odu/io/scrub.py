@@ -48,6 +48,8 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import unquote, urlsplit
 
+from .console import OduWarning
+
 #: What a secret is replaced by.
 REDACTED = "***"
 #: Query parameters whose value is shown (compared case-insensitively, ``-`` read as ``_``): names
@@ -114,7 +116,7 @@ _lock = threading.Lock()
 # --- known secrets --------------------------------------------------------------------------------
 
 
-class PlaceholderKeyWarning(UserWarning):
+class PlaceholderKeyWarning(OduWarning):
     """An API key that is not :func:`credential_shaped` (``x``, ``EMPTY``): sent, but not scrubbed by value."""
 
 

@@ -380,15 +380,20 @@ def placeholder_key(role: str, env: str, base_url: str | None) -> None:
     """An API key that is not credential-shaped (:func:`odu.io.scrub.credential_shaped`: ``x``,
     ``EMPTY``, ``null``): it is not scrubbed by value (replacing it everywhere would rewrite the
     outputs). For a provider's own server (no ``base_url``), which never takes one, a
-    :class:`ValueError`; for a ``base_url`` (a local server takes any key), a
-    :class:`~odu.io.scrub.PlaceholderKeyWarning`. The key is not shown."""
+    :class:`ValueError` naming ``role``; for a ``base_url`` (a local server takes any key), a
+    :class:`~odu.io.scrub.PlaceholderKeyWarning` naming the variable only, one cause however many
+    clients (model, judge, ASR, preflight) read it. The key is not shown."""
     said = (
-        f"{role} API key: {env} holds a placeholder, not a credential (a key has {MIN_CREDENTIAL_CHARS}+ "
-        "characters of two kinds, no spaces or quotes: CREDENTIAL_RULE, odu/io/scrub.py)"
+        f"{env} holds a placeholder, not a credential (a key has {MIN_CREDENTIAL_CHARS}+ characters of two "
+        "kinds, no spaces or quotes: CREDENTIAL_RULE, docs/harness.md)"
     )
     if base_url is None:
-        raise ValueError(f"{said}; no provider's server takes it: set the key, or give the base_url of a local server")
-    warnings.warn(f"{said}: it is sent, but not scrubbed from outputs by value", PlaceholderKeyWarning, stacklevel=3)
+        raise ValueError(
+            f"{role} API key: {said}; no provider's server takes it: set the key, or give the base_url of a local server"
+        )
+    warnings.warn(
+        f"API key: {said}: it is sent, but not scrubbed from outputs by value", PlaceholderKeyWarning, stacklevel=3
+    )
 
 
 def _token_count(value: Any) -> int:

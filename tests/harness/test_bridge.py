@@ -118,7 +118,14 @@ def test_the_task_hook_steps_aside_when_lm_eval_reads_task_entry_points(monkeypa
     assert _Index.roots == [[_Index.roots[0][0]]]
 
 
-def test_a_failing_hook_is_one_warning_and_the_module_still_loads() -> None:
+@pytest.mark.parametrize("console", ["ours", "unimportable"])
+def test_a_failing_hook_is_one_warning_and_the_module_still_loads(
+    console: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One warning in the toolkit's voice (odu.io.console); Python's own RuntimeWarning when a broken
+    install keeps even that from importing."""
+    if console == "unimportable":
+        monkeypatch.setitem(sys.modules, "odu.io.console", None)
     ran = []
 
     class Loader:
@@ -136,7 +143,12 @@ def test_a_failing_hook_is_one_warning_and_the_module_still_loads() -> None:
         bridge._Loader(Loader(), broken).exec_module(types.ModuleType("lm_eval.tasks"))
     assert ran == ["lm_eval.tasks"]
     [warning] = caught
-    assert warning.category is RuntimeWarning and "ODU_LM_EVAL_BRIDGE=0" in str(warning.message)
+    assert issubclass(warning.category, RuntimeWarning) and "ODU_LM_EVAL_BRIDGE=0" in str(warning.message)
+    assert (warning.category is RuntimeWarning) == (console == "unimportable")
+    said = (
+        "odu-bench: lm-eval bridge: " if console == "unimportable" else "lm-eval bridge: "
+    )  # the voice says odu-bench
+    assert str(warning.message).startswith(said)
 
 
 def _installed() -> bool:
