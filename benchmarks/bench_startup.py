@@ -2,7 +2,7 @@
 its built-in tasks, and the commands that need that index.
 
 The bridge (``odu_lm_eval_bridge``) builds the TaskManager of a command line asking only for ``odu*``
-tasks without lm-eval's ~14,700 built-in task names. Both sides run ``odu-bench lm-eval --tasks
+tasks without lm-eval's ~14,700 built-in task names. Both sides run ``odu-bench lm-eval run --tasks
 odu_ao --model odu-never --limit 1`` in a fresh process, offline: the baseline with the bridge off
 (``ODU_LM_EVAL_BRIDGE=0``: ``odu-bench lm-eval`` still registers the models and adds the task
 folder, and lm-eval indexes its own tasks as it always did), the other with it on. Also timed:
@@ -28,8 +28,8 @@ from _figures import add_json_option, write_json
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ["--tasks", "odu_ao", "--model", "odu-never", "--limit", "1"]
 COMMANDS: dict[str, tuple[list[str], dict[str, str]]] = {
-    "odu-bench lm-eval, full index (bridge off)": (["-m", "odu", "lm-eval", *RUN], {"ODU_LM_EVAL_BRIDGE": "0"}),
-    "odu-bench lm-eval, our tasks only (bridge)": (["-m", "odu", "lm-eval", *RUN], {}),
+    "odu-bench lm-eval, full index (bridge off)": (["-m", "odu", "lm-eval", "run", *RUN], {"ODU_LM_EVAL_BRIDGE": "0"}),
+    "odu-bench lm-eval, our tasks only (bridge)": (["-m", "odu", "lm-eval", "run", *RUN], {}),
     "lm_eval, our tasks only (bridge)": (["-m", "lm_eval", *RUN], {}),
     "lm_eval ls tasks (needs the full index)": (["-m", "lm_eval", "ls", "tasks"], {}),
 }

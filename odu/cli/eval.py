@@ -264,13 +264,15 @@ def dry_run(args: argparse.Namespace, models: Sequence[str], loaded: Sequence[An
 
 def dry_checks(models: Sequence[str], model_args: Mapping[str, Any], docs: Sequence[Mapping[str, Any]]) -> int:
     """Each remote backend of ``models`` built from ``model_args`` as the real run builds it (its
-    refusals raise the real run's ``ValueError``, exit 2), asked what it would refuse of the docs'
-    scenes (:meth:`odu.models.base.Backend.dry_check`): those print as the real run's inference errors,
-    exit 2. Backends that run in-process (their weights would load) are not built."""
+    refusals raise the real run's ``ValueError``, exit 2), but without its API key, which a dry run
+    does not need (a key variable that is not set is said, not refused), asked what it would refuse
+    of the docs' scenes (:meth:`odu.models.base.Backend.dry_check`): those print as the real run's
+    inference errors, exit 2. Backends that run in-process (their weights would load) are not built."""
     from ..harness.models import backend_options
     from ..harness.tasks import scene_request
     from ..models import backend_class, make_backend
     from ..models.remote import RemoteBackend
+    from ..transport.openai_client import sending_nothing
 
     requests = [scene_request(d, with_asr=False) for d in docs]
     code = 0
@@ -278,12 +280,16 @@ def dry_checks(models: Sequence[str], model_args: Mapping[str, Any], docs: Seque
         if not issubclass(backend_class(model), RemoteBackend):
             continue
         options = {k: v for k, v in backend_options(model_args, model).items() if k != "preflight"}
-        backend = make_backend(model, **options)
+        with sending_nothing():
+            backend = make_backend(model, **options)
+        assert isinstance(backend, RemoteBackend)
         try:
             problems = backend.dry_check(requests)
         finally:
             backend.close()
         label = str(options.get("model") or model)
+        if backend.client.missing_key:
+            print(f"odu-bench eval: {label}: {backend.client.missing_key}: the real run needs it", file=sys.stderr)
         for problem in problems:
             print(scrub_text(f"odu-bench eval: error: {label}: inference error: {problem}"), file=sys.stderr)
         if problems:

@@ -30,6 +30,7 @@ from ..core.schema import read_predictions
 from ..core.tables import table3_caveat
 from ..io.scrub import scrub_value
 from ..models import BASELINES
+from ..models.providers import developer
 from ..report.runs import System, harness_folder, load_systems, read_harness_run, read_object
 from ..runs.contract import PREDICTIONS_FILE, RUN_CARD_NAME, RUN_ID, SCENES_FILE
 
@@ -133,17 +134,33 @@ class ExportRun:
     @property
     def model_id(self) -> str:
         """The model: ``--model-ids`` entry, else as the run card names it (``model_args.model`` /
-        ``pretrained``; a baseline's :data:`BASELINE_MODEL_IDS`), else the run's name."""
+        ``pretrained``, its developer added where the card's backend or provider profile knows it:
+        :meth:`with_developer`; a baseline's :data:`BASELINE_MODEL_IDS`), else the run's name."""
         if self.given_model_id:
             return self.given_model_id
         args = self.card_block("model", "model_args")
         for key in ("model", "pretrained"):
             if isinstance(args.get(key), str) and args[key]:
-                return str(args[key])
+                return self.with_developer(str(args[key]))
         backend = self.card_block("model", "backend").get("backend")
         if isinstance(backend, str) and backend in BASELINE_MODEL_IDS:
             return BASELINE_MODEL_IDS[backend]
         return self.system.name
+
+    def with_developer(self, model: str) -> str:
+        """``model`` as ``developer/model``: as the card names it when it has a ``/``, else with the
+        developer its server or family tells (:func:`odu.models.providers.developer`: the Gemini backend's
+        ``google``, OpenAI's API, a Qwen-Omni name), else as it is (refused by :meth:`developer_model`)."""
+        if "/" in model:
+            return model
+        backend = self.card_block("model", "backend")
+        server = (
+            self.card_block("model", "backend", "provider").get("name")
+            if backend.get("backend") == "openai"
+            else backend.get("backend")
+        )
+        found = developer(model, server if isinstance(server, str) else None)
+        return f"{found}/{model}" if found else model
 
     def developer_model(self) -> tuple[str, str]:
         """The model id as ``(developer, model)``; :class:`ValueError` naming the run when the id has

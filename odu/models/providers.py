@@ -86,6 +86,23 @@ FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("o-series", r"^(?:openai/)?o[1-9]"),
     )
 )
+#: The developer of each family's models (its organisation on the Hub), for the ``developer/model`` ids
+#: of exports (:func:`developer`).
+FAMILY_DEVELOPERS: dict[str, str] = {
+    "qwen3.5-omni": "Qwen",
+    "qwen3-omni": "Qwen",
+    "qwen2.5-omni": "Qwen",
+    "qwen-omni-turbo": "Qwen",
+    "ming-flash-omni": "inclusionAI",
+    "nemotron-omni": "nvidia",
+    "gpt-audio": "openai",
+    "gpt-5": "openai",
+    "o-series": "openai",
+}
+#: The developer of every model a server serves, where it serves one developer's only: OpenAI's own API
+#: (provider ``openai``) and the backends of one developer's API (``gemini``: Google's Gemini API;
+#: ``realtime``: OpenAI's Realtime API).
+SERVER_DEVELOPERS: dict[str, str] = {"openai": "openai", "gemini": "google", "realtime": "openai"}
 #: Families whose vLLM processor takes ``use_audio_in_video`` (vllm#33605 for Qwen-Omni, vllm#35539 for Nemotron).
 QWEN_OMNI_FAMILIES = frozenset({"qwen2.5-omni", "qwen3-omni", "qwen3.5-omni"})
 #: OpenAI reasoning families: no ``max_tokens``, no temperature but the default.
@@ -115,6 +132,21 @@ def model_family(model: str) -> str:
     ['qwen3.5-omni', 'qwen3-omni', 'qwen3-omni', 'nemotron-omni', 'gpt-5', 'gpt-audio', 'other']
     """
     return next((name for name, pattern in FAMILIES if pattern.search(model)), "other")
+
+
+def developer(model: str, server: str | None) -> str | None:
+    """The developer of ``model`` served by ``server`` (a provider of :data:`PROVIDERS`, or the backend
+    ``gemini`` / ``realtime``): the server's when it serves one developer's models only
+    (:data:`SERVER_DEVELOPERS`), else the model family's (:data:`FAMILY_DEVELOPERS`); None when neither says.
+
+    >>> developer("gemini-3.1-pro-preview", "gemini"), developer("gpt-realtime-2", "realtime")
+    ('google', 'openai')
+    >>> developer("qwen3.5-omni-plus", "dashscope"), developer("gpt-4o-audio-preview", "generic")
+    ('Qwen', 'openai')
+    >>> developer("my-omni", "vllm") is None, developer("doubao-seed-2-0-lite-260428", "ark") is None
+    (True, True)
+    """
+    return SERVER_DEVELOPERS.get(server or "") or FAMILY_DEVELOPERS.get(model_family(model))
 
 
 def version_tuple(version: str | None) -> tuple[int, int, int] | None:
@@ -564,12 +596,14 @@ __all__ = [
     "AUDIO_PARTS",
     "DASHSCOPE_MAX_ITEM_B64",
     "FAMILIES",
+    "FAMILY_DEVELOPERS",
     "MING_THINKING",
     "OPENAI_MODEL",
     "PROBE_TIMEOUT_S",
     "PROVIDERS",
     "QWEN_OMNI",
     "QWEN_OMNI_FAMILIES",
+    "SERVER_DEVELOPERS",
     "TRANSFORMERS_FRAMES_FIELD",
     "USE_AUDIO_IN_VIDEO",
     "VERSION_PATHS",
@@ -580,6 +614,7 @@ __all__ = [
     "Profile",
     "detect",
     "detect_offline",
+    "developer",
     "model_family",
     "older_than",
     "profile",

@@ -10,7 +10,8 @@ a client of the same base, :class:`ApiClient`, that knows Google's SDK. They all
 * credentials: the API key is read from an environment variable (``OPENAI_API_KEY`` by default,
   or the first set of several, named as :data:`KEY_ENV_NAME` says), sent only in the request
   header, and :data:`LOCAL_SERVER_KEY` stands in for it when a local server (``base_url`` given)
-  needs none; the key and the server URL's credentials are registered with :mod:`odu.io.scrub`,
+  needs none (a dry run's clients, built in :func:`sending_nothing`, need no key: they send
+  nothing); the key and the server URL's credentials are registered with :mod:`odu.io.scrub`,
   which removes them from every byte written or printed, and a URL is shown by its one rule
   (:func:`odu.io.scrub.scrub_url`); a ``base_url`` that is not a usable URL is refused
   (:func:`odu.io.scrub.check_url`);
@@ -57,7 +58,7 @@ import random
 import re
 import time
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl
@@ -105,6 +106,19 @@ CONNECT_TIMEOUT_S = 10.0
 REPLICA_SEPARATOR = "|"
 #: Seconds a replica that failed an attempt is passed over while others are ready.
 REPLICA_COOLDOWN_S = 30.0
+#: Whether the clients built now are a dry run's (:func:`sending_nothing`), which need no key.
+_SENDING_NOTHING: contextvars.ContextVar[bool] = contextvars.ContextVar("odu-sending-nothing", default=False)
+
+
+@contextlib.contextmanager
+def sending_nothing() -> Iterator[None]:
+    """Clients built inside are a dry run's (``odu-bench eval --dry-run``): they send nothing, so a key
+    variable that is not set stops nothing; :attr:`ApiClient.missing_key` says why a real run would stop."""
+    token = _SENDING_NOTHING.set(True)
+    try:
+        yield
+    finally:
+        _SENDING_NOTHING.reset(token)
 
 
 class ServerRefusedError(RuntimeError):
@@ -408,7 +422,8 @@ class ApiClient:
     holds the server URL (shown in the refusal message), ``unavailable`` the error raised when the
     server refuses every call. ``api_key_env`` is one variable or several, the first set one
     winning. Raises :class:`ValueError` when no key variable is set and no ``base_url`` (a local
-    server) is given. Subclasses hold one SDK: its accessors and :meth:`classify`.
+    server) is given, unless built for a dry run (:func:`sending_nothing`). Subclasses hold one SDK:
+    its accessors and :meth:`classify`.
     """
 
     #: The server the SDK talks to when no ``base_url`` is given (shown in messages).
@@ -438,8 +453,14 @@ class ApiClient:
             check_url(url or "", url_option)
             sdk_base(url)
         found = next((env for env in envs if os.environ.get(env)), None)
-        if found is None and base_url is None:
-            raise ValueError(f"{role} API key: environment variable {' or '.join(envs)} is not set")
+        #: Why a real run stops here (no key variable set, and no local server), else None.
+        self.missing_key = (
+            f"{role} API key: environment variable {' or '.join(envs)} is not set"
+            if found is None and base_url is None
+            else None
+        )
+        if self.missing_key and not _SENDING_NOTHING.get():
+            raise ValueError(self.missing_key)
         key = os.environ[found] if found else None
         self._api_key = key or LOCAL_SERVER_KEY
         if key and not register_secret(key):  # a credential is never written or printed, however a server echoes it
@@ -817,6 +838,7 @@ __all__ = [
     "retry_after",
     "placeholder_key",
     "sdk_base",
+    "sending_nothing",
     "sdk_status_message",
     "split_replicas",
     "status_failure",

@@ -1,3 +1,3 @@
-"""The sample runs every export test reads (module scope: built once per test module)."""
+"""The runs every export test reads (module scope: built once per test module)."""
 
-from support.export_runs import sample_runs  # noqa: F401  (the fixture)
+from support.export_runs import sample_runs, served_runs  # noqa: F401  (the fixtures)

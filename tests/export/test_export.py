@@ -15,7 +15,7 @@ import pytest
 import yaml
 from support.cli import argv
 from support.eee_validator import eee_validate
-from support.export_runs import DATASET, SCORED_ID, eee_records, export, scene_rows
+from support.export_runs import DATASET, GEMINI, SCORED_ID, UNNAMED, eee_records, export, scene_rows
 from support.sample_runs import scored_sample_run
 
 from odu.cli import main
@@ -119,6 +119,39 @@ def test_eee_needs_an_organization_and_model_ids_in_developer_model_form(sample_
     )  # as upstream files it
     assert main(argv("export", scored, format="eee", out=tmp_path / "d", organization="Lab", model_ids=["a", "b"])) == 2
     assert "--model-ids gives 2 id(s) for 1 run(s)" in capsys.readouterr().err
+
+
+def test_a_served_model_gets_the_developer_its_backend_or_provider_knows(served_runs, tmp_path, capsys):
+    """docs/export.md's first block, on a Gemini run: the run card's ``gemini-3.1-pro-preview`` of the
+    Gemini backend is exported as ``google/gemini-3.1-pro-preview`` (EEE folder, model info, instances,
+    the Inspect log's model) without --model-ids; a model a local server names ``my-omni`` has no
+    developer anything knows, and is still refused, naming the run."""
+    from inspect_ai.log import read_eval_log
+
+    gemini, unnamed = served_runs["gemini"], served_runs["openai"]
+    eee = dict(format="eee", organization="My Lab", resamples=20)
+    assert main(argv("export", gemini, out=tmp_path / "eee", **eee)) == 0
+    [(aggregate, instances)] = eee_records(tmp_path / "eee").values()
+    assert aggregate["model_info"]["id"] == f"google/{GEMINI}" and aggregate["model_info"]["developer"] == "google"
+    assert {i["model_id"] for i in instances} == {f"google/{GEMINI}"}
+    assert next((tmp_path / "eee").rglob("*.json")).parent.parts[-3:] == ("odu-bench", "google", GEMINI)
+    assert main(argv("export", gemini, format="inspect", out=tmp_path / "inspect")) == 0
+    logs = [read_eval_log(str(path)) for path in (tmp_path / "inspect").rglob("*.json")]
+    assert len(logs) == 2 and {log.eval.model for log in logs} == {f"google/{GEMINI}"}
+    capsys.readouterr()
+    for options in (eee, dict(format="inspect")):
+        assert main(argv("export", unnamed, out=tmp_path / "unnamed", **options)) == 2
+        err = capsys.readouterr().err
+        assert f"its model id {UNNAMED!r} is not in the form DEVELOPER/MODEL" in err and "--model-ids" in err
+        assert not (tmp_path / "unnamed").exists()
+    assert main(argv("export", unnamed, out=tmp_path / "given", model_ids=[f"lab/{UNNAMED}"], **eee)) == 0
+
+
+def test_a_served_model_s_eee_export_passes_upstream_s_validator(served_runs, tmp_path):
+    """The developer the export adds (``google`` of a Gemini run) is one the datastore files it under."""
+    assert export([served_runs["gemini"]], "eee", tmp_path / "eee", resamples=20) == 0
+    status, reports = eee_validate(tmp_path / "eee")
+    assert status == 0 and [r for r in reports if r["errors"] or r["warnings"]] == [] and len(reports) == 2
 
 
 def test_inspect_logs_read_back_with_inspect_ais_own_reader(sample_runs, tmp_path):

@@ -162,3 +162,23 @@ def test_eval_dry_run_counts_remote_models_and_judges_every_model(capsys, tmp_pa
     assert est["judge"]["requests_at_most"] == 2 * segments
     assert est["prices_per_million"]["judge"] == {"in": 1.0, "out": None}
     assert not (tmp_path / "o").exists()
+
+
+def test_a_dry_run_needs_no_api_key_and_says_the_real_run_does(capsys, tmp_path, monkeypatch) -> None:
+    """docs/harness.md's dry run (OpenAI's own server, no ``base_url``) with no key set: the estimate, the
+    checks, a line naming the key the real run needs, exit 0; the real run still stops at once without it."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    model_args = "model=gpt-4o-audio-preview,video_mode=frames,audio_in_video=separate"
+    args = dict(sample=True, model="openai", model_args=model_args, tasks="odu_ao", out=tmp_path / "o")
+    assert main(argv("eval", judge="openai:gpt-5.4-mini", dry_run=True, price_in=2.5, price_out=10.0, **args)) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("dry run: nothing sent. 9 scene(s) per model, 9 model request(s) in all")
+    assert err.splitlines()[-1] == (
+        "odu-bench eval: gpt-4o-audio-preview: model API key: environment variable OPENAI_API_KEY is not set: "
+        "the real run needs it"
+    )
+    assert main(argv("eval", limit=1, **args)) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "odu-bench eval: error: model API key: environment variable OPENAI_API_KEY is not set"
+    )
+    assert not (tmp_path / "o").exists()

@@ -1,5 +1,5 @@
 """The one OpenAI client (odu.transport.openai_client): one scrubber for every user, the key placeholder of
-local servers, the refusal message, the runner inside a running event loop."""
+local servers, a dry run's clients without a key, the refusal message, the runner inside a running event loop."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from odu.transport.openai_client import (
     OpenAIClient,
     ServerUnavailableError,
     retry_after,
+    sending_nothing,
 )
 
 URL = "https://bob:s3cret-pw@llm.example.com:8443/v1?api-key=abcd1234&v=1"
@@ -44,6 +45,20 @@ def test_local_servers_get_the_placeholder_key_which_is_no_secret(monkeypatch: p
     assert client.scrub(f"sent {LOCAL_SERVER_KEY}") == f"sent {LOCAL_SERVER_KEY}"
     with pytest.raises(ValueError, match="model API key: environment variable OPENAI_API_KEY is not set"):
         OpenAIClient("model", "m", timeout=1.0)
+
+
+def test_a_dry_run_s_client_needs_no_key_and_says_why_a_real_run_would_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with sending_nothing():
+        keyless = OpenAIClient("model", "m", timeout=1.0)
+        local = OpenAIClient("model", "m", base_url="http://localhost:8000/v1", timeout=1.0)
+    assert keyless.missing_key == "model API key: environment variable OPENAI_API_KEY is not set"
+    assert local.missing_key is None  # a local server takes the placeholder key
+    with pytest.raises(ValueError, match="model API key: environment variable OPENAI_API_KEY is not set"):
+        OpenAIClient("model", "m", timeout=1.0)  # outside the dry run, the refusal stands
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-dry-run-0123456789")
+    with sending_nothing():
+        assert OpenAIClient("model", "m", timeout=1.0).missing_key is None
 
 
 def test_judge_model_and_asr_share_the_client(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:

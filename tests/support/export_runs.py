@@ -1,6 +1,7 @@
 """The runs ``tests/export/`` exports: ``odu-bench eval --sample`` (the two floors, with run cards
-and raw outputs) and an ``odu-bench score`` run of the sample (no run card), and how the tests
-call ``odu-bench export`` and read an Every Eval Ever export back."""
+and raw outputs), an ``odu-bench score`` run of the sample (no run card) and runs of served models
+(Gemini on its fake, a model a local server names without its developer), and how the tests call
+``odu-bench export`` and read an Every Eval Ever export back."""
 
 from __future__ import annotations
 
@@ -13,12 +14,20 @@ import pytest
 from odu.cli import main
 from odu.runs.contract import RUN_CARD_NAME
 from support.cli import argv
+from support.gemini_fake import GeminiFake
+from support.omni_fakes import FakeOmni
+from support.openai_rules import API_KEY
+from support.openai_server import OpenAIServer
 from support.sample_runs import scored_sample_run
 
 DATASET = "ORG/odu-bench"
 ORGANIZATION = "Test Lab"
 #: The model id given to the sample's ``odu-bench score`` run (no run card, so no model of its own).
 SCORED_ID = "lab/scored"
+#: The served runs' models: Gemini (docs/providers.md's Gemini 3.1 Pro), and a name a local server
+#: gives a model that says nothing of its developer.
+GEMINI, UNNAMED = "gemini-3.1-pro-preview", "my-omni"
+GEMINI_KEY = "AIza-export-5e6f7a8b"
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +45,39 @@ def sample_runs(tmp_path_factory: pytest.TempPathFactory, hf_cache: str) -> dict
     assert sorted(runs) == ["always", "never"]
     runs["scored"] = scored_sample_run(root / "scored")
     return runs
+
+
+@pytest.fixture(scope="module")
+def served_runs(tmp_path_factory: pytest.TempPathFactory, hf_cache: str) -> dict[str, Path]:
+    """``odu-bench eval --sample --limit 2`` of served models, by backend: ``gemini`` (:data:`GEMINI`
+    through the Gemini backend, on the Gemini fake) and ``openai`` (:data:`UNNAMED` on a loopback
+    OpenAI-compatible server): their run cards as those runs write them."""
+    import datasets
+
+    from odu.data.sample import sample_dataset_dir
+
+    root = tmp_path_factory.mktemp("served-runs")
+    runs = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ODU_CACHE_DIR", str(root / "cache"))
+        mp.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
+        mp.setenv("GEMINI_API_KEY", GEMINI_KEY)
+        mp.delenv("GOOGLE_API_KEY", raising=False)
+        mp.setenv("OPENAI_API_KEY", API_KEY)
+        dataset = sample_dataset_dir()
+        with OpenAIServer() as http:
+            GeminiFake(dataset, key=GEMINI_KEY, model=GEMINI).attach(http)
+            runs["gemini"] = _served(root / "gemini", "gemini", f"model={GEMINI},base_url={http.origin}")
+        with OpenAIServer(FakeOmni(dataset), models=(UNNAMED,)) as server:
+            runs["openai"] = _served(root / "openai", "openai", f"model={UNNAMED},base_url={server.base_url}")
+    return runs
+
+
+def _served(out: Path, backend: str, model_args: str) -> Path:
+    """The run folder of ``odu-bench eval --sample --limit 2`` of ``backend`` (exit 0 asserted)."""
+    assert main(argv("eval", sample=True, model=backend, model_args=model_args, limit=2, out=out)) == 0
+    [folder] = out.iterdir()
+    return folder
 
 
 def export(runs: list[Path], fmt: str, out: Path, **options: Any) -> int:
