@@ -81,7 +81,7 @@ from lmms_eval.models.simple.kimi_audio import KimiAudio
 from lmms_eval.tasks import TaskManager
 from odu.harness.folders import lmms_task_dir
 lm = KimiAudio(pretrained="moonshotai/Kimi-Audio-7B-Instruct")
-manager = TaskManager("ERROR", include_path=lmms_task_dir(), include_defaults=False, model_name="kimi_audio")
+manager = TaskManager("ERROR", include_path=str(lmms_task_dir()), include_defaults=False, model_name="kimi_audio")
 results = simple_evaluate(model=lm, tasks=["odu_ao"], task_manager=manager, log_samples=True)
 from kimia_infer.api.kimia import CHATS
 out = {"chats": CHATS, "metrics": results["results"]["odu_ao"], "samples": len(results["samples"]["odu_ao"])}
