@@ -4,9 +4,9 @@ both through :class:`odu.export.source.ExportRun`, which checks them here.
 * A **model id** becomes Every Eval Ever's ``model_info.id`` and a folder of its datastore
   (``data/odu-bench/<developer>/<model>/``) and Inspect's ``eval.model``. :func:`check_model_id`
   refuses one that is not shown as it is written: a character ``str.isprintable`` refuses (control
-  characters such as NUL, ESC or a newline; bidi overrides and isolates such as U+202E and U+2066,
-  which show ``Qwen/‮exe.1-nwQ`` as another name; separators and white space but the space), white
-  space at either end, or more than :data:`MODEL_ID_MAX_BYTES`.
+  characters such as NUL, ESC or a newline; bidi overrides and isolates such as U+202E and U+2066:
+  ``Qwen/`` U+202E ``exe.1-nwQ`` shows as ``Qwen/Qwn-1.exe``; separators and white space but the
+  space), white space at either end, or more than :data:`MODEL_ID_MAX_BYTES`.
 * A **date** becomes the Hub's ``date``, Every Eval Ever's ``evaluation_timestamp`` and Inspect's
   ``eval.created`` (and the Inspect log's file name). :func:`check_date` takes an ISO 8601 date and
   time of the shape :data:`RUN_DATE` that is a real time (``datetime.fromisoformat``, as Inspect's
