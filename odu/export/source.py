@@ -33,6 +33,7 @@ from ..models import BASELINES
 from ..models.providers import developer
 from ..report.runs import System, harness_folder, load_systems, read_harness_run, read_object
 from ..runs.contract import PREDICTIONS_FILE, RUN_CARD_NAME, RUN_ID, SCENES_FILE
+from .fields import ExportRefused, check_date, check_model_id
 
 #: The benchmark's name in every export.
 BENCHMARK = "ODU-Bench"
@@ -67,10 +68,6 @@ def without_local_paths(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [without_local_paths(v) for v in value]
     return value
-
-
-class ExportRefused(ValueError):
-    """A run that may not be exported as it is; the message names the run and why."""
 
 
 @dataclass(frozen=True)
@@ -132,20 +129,28 @@ class ExportRun:
         return failed
 
     @property
+    def where(self) -> str:
+        """The run as a refusal names it: its name and folder."""
+        return f"{self.system.name} ({self.run_dir})"
+
+    @property
     def model_id(self) -> str:
         """The model: ``--model-ids`` entry, else as the run card names it (``model_args.model`` /
         ``pretrained``, its developer added where the card's backend or provider profile knows it:
-        :meth:`with_developer`; a baseline's :data:`BASELINE_MODEL_IDS`), else the run's name."""
+        :meth:`with_developer`; a baseline's :data:`BASELINE_MODEL_IDS`), else the run's name; checked
+        (:func:`odu.export.fields.check_model_id`: :class:`ExportRefused` naming the run and field)."""
         if self.given_model_id:
-            return self.given_model_id
+            return check_model_id(self.given_model_id, self.where, "--model-ids entry")
         args = self.card_block("model", "model_args")
         for key in ("model", "pretrained"):
             if isinstance(args.get(key), str) and args[key]:
-                return self.with_developer(str(args[key]))
+                return self.with_developer(
+                    check_model_id(args[key], self.where, f"{RUN_CARD_NAME} model.model_args.{key}")
+                )
         backend = self.card_block("model", "backend").get("backend")
         if isinstance(backend, str) and backend in BASELINE_MODEL_IDS:
             return BASELINE_MODEL_IDS[backend]
-        return self.system.name
+        return check_model_id(self.system.name, self.where, "name (taken for its model id)")
 
     def with_developer(self, model: str) -> str:
         """``model`` as ``developer/model``: as the card names it when it has a ``/``, else with the
@@ -175,16 +180,15 @@ class ExportRun:
 
     @property
     def date(self) -> str:
-        """When the run was made (ISO-8601, UTC): the run card's date, else the run id's time, else
-        lm-eval's stamp, else scenes.jsonl's time."""
-        date = (self.card or {}).get("date")
-        if isinstance(date, str) and date:
-            return date
-        stamp = re.match(r"(\d{8}T\d{6})Z-", self.run_id)
-        if stamp:
-            return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.strptime(stamp.group(1), "%Y%m%dT%H%M%S"))
-        if self.harness_stamp and (harness := re.match(r"(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d)", self.harness_stamp)):
-            return time.strftime("%Y-%m-%dT%H:%M:%S", time.strptime(harness.group(1), "%Y-%m-%dT%H-%M-%S"))
+        """When the run was made (ISO 8601): the run card's date, else the run id's time (UTC), else
+        lm-eval's stamp, else scenes.jsonl's time (UTC); checked (:func:`odu.export.fields.check_date`:
+        :class:`ExportRefused` naming the run and field)."""
+        if (card_date := (self.card or {}).get("date")) is not None:
+            return check_date(card_date, self.where, f"{RUN_CARD_NAME} date")
+        if stamp := re.match(r"(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z-", self.run_id):
+            return check_date("{}-{}-{}T{}:{}:{}+00:00".format(*stamp.groups()), self.where, f"run id {self.run_id}")
+        if self.harness_stamp and (harness := re.match(r"(\d{4}-\d\d-\d\dT\d\d)-(\d\d)-(\d\d)", self.harness_stamp)):
+            return check_date(":".join(harness.groups()), self.where, f"lm-eval's file stamp {self.harness_stamp}")
         return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime((self.run_dir / SCENES_FILE).stat().st_mtime))
 
     def caveats(self) -> list[str]:

@@ -94,8 +94,8 @@ def comparability_notes(systems: Sequence[System]) -> list[str]:
         notes.append("runs were judged by different judges: M2 differences mix model and judge (App E.2)")
     if len(systems) > 1 and (older := unhashed(systems)):
         notes.append(
-            f"runs without scene content hashes ({', '.join(older)}; written before they were recorded): their "
-            "scenes are paired by id, modality and label only, not checked to be the same content"
+            f"runs with scenes without content hashes ({', '.join(older)}: written before they were recorded, or "
+            "null): those scenes are paired by id, modality and label only, not checked to be the same content"
         )
     approximate = [s.name for s in systems if s.approximate]
     if approximate:

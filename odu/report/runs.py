@@ -21,7 +21,16 @@ from typing import Any
 from ..core.caveats import APPROXIMATE_JUDGE, run_caveats, summary_counts
 from ..io.jsonio import iter_jsonl, read_json
 from ..models import lm_eval_system_label
-from ..runs.contract import RUN_CARD_NAME, SCENES_FILE, SUMMARY_FILE, incomplete, read_run, row_problem, summarize_run
+from ..runs.contract import (
+    RUN_CARD_NAME,
+    SCENES_FILE,
+    SUMMARY_FILE,
+    has_content_hashes,
+    incomplete,
+    read_run,
+    row_problem,
+    summarize_run,
+)
 
 #: scenes.jsonl fields the report reads.
 ROW_FIELDS: tuple[str, ...] = (
@@ -236,8 +245,9 @@ def check_labels_agree(systems: Sequence[System]) -> None:
     """Runs compared scene by scene must hold the same scenes: per scene id, the same modality and
     label, the same content (``scene_sha256``: clips, replies, labels, axes) and, where they were
     scored against the same reference language, the same reference (``reference_sha256``). A row
-    without the hashes (a run written before they were recorded) is checked by modality and label
-    only (:func:`unhashed`). ``ValueError`` names the scene and both runs."""
+    without a hash (absent: a run written before they were recorded; or null) is checked by modality
+    and label only (:func:`unhashed`); a hash that is not a SHA-256 was refused when the run was read
+    (:func:`odu.runs.contract.row_problem`). ``ValueError`` names the scene and both runs."""
     seen: dict[str, tuple[str, Row, str]] = {}
     for s in systems:
         for r in s.rows:
@@ -260,9 +270,10 @@ def check_labels_agree(systems: Sequence[System]) -> None:
 
 
 def unhashed(systems: Sequence[System]) -> list[str]:
-    """Names of the systems whose rows lack the content hashes (:func:`check_labels_agree` then
-    pairs their scenes by id, modality and label only)."""
-    return [s.name for s in systems if any("scene_sha256" not in r for r in s.rows)]
+    """Names of the systems with a row that lacks a content hash, absent or null
+    (:func:`odu.runs.contract.has_content_hashes`: :func:`check_labels_agree` then pairs that scene by
+    id, modality and label only)."""
+    return [s.name for s in systems if not all(has_content_hashes(r) for r in s.rows)]
 
 
 def common_rows(

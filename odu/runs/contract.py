@@ -12,10 +12,11 @@ file into a hidden temporary folder beside the target and renames it into place 
 a killed run leaves the target as it was; every file carries the run's id (``run_id``: each JSONL
 row, each JSON file) and ``summary.json`` lists every other file with its SHA-256. A folder that
 holds another run's files is refused unless the caller overwrites it. :func:`read_run` checks all
-of this and names what disagrees; it refuses scene rows :func:`summarize` cannot count
-(:func:`row_problem`: a NaN score, a flag that is not a boolean) and a summary whose numbers its
-scene rows do not give (:func:`summary_disagreements`: ``summary.json`` edited, its hashes or not); :func:`incomplete` names what a run's numbers lack (judge
-errors, M2 missing).
+of this and names what disagrees; it refuses scene rows :func:`summarize` cannot count or
+:func:`odu.report.runs.check_labels_agree` cannot pair (:func:`row_problem`: a NaN score, a flag
+that is not a boolean, a content hash that is not a SHA-256) and a summary whose numbers its scene
+rows do not give (:func:`summary_disagreements`: ``summary.json`` edited, its hashes or not);
+:func:`incomplete` names what a run's numbers lack (judge errors, M2 missing).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import reprlib
 import secrets
 import shutil
 import time
@@ -594,12 +596,20 @@ def _file_problems(run_dir: Path, run_id: str, listed: Mapping[str, Any], scenes
 SCORE_FIELDS: tuple[str, ...] = ("s2", "s2_errors_as_misses", "s3", "s4", "s5")
 #: Scene-row flags: each a JSON boolean.
 FLAG_FIELDS: tuple[str, ...] = ("has_demand", "predicted_has_demand", "parse_error", "no_output")
+#: Scene-row content hashes (:func:`odu.core.schema.content_hashes`): each a SHA-256 as
+#: :func:`odu.io.files.is_sha256` takes one (64 lowercase hex digits), or null or absent: a row written
+#: before the hashes were recorded, paired by id, modality and label only (:func:`has_content_hashes`).
+HASH_FIELDS: tuple[str, ...] = ("scene_sha256", "reference_sha256")
+#: A value quoted in a row problem, bounded (a 65-character "hash" shown whole, an object cut short).
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = 72
 
 
 def row_problem(row: Any) -> str | None:
-    """What makes ``row`` no scene row :func:`summarize` can count (None: it is one): the field
-    named, with what it holds. Scores must be fractions in [0, 1] or null, flags booleans, the
-    modality one of :data:`odu.core.constants.MODALITIES`, each key point's ``judge_error`` text or null.
+    """What makes ``row`` no scene row :func:`summarize` can count or a report can pair (None: it is
+    one): the field named, with what it holds. Scores must be fractions in [0, 1] or null, flags booleans, the
+    modality one of :data:`odu.core.constants.MODALITIES`, each key point's ``judge_error`` text or null,
+    each content hash (:data:`HASH_FIELDS`) a SHA-256 or null (its problem names the scene too).
 
     >>> row_problem({"modality": "audio-only", "s2": float("nan")})
     "'has_demand' must be true or false, got nothing"
@@ -627,7 +637,20 @@ def row_problem(row: Any) -> str | None:
         return "'key_points' must be a list of objects, each with 'judge_error' text or null"
     if not isinstance(row.get("inference_error"), (str, type(None))):
         return f"'inference_error' must be text or null, got {_held(row, 'inference_error')}"
+    for name in HASH_FIELDS:
+        if row.get(name) is not None and not is_sha256(row[name]):
+            return (
+                f"{name!r} of scene {row.get('scene_id')} must be a SHA-256 (64 lowercase hex digits) or null, "
+                f"got {_SHOWN.repr(row[name])}"
+            )
     return None
+
+
+def has_content_hashes(row: Mapping[str, Any]) -> bool:
+    """Whether ``row`` (read: :func:`row_problem` refused any hash that is not a SHA-256) carries
+    both content hashes (:data:`HASH_FIELDS`): only then can two runs' rows of a scene be checked
+    to hold the same content."""
+    return all(row.get(name) is not None for name in HASH_FIELDS)
 
 
 def _held(row: Mapping[str, Any], name: str) -> str:
@@ -757,6 +780,7 @@ __all__ = [
     "SUMMARY_FILE",
     "SCORE_FIELDS",
     "FLAG_FIELDS",
+    "HASH_FIELDS",
     "CandidateRow",
     "EvalSceneRow",
     "JsonlFile",
@@ -771,6 +795,7 @@ __all__ = [
     "ScoredRun",
     "SceneRow",
     "check_out_dir",
+    "has_content_hashes",
     "listed_files",
     "incomplete",
     "is_run_file",

@@ -14,20 +14,11 @@ import pytest
 import yaml
 from support.cli import argv
 from support.eee_validator import eee_validate
-from support.export_runs import DATASET, eee_records, export
+from support.export_runs import DATASET, copy_run, eee_records, export
 
 from odu.cli import main
 from odu.report.bootstrap import MAX_RESAMPLES
-from odu.runs.contract import PREDICTIONS_FILE, RUN_CARD_NAME, read_run, write_run
-
-
-def copy_run(source: Path, out: Path, card_changes: dict | None = None, outputs: dict | None = None) -> Path:
-    """``source`` (a run with a card) written again to ``out`` with its card and raw outputs changed."""
-    card = json.loads((source / RUN_CARD_NAME).read_text(encoding="utf-8")) | (card_changes or {})
-    lines = (source / PREDICTIONS_FILE).read_text(encoding="utf-8").splitlines()
-    rows = [json.loads(line) for line in lines]
-    said = [{"scene_id": r["scene_id"], "output": (outputs or {}).get(r["scene_id"], r["output"])} for r in rows]
-    return write_run(read_run(source), out, json_files={RUN_CARD_NAME: card}, jsonl_files={PREDICTIONS_FILE: said})
+from odu.runs.contract import RUN_CARD_NAME, read_run
 
 
 def exported_text(out: Path) -> str:

@@ -1,7 +1,7 @@
 """The runs ``tests/export/`` exports: ``odu-bench eval --sample`` (the two floors, with run cards
 and raw outputs), an ``odu-bench score`` run of the sample (no run card) and runs of served models
-(Gemini on its fake, a model a local server names without its developer), and how the tests call
-``odu-bench export`` and read an Every Eval Ever export back."""
+(Gemini on its fake, a model a local server names without its developer), how the tests copy a run
+with its card changed, call ``odu-bench export`` and read an Every Eval Ever export back."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from odu.cli import main
-from odu.runs.contract import RUN_CARD_NAME
+from odu.runs.contract import PREDICTIONS_FILE, RUN_CARD_NAME, read_run, write_run
 from support.cli import argv
 from support.gemini_fake import GeminiFake
 from support.omni_fakes import FakeOmni
@@ -104,3 +104,12 @@ def eee_records(out: Path) -> dict[str, tuple[dict[str, Any], list[dict[str, Any
 def scene_rows(instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The scenes.jsonl rows an EEE export's instances carry (``metadata.scene_row``, as JSON)."""
     return [json.loads(i["metadata"]["scene_row"]) for i in instances]
+
+
+def copy_run(source: Path, out: Path, card_changes: dict | None = None, outputs: dict | None = None) -> Path:
+    """``source`` (a run with a card) written again to ``out`` with its card and raw outputs changed."""
+    card = json.loads((source / RUN_CARD_NAME).read_text(encoding="utf-8")) | (card_changes or {})
+    lines = (source / PREDICTIONS_FILE).read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    said = [{"scene_id": r["scene_id"], "output": (outputs or {}).get(r["scene_id"], r["output"])} for r in rows]
+    return write_run(read_run(source), out, json_files={RUN_CARD_NAME: card}, jsonl_files={PREDICTIONS_FILE: said})
