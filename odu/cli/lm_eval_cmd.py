@@ -9,10 +9,9 @@ results file lm-eval wrote: ``run_card_<same timestamp>.json`` beside ``results_
 Credentials in URLs (``base_url=http://user:password@host/v1``) and the credential-shaped pieces of
 a request body (``extra_body``) are removed from what lm-eval prints and logs (a log record's body by
 its rule), and from the files it wrote, whose request bodies are stored by their rule
-(:mod:`odu.io.scrub`); model arguments naming
-a credential (``--model_args api_key=...``, or ``model_args`` of a ``--config`` file) are refused
-before lm-eval runs or logs anything (:func:`odu.harness.arguments.check_model_arguments`): keys are
-read from environment variables only.
+(:mod:`odu.io.scrub`); model arguments naming a credential (``--model_args api_key=...``, or
+``model_args`` of a ``--config`` file) are refused before lm-eval runs or logs anything
+(:func:`odu.harness.arguments.check_model_arguments`): keys are read from environment variables only.
 """
 
 from __future__ import annotations
