@@ -20,8 +20,12 @@ does nothing until one of these modules is imported, then hooks it:
 * ``lm_eval.loggers.utils`` -> its git lookup keeps ``fatal: not a git repository`` off the console;
 * ``lm_eval.utils`` -> the printed results table ends with the dataset each ODU-Bench task read and
   the caveats of its numbers (``odu.harness.annotate``);
-* ``lm_eval._cli.harness`` -> an error of ours that names its cause (a model server failing its
+* ``lm_eval._cli.harness`` -> the model arguments of our models that would carry a credential into
+  what lm-eval prints and writes are refused as soon as they are parsed, in one line
+  (``odu.harness.arguments``); an error of ours that names its cause (a model server failing its
   preflight, a missing dataset) is one line and exit 2, not a traceback (``odu.harness.errors``);
+* ``lm_eval._cli.utils`` -> its parser of JSON arguments fails without printing the argument
+  (``odu.harness.arguments``);
 * ``evaluate`` -> ``evaluate.load("odu_metric")`` loads the installed metric (no Hub round trip);
 * ``datasets`` -> ``load_dataset("odu-bench", ...)`` where no ``./odu-bench`` folder exists fails at
   once, naming the fix, instead of trying the Hub and then serving an older cached copy.
@@ -289,6 +293,19 @@ def _wrapped_on_first_call(attribute: str, wrapper: str) -> "Callable[[ModuleTyp
     return hook
 
 
+def _each(*hooks: "Callable[[ModuleType], None]") -> "Callable[[ModuleType], None]":
+    """One hook running ``hooks`` in order; one that fails is one ``RuntimeWarning``, the others still apply."""
+
+    def hook(module: "ModuleType") -> None:
+        for one in hooks:
+            try:
+                one(module)
+            except Exception as exc:  # never break lm-eval
+                _warn(f"not applied on {module.__name__}", exc)
+
+    return hook
+
+
 _HOOKS: "dict[str, Callable[[ModuleType], None]]" = {
     "lm_eval.models": _register_models,
     "lm_eval.api.registry": _point_to_our_names,
@@ -297,7 +314,11 @@ _HOOKS: "dict[str, Callable[[ModuleType], None]]" = {
     "lm_eval.config.evaluate_config": _index_only_ours,
     "lm_eval.loggers.utils": _quiet_git,
     "lm_eval.utils": _wrapped_on_first_call("make_table", "odu.harness.annotate:with_table_note"),
-    "lm_eval._cli.harness": _wrapped_on_first_call("HarnessCLI.execute", "odu.harness.errors:with_one_line_errors"),
+    "lm_eval._cli.harness": _each(
+        _wrapped_on_first_call("HarnessCLI.parse_args", "odu.harness.arguments:refusing_credentials"),
+        _wrapped_on_first_call("HarnessCLI.execute", "odu.harness.errors:with_one_line_errors"),
+    ),
+    "lm_eval._cli.utils": _wrapped_on_first_call("try_parse_json", "odu.harness.arguments:json_errors_unshown"),
     "evaluate": _load_our_metric,
     "datasets": _refuse_a_missing_dataset_folder,
 }

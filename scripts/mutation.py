@@ -53,6 +53,7 @@ GROUPS = tuple(
     match metrics text parse scoring schema constants tables report judge transport
     scrub containment shards estimate rundirs outfolders clipserve pairing lmmshooks contentcache
     preflight replicas viewer judgecache bounds vllm keyshape linearread urlrule cardyaml export newcomer2
+    bodies
     """.split()
 )
 #: The keys of a fault file, and of each of its ``[[fault]]`` tables (all but ``equivalent`` required).

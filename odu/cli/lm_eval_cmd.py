@@ -6,10 +6,12 @@ Registers the ``odu-*`` models (:mod:`odu.harness.models`), adds ``--include_pat
 ``lm-eval run ...`` with our pieces available (``ls``, ``validate`` and the legacy form without a
 subcommand work too). After a run with ``--output_path``, a run card is written next to each
 results file lm-eval wrote: ``run_card_<same timestamp>.json`` beside ``results_<timestamp>.json``.
-Credentials in URLs (``base_url=http://user:password@host/v1``) are removed from what lm-eval prints
-and logs, and from the files it wrote (:mod:`odu.io.scrub`); model arguments naming a credential
-(``--model_args api_key=...``, or ``model_args`` of a ``--config`` file) are refused before lm-eval
-runs or logs anything (:func:`refuse_key_arguments`): keys are read from environment variables only.
+Credentials in URLs (``base_url=http://user:password@host/v1``) and the credential-shaped pieces of
+a request body (``extra_body``) are removed from what lm-eval prints and logs (a log record's body by
+its rule), and from the files it wrote, whose request bodies are stored by their rule
+(:mod:`odu.io.scrub`); model arguments naming a credential (``--model_args api_key=...``, or
+``model_args`` of a ``--config`` file) are refused before lm-eval runs or logs anything
+(:func:`odu.harness.arguments.check_model_arguments`): keys are read from environment variables only.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..io.scrub import CredentialArgumentError, refuse_credentials, scrub_file, scrubbed_console
+from ..io.scrub import CredentialArgumentError, install_log_filter, scrub_file, scrubbed_console
 from .common import lm_eval_unavailable
 
 _SUBCOMMANDS = ("run", "ls", "validate")
@@ -88,26 +90,6 @@ def write_run_cards(output_path: Path, since: float) -> list[Path]:
     return written
 
 
-def refuse_key_arguments(parsed: argparse.Namespace) -> None:
-    """:class:`ValueError` when the model arguments of lm-eval's parsed command line (``--model_args``,
-    and those of a ``--config`` file) name a credential (:func:`odu.io.scrub.refuse_credentials`); the
-    value is not shown. A config file lm-eval cannot read is left for lm-eval to report."""
-    from lm_eval.config.evaluate_config import EvaluatorConfig
-    from lm_eval.utils import simple_parse_args_string
-
-    found: list[tuple[str, object]] = [("--model_args", getattr(parsed, "model_args", None))]
-    if config := getattr(parsed, "config", None):
-        try:
-            found.append((f"--config {config}: model_args", EvaluatorConfig.load_yaml_config(config).get("model_args")))
-        except (OSError, ValueError, TypeError):
-            pass
-    for where, model_args in found:
-        if isinstance(model_args, str):
-            model_args = simple_parse_args_string(model_args)
-        if isinstance(model_args, dict):
-            refuse_credentials(model_args, where)
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         from lm_eval._cli import HarnessCLI
@@ -118,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         return lm_eval_unavailable(exc, "lm-eval")
 
     from ..harness.annotate import install_table_note
+    from ..harness.arguments import check_model_arguments, install_json_errors_unshown
     from ..harness.errors import install_one_line_errors
     from ..harness.folders import task_dir
     from ..harness.runcard import RECORDER
@@ -127,13 +110,15 @@ def run(args: argparse.Namespace) -> int:
     RECORDER.clear()
     install_table_note()  # lm-eval's table ends with our caveats, with the start-up bridge off too
     install_one_line_errors()  # a failed preflight, a missing extra: one line and exit 2, bridge or not
+    install_json_errors_unshown()  # lm-eval's JSON errors would print the argument whole
     saved, sys.argv = sys.argv, ["lm-eval", *argv]
     try:
         with scrubbed_console():  # lm-eval prints and logs its --model_args verbatim
             setup_logging()  # what lm-eval's cli_evaluate does, with the refusal between parsing and running
+            install_log_filter()  # on lm-eval's handler: a request body in a log record by its rule
             parser = HarnessCLI()
             parsed = parser.parse_args()
-            refuse_key_arguments(parsed)
+            check_model_arguments(parsed, shown_as_given=False)  # lm-eval's console and files are scrubbed here
             parser.execute(parsed)
     except CredentialArgumentError as exc:
         print(f"odu-bench lm-eval: error: {exc}", file=sys.stderr)
@@ -153,7 +138,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def scrub_outputs(output_path: Path, since: float) -> list[Path]:
-    """Remove URL credentials (:mod:`odu.io.scrub`) from the files lm-eval wrote under ``output_path``
-    since ``since`` (its results keep ``--model_args`` verbatim); returns the files changed."""
+    """Remove URL credentials and known secrets from the files lm-eval wrote under ``output_path``
+    since ``since``, and store their request bodies by rule (:func:`odu.io.scrub.scrub_file`: its
+    results keep ``--model_args`` verbatim); returns the files changed."""
     files = [output_path] if output_path.is_file() else sorted(p for p in output_path.rglob("*") if p.is_file())
     return [p for p in files if p.suffix in (".json", ".jsonl") and p.stat().st_mtime >= since and scrub_file(p)]

@@ -7,5 +7,7 @@
 * :mod:`.preflight` — between model and first request: native tasks refuse other models, the
   text-only tasks' evaluated clips are transcribed (``lm_eval`` imported inside its functions);
 * :mod:`.runcard` — the run card written beside lm-eval results;
+* :mod:`.arguments` — lm-eval's model arguments checked before lm-eval prints them (the bridge's
+  hooks on its parser; ``odu-bench lm-eval``);
 * :mod:`.asr` — the ASR input of the text-only tasks (App D.2).
 """

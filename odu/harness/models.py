@@ -55,8 +55,8 @@ def backend_options(raw: Mapping[str, Any], backend: str) -> dict[str, Any]:
     if isinstance(options.get("extra_body"), str):
         try:
             options["extra_body"] = json.loads(options["extra_body"])
-        except ValueError:
-            raise ValueError(f"extra_body must be a JSON object, got {options['extra_body']!r}") from None
+        except ValueError as exc:  # the text is not shown: it may hold a credential
+            raise ValueError(f"extra_body must be a JSON object ({exc}; the text is not shown)") from None
     return options
 
 

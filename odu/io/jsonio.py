@@ -9,7 +9,8 @@
   character and has no UTF-8 form: :data:`SURROGATE_RULE` says what is written instead. A secret
   the process knows (an API key, a URL password: :mod:`odu.io.scrub`) is written as ``***`` inside
   the string values of a JSON file (:func:`json_text`), never in a key or the structure, and
-  anywhere in another text (:func:`encode`). Nothing else is altered.
+  anywhere in another text (:func:`encode`); a request body (``extra_body``) in a JSON file is
+  written by its rule (free strings as ``***``). Nothing else is altered.
 * **Numbers.** NaN and ±Infinity are not JSON: :data:`NON_FINITE_RULE` when written; read as
   Python reads them, for the reader of each file to judge (a release record's field names its
   scene, :mod:`odu.core.schema`; a run's scene row, :func:`odu.runs.contract.row_problem`).
@@ -44,7 +45,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .files import open_regular, replace_file
-from .scrub import holds_secret, scrub_secrets, scrub_value
+from .scrub import needs_scrub, scrub_secrets, scrub_value
 
 #: What a writer does with a lone surrogate (documented in docs/scoring.md, "Files of a run").
 SURROGATE_RULE = (
@@ -147,9 +148,10 @@ def dumps(value: Any, indent: int | None = None, default: Callable[[Any], Any] |
 def json_text(value: Any, indent: int | None = None, default: Callable[[Any], Any] | None = None) -> str:
     """:func:`dumps` of ``value`` as it is written: each registered secret (:mod:`odu.io.scrub`) replaced
     by ``***`` inside string values only, never in a key or the structure, so the text is the JSON
-    of ``value`` whatever the secret (``OPENAI_API_KEY=true`` cannot rewrite ``true``)."""
+    of ``value`` whatever the secret (``OPENAI_API_KEY=true`` cannot rewrite ``true``); a request
+    body (``extra_body``) at any depth stored by its rule (:func:`odu.io.scrub.stored_body`)."""
     text = dumps(value, indent=indent, default=default)
-    if holds_secret(text):  # rare: scrub the value, not its text
+    if needs_scrub(text):  # rare: scrub the value, not its text
         text = dumps(scrub_value(value, urls=False), indent=indent, default=default)
     return text
 

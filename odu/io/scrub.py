@@ -1,4 +1,5 @@
-"""Secrets out of everything the toolkit writes or prints: one rule for URLs, one list of known secrets.
+"""Secrets out of everything the toolkit writes or prints: one rule for URLs, one for request bodies,
+one list of known secrets.
 
 **URLs, by rule.** Whenever a URL is shown or written (a run card, ``results.json``, a command
 line, a log line, an error message), :func:`scrub_url` removes its user info and replaces the
@@ -27,10 +28,26 @@ warned about (:class:`PlaceholderKeyWarning`) for a ``base_url``. An occurrence 
 inside an escape of a JSON string (``\\n``, ``\\u00e9``) keeps the escape, so a text stays as
 parseable as it was.
 
+**Request bodies, by type.** What the toolkit hands to a server without reading it, a request
+body (``extra_body`` of a model, ``--judge-extra-body``: :func:`body_named`), is stored by type
+at every depth, whatever its names (:func:`stored_body`): its names and
+structure, numbers, booleans, null and *setting words* (``low``, ``json_object``) as given;
+every other string, a *free string*, is :data:`REDACTED` in its place (``{"api_key2": "sk-..."}``,
+``{"metadata": [{"apiKey2": ...}]}``, ``[["Authorization", "Bearer ..."]]`` alike). It applies to
+every JSON file written (:func:`scrub_value`, :func:`holds_body`), a command line
+(:func:`scrub_command`), the arguments of a log record and the files lm-eval wrote
+(:func:`scrub_file`). What may echo a free string (a log line of the model arguments, a server's
+error message) is covered by value: its credential-shaped pieces are known secrets from the
+moment a backend or a judge reads the body (:func:`register_body`). Where nothing of ours can scrub what is shown
+(plain ``lm_eval``), model arguments that would not be stored as given are refused
+(:func:`unstored_paths`).
+
 **Keys never on the command line.** A key is read from an environment variable only:
-:func:`refuse_credentials` refuses an option or model argument named like a credential
-(:data:`CREDENTIAL_NAMES`, :data:`CREDENTIAL_WORDS`: ``api_key=``, ``auth``, ``passphrase``, ...),
-and :data:`odu.transport.openai_client.KEY_ENV_NAME` refuses a key given where the name of its variable belongs.
+:func:`refuse_credentials` refuses an option or model argument named like a credential at any
+depth (:data:`CREDENTIAL_NAMES`, :data:`CREDENTIAL_WORDS`: ``api_key=``, ``auth``, ``passphrase``,
+...), and :data:`odu.transport.openai_client.KEY_ENV_NAME` refuses a key given where the name of its
+variable belongs. Names are a courtesy that says why early; the rules above are what keeps a
+credential out whatever its name.
 """
 
 from __future__ import annotations
@@ -69,6 +86,18 @@ CREDENTIAL_RULE = (
     f"at least {MIN_CREDENTIAL_CHARS} printable ASCII characters without white space, quotes, backslashes or "
     "JSON punctuation (,:[]{}), of at least two kinds (lower-case, upper-case, digits, others), and not a number"
 )
+#: A string of a request body is stored as given only when it is a *setting word*: lower-case ASCII
+#: words joined by single ``_`` or ``-`` (``low``, ``json_object``, ``in-memory``) ...
+_SETTING_WORD = re.compile(r"[a-z]+(?:[_-][a-z]+)*")
+#: ... of at most this many characters.
+MAX_SETTING_WORD_CHARS = 16
+#: Where a free string of a request body is cut into the pieces registered as known secrets.
+_PIECE_STOPS = re.compile(r"""[\s"'\\,:;=&?#<>\[\]{}()]+""")
+#: A credential-shaped piece that is plain words (``Authorization``, ``application/json``) is not
+#: registered: replaced wherever it occurs it would rewrite ordinary text.
+_PLAIN_WORDS = re.compile(r"[A-Za-z]+(?:[-_./][A-Za-z]+)*")
+#: A JSON key naming a request body, in the text of a JSON file (:func:`holds_body`).
+_BODY_KEY = re.compile(r'extra[_-]body"')
 #: Option and model-argument names that hold a credential (compared case-insensitively, ``-`` and
 #: ``.`` read as ``_``, ``camelCase`` split into words: :func:`names_credential`): refused, since a
 #: key is read from an environment variable only. A name is one when its last word is in
@@ -346,6 +375,110 @@ def url_credentials(url: str | None) -> list[str]:
     return [s for s in dict.fromkeys(found) if s]
 
 
+# --- request bodies ----------------------------------------------------------------------------------
+
+
+def body_named(name: object) -> bool:
+    """Whether a setting named ``name`` holds a request body (``extra_body``, ``judge_extra_body``,
+    ``--judge-extra-body``)."""
+    return isinstance(name, str) and name.strip().replace("-", "_").endswith("extra_body")
+
+
+def holds_body(text: str) -> bool:
+    """Whether a JSON text may name a request body (a cheap test before walking its value)."""
+    return 'body"' in text and _BODY_KEY.search(text) is not None
+
+
+def needs_scrub(text: str) -> bool:
+    """Whether a JSON text must be written from its scrubbed value (:func:`scrub_value`): it holds a
+    registered secret or names a request body."""
+    return holds_secret(text) or holds_body(text)
+
+
+def setting_word(value: str) -> bool:
+    """Whether a string of a request body is stored as given: lower-case ASCII words joined by single
+    ``_`` or ``-``, at most :data:`MAX_SETTING_WORD_CHARS` characters.
+
+    >>> [setting_word(v) for v in ("low", "json_object", "in-memory", "sk-proj", "Bearer", "gpt4", "a_b_c_d_e_f_g_h_i")]
+    [True, True, True, True, False, False, False]
+    """
+    return len(value) <= MAX_SETTING_WORD_CHARS and _SETTING_WORD.fullmatch(value) is not None
+
+
+def _free_strings(value: Any) -> Iterator[str]:
+    """The strings of a request body that are not setting words, at every depth."""
+    if isinstance(value, str):
+        if not setting_word(value):
+            yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _free_strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _free_strings(item)
+
+
+def _stored(value: Any) -> Any:
+    """A request body read from JSON (or given as Python values) as stored (:func:`stored_body`)."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return value if setting_word(value) else REDACTED
+    if isinstance(value, Mapping):
+        return {k: _stored(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_stored(v) for v in value]
+    return REDACTED
+
+
+def _read_body(body: Any) -> Any:
+    """``body``, read from its JSON text when it is given as one (``extra_body={...}`` in ``key=value`` model arguments)."""
+    if isinstance(body, str) and isinstance(parsed := _json_object(body), (dict, list)):
+        return parsed
+    return body
+
+
+def stored_body(body: Any) -> Any:
+    """A request body as it may be stored (module docstring): at every depth (mappings, lists,
+    tuples, pairs alike) its names and structure, numbers, booleans, null and setting words as
+    given; every other string, and any other object, :data:`REDACTED`. A body given as JSON text
+    is stored as the JSON text of its stored value.
+
+    >>> stored_body({"reasoning_effort": "low", "api_key2": "sk-4fA9", "metadata": [{"n": 2, "t": "a b"}]})
+    {'reasoning_effort': 'low', 'api_key2': '***', 'metadata': [{'n': 2, 't': '***'}]}
+    >>> stored_body('{"headers": [["Authorization", "Bearer sk-4fA9"]], "stream": true}')
+    '{"headers": [["***", "***"]], "stream": true}'
+    """
+    read = _read_body(body)
+    return json.dumps(_stored(read), ensure_ascii=False) if read is not body else _stored(body)
+
+
+def body_secrets(body: Any) -> list[str]:
+    """What of a request body's free strings may be replaced wherever it occurs (:func:`register_body`):
+    each free string and each piece of it outside its URLs (cut at white space, quotes and the
+    punctuation of JSON, headers, cookies and queries) that is credential-shaped and not plain
+    words (``Authorization``), and the credentials of each URL in it (:func:`url_credentials`).
+
+    >>> body_secrets({"headers": [["Authorization", "Bearer sk-4fA9-x"]], "n": 1, "effort": "low"})
+    ['sk-4fA9-x']
+    >>> body_secrets({"hook": "see https://h.example/v1?sig=Zq81-sig-x"})
+    ['Zq81-sig-x']
+    """
+    found: list[str] = []
+    for text in _free_strings(_read_body(body)):
+        found += [text, *_PIECE_STOPS.split(_URL.sub(" ", text))]
+        found += [secret for url in _URL.findall(text) for secret in url_credentials(url)]
+    return [s for s in dict.fromkeys(found) if credential_shaped(s) and not _PLAIN_WORDS.fullmatch(s)]
+
+
+def register_body(body: Any) -> None:
+    """Register the credential-shaped pieces of a request body's free strings (:func:`body_secrets`),
+    so that no echo of them (lm-eval's line of the model arguments above its table, a server's
+    error message) is written or printed; a backend or a judge calls it when it reads its body."""
+    for secret in body_secrets(body):
+        register_secret(secret)
+
+
 def _url_named(name: object) -> bool:
     """Whether a setting named ``name`` holds a URL (``base_url``, ``--judge-base-url``, ``asr_url``)."""
     return isinstance(name, str) and name.strip().lower().replace("-", "_").endswith("url")
@@ -354,9 +487,10 @@ def _url_named(name: object) -> bool:
 def scrub_value(value: Any, urls: bool = True) -> Any:
     """``value`` (JSON-like: mappings, lists, tuples, strings, scalars) with every string value
     scrubbed (:func:`scrub_text`; a value named like a URL, :func:`scrub_urls`; only of
-    registered secrets when not ``urls``: model text, whose own URLs are data). A mapping's keys
-    are names, never scrubbed by value: with ``urls`` a key holding a URL gets the URL rule only.
-    Another object becomes its text, scrubbed, when that text changes (what
+    registered secrets when not ``urls``: model text, whose own URLs are data), and every value
+    named like a request body stored by its rule (:func:`stored_body`), at any depth. A mapping's
+    keys are names, never scrubbed by value: with ``urls`` a key holding a URL gets the URL rule
+    only. Another object becomes its text, scrubbed, when that text changes (what
     ``json.dumps(default=str)`` writes); others are returned as they are."""
     scrub = scrub_text if urls else scrub_secrets
     if isinstance(value, str):
@@ -364,7 +498,11 @@ def scrub_value(value: Any, urls: bool = True) -> Any:
     if isinstance(value, Mapping):
         return {
             (_URL.sub(lambda m: _by_rule(m.group(0)), k) if urls and isinstance(k, str) else k): (
-                scrub_urls(v) if urls and isinstance(v, str) and _url_named(k) else scrub_value(v, urls)
+                scrub_value(stored_body(v), urls)
+                if body_named(k)
+                else scrub_urls(v)
+                if urls and isinstance(v, str) and _url_named(k)
+                else scrub_value(v, urls)
             )
             for k, v in value.items()
         }
@@ -378,27 +516,64 @@ def scrub_value(value: Any, urls: bool = True) -> Any:
 
 def scrub_command(args: Sequence[str]) -> list[str]:
     """A command line as it may be written (a run card's ``command``): the value of an option named
-    like a URL (``--judge-base-url V``, ``--x-url=V``) is a URL list (:func:`scrub_urls`), an
-    argument holding a JSON object is scrubbed as a value (:func:`scrub_value`), and in any other
-    argument a URL runs from its scheme to the argument's end.
+    like a URL (``--judge-base-url V``, ``--x-url=V``) is a URL list (:func:`scrub_urls`), that of
+    an option named like a request body (``--judge-extra-body V``) and the value of each
+    ``extra_body=`` in an argument are stored by the body rule (:func:`stored_body`), an argument
+    holding a JSON object is scrubbed as a value (:func:`scrub_value`), and in any other argument a
+    URL runs from its scheme to the argument's end.
 
     >>> scrub_command(["--judge-base-url", "u:pw@h/v1", "--model-args", "model=m,base_url=http://h/v1?k=a b,x=1"])
     ['--judge-base-url', 'h/v1', '--model-args', 'model=m,base_url=http://h/v1?k=***']
+    >>> scrub_command(["--judge-extra-body", '{"key2": "sk-4fA9"}', "-a", 'model=m,extra_body={"t": "sk-4fA9"},x=1'])
+    ['--judge-extra-body', '{"key2": "***"}', '-a', 'model=m,extra_body={"t": "***"},x=1']
     """
     shown: list[str] = []
     for i, arg in enumerate(args):
         option, eq, value = arg.partition("=")
-        if i and args[i - 1].startswith("--") and "=" not in args[i - 1] and _url_named(args[i - 1][2:]):
+        named = args[i - 1][2:] if i and args[i - 1].startswith("--") and "=" not in args[i - 1] else None
+        if named is not None and _url_named(named):
             shown.append(scrub_urls(arg))
         elif arg.startswith("--") and eq and _url_named(option[2:]):
             shown.append(f"{option}={scrub_urls(value)}")
+        elif named is not None and body_named(named):
+            shown.append(_stored_text(arg))
+        elif arg.startswith("--") and eq and body_named(option[2:]):
+            shown.append(f"{option}={_stored_text(value)}")
         elif arg.lstrip().startswith("{") and isinstance(obj := _json_object(arg), dict):
             shown.append(json.dumps(scrub_value(obj), ensure_ascii=False))
-        elif (found := _URL.search(arg)) is not None:
+        elif (found := _URL.search(arg := _stored_assignments(arg))) is not None:
             shown.append(scrub_secrets(arg[: found.start()]) + scrub_urls(arg[found.start() :]))
         else:
             shown.append(scrub_secrets(arg))
     return shown
+
+
+#: ``extra_body=`` in a ``key=value`` list of model arguments (at its start or after a comma).
+_BODY_ASSIGNMENT = re.compile(r"(?:^|,)\s*[\w.-]*extra[_-]body\s*=")
+
+
+def _stored_text(text: str) -> str:
+    """The text of a request body given on a command line, as stored: a JSON value by the body rule,
+    anything else :data:`REDACTED` whole."""
+    read = _read_body(text)
+    return json.dumps(_stored(read), ensure_ascii=False) if read is not text else REDACTED
+
+
+def _stored_assignments(arg: str) -> str:
+    """``arg`` with the value of each ``extra_body=`` stored by the body rule: the JSON value that
+    starts there, or everything to the argument's end when none does."""
+    pieces, at = [], 0
+    decoder = json.JSONDecoder()
+    while (found := _BODY_ASSIGNMENT.search(arg, at)) is not None:
+        start = found.end()
+        pieces.append(arg[at:start])
+        try:
+            value, end = decoder.raw_decode(arg, start)
+        except ValueError:
+            return "".join(pieces) + REDACTED
+        pieces.append(json.dumps(_stored(value), ensure_ascii=False))
+        at = end
+    return "".join(pieces) + arg[at:]
 
 
 def _json_object(text: str) -> Any:
@@ -430,26 +605,68 @@ class CredentialArgumentError(ValueError):
 
 
 def refuse_credentials(options: Mapping[str, Any], where: str) -> None:
-    """:class:`CredentialArgumentError` when ``options`` (or a mapping inside them) names a credential
-    (:func:`names_credential`): keys are read from environment variables only. The value is not shown."""
+    """:class:`CredentialArgumentError` when ``options``, or a mapping at any depth inside them (in
+    a list too), names a credential (:func:`names_credential`): keys are read from environment
+    variables only. The value is not shown."""
     for name, value in options.items():
         if names_credential(name):
             raise CredentialArgumentError(
                 f"{where}: {name!r} holds a credential, which is never taken on the command line or stored: "
                 "put the key in an environment variable and name the variable (api_key_env=VAR / --judge-api-key-env VAR)"
             )
-        if isinstance(value, Mapping):
-            refuse_credentials(value, f"{where}.{name}")
+        for inner, at in _mappings_in(value, f"{where}.{name}"):
+            refuse_credentials(inner, at)
+
+
+def _mappings_in(value: Any, where: str) -> Iterator[tuple[Mapping[str, Any], str]]:
+    """The outermost mappings in ``value`` (itself one, or items of lists at any depth), with where each is."""
+    if isinstance(value, Mapping):
+        yield value, where
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _mappings_in(item, f"{where}[{i}]")
+
+
+def unstored_paths(options: Mapping[str, Any]) -> list[str]:
+    """Where in ``options`` (``extra_body.metadata[0].api_key``) a value would not be stored as given
+    (:func:`scrub_value`: a URL's credentials, a free string of a request body, a registered
+    secret): what a door that shows options verbatim must refuse.
+
+    >>> unstored_paths({"model": "m", "base_url": "http://u:pw@h/v1", "extra_body": {"t": 0, "m": [{"k": "sk-4fA9"}]}})
+    ['base_url', 'extra_body.m[0].k']
+    """
+    return _differences(options, scrub_value(options), "")
+
+
+def _differences(given: Any, stored: Any, where: str) -> list[str]:
+    if isinstance(given, Mapping) and isinstance(stored, Mapping) and len(given) == len(stored):
+        return [
+            at
+            for (name, value), kept in zip(given.items(), stored.values())
+            for at in _differences(value, kept, f"{where}.{name}" if where else str(name))
+        ]
+    if isinstance(given, (list, tuple)) and isinstance(stored, list) and len(given) == len(stored):
+        return [
+            at
+            for i, (value, kept) in enumerate(zip(given, stored))
+            for at in _differences(value, kept, f"{where}[{i}]")
+        ]
+    return [] if given == stored else [where]
 
 
 # --- the console and log records -----------------------------------------------------------------------
 
 
 class ScrubFilter(logging.Filter):
-    """A logging filter that scrubs each record's message (its arguments merged in) before any
-    handler formats it."""
+    """A logging filter that scrubs each record's message (its arguments merged in, a mapping
+    among them by :func:`scrub_value`) before any handler formats it."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        # a mapping among the arguments (lm-eval's model arguments) gets its request body by its rule
+        if isinstance(record.args, Mapping):
+            record.args = scrub_value(record.args)
+        elif record.args:
+            record.args = tuple(scrub_value(a) if isinstance(a, Mapping) else a for a in record.args)
         try:
             message = record.getMessage()
         except Exception:  # a record whose arguments do not fit: left for logging to report
@@ -493,16 +710,32 @@ def scrubbed_console() -> Iterator[None]:
 
 
 def scrub_file(path: Path) -> bool:
-    """Rewrite a text file (JSON, JSONL, a log) with every URL and registered secret scrubbed,
-    replacing it (:func:`odu.io.files.replace_file`: never written through a link); True when it changed."""
+    """Rewrite a text file (JSON, JSONL, a log) with every URL and registered secret scrubbed, and
+    in a JSON or JSONL file every request body stored by its rule (:func:`stored_body`), replacing
+    it (:func:`odu.io.files.replace_file`: never written through a link); True when it changed."""
     from .files import replace_file
 
     text = path.read_text(encoding="utf-8", errors="surrogateescape")
     scrubbed = scrub_text(text)
+    if path.suffix in (".json", ".jsonl") and holds_body(scrubbed):
+        scrubbed = _bodies_stored(scrubbed, lines=path.suffix == ".jsonl")
     if scrubbed == text:
         return False
     replace_file(path, scrubbed.encode("utf-8", errors="surrogateescape"))
     return True
+
+
+def _bodies_stored(text: str, lines: bool) -> str:
+    """The text of a JSON file (``lines``: JSONL) with its request bodies stored by their rule, each
+    value that names one written again (indented two spaces, as lm-eval writes its results); a
+    value that does not parse is left as it is."""
+    if lines:
+        return "\n".join(_bodies_stored(line, False) if holds_body(line) else line for line in text.split("\n"))
+    value = _json_object(text)
+    if value is None:
+        return text
+    indent = 2 if "\n" in text.strip() else None
+    return json.dumps(scrub_value(value, urls=False), ensure_ascii=False, indent=indent) + text[len(text.rstrip()) :]
 
 
 def install_log_filter() -> None:
@@ -526,19 +759,25 @@ __all__ = [
     "CREDENTIAL_WORDS",
     "CredentialArgumentError",
     "HARMLESS_QUERY_PARAMS",
+    "MAX_SETTING_WORD_CHARS",
     "MIN_CREDENTIAL_CHARS",
     "REDACTED",
     "PlaceholderKeyWarning",
     "ScrubFilter",
     "ScrubbedStream",
     "URL_SCHEMES",
+    "body_named",
+    "body_secrets",
     "check_url",
     "credential_shaped",
     "forget_secrets",
+    "holds_body",
     "holds_secret",
     "install_log_filter",
     "names_credential",
+    "needs_scrub",
     "refuse_credentials",
+    "register_body",
     "register_secret",
     "scrub_command",
     "scrub_file",
@@ -548,6 +787,9 @@ __all__ = [
     "scrub_urls",
     "scrub_value",
     "scrubbed_console",
+    "setting_word",
     "split_url_list",
+    "stored_body",
+    "unstored_paths",
     "url_credentials",
 ]

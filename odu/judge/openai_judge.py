@@ -32,7 +32,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ..io.scrub import refuse_credentials, scrub_secrets
+from ..io.scrub import refuse_credentials, register_body, scrub_secrets
 from ..transport.openai_client import (
     API_KEY_ENV,
     BACKOFF,
@@ -145,6 +145,7 @@ class OpenAIJudge(Judge):
         if not model:
             raise ValueError("the judge needs a model name (openai:MODEL)")
         refuse_credentials(dict(extra_body or {}), "the judge's extra request body")
+        register_body(extra_body)  # no echo of its free strings is written or printed
         if extra_body and {"model", "messages", "temperature"} & set(extra_body):
             raise ValueError("the judge's extra request body may not set model, messages or temperature")
         if concurrency < 1 or retries < 0 or reasks < 0 or timeout <= 0 or max_tokens < 0:

@@ -52,6 +52,7 @@ from typing import Any, TypeVar
 from ..core.constants import AUDIO_ONLY, AUDIO_VISUAL
 from ..core.prompts import ClipRef
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip, MediaError
+from ..io.scrub import register_body
 from ..transport.openai_client import CallFailedError, OpenAIClient
 from .base import MODEL_FRAMES_FPS, MODEL_MAX_TOKENS, ClipLoader, Decoding, Generation, SceneBatch, SceneRequest
 from .clip_server import ClipServer, serving_host
@@ -188,6 +189,7 @@ class OpenAIOmni(RemoteBackend):
         self._version_how = "server_version=" if server_version else ""
         self.audio_part = audio_part or "input_audio"
         self._extra_body = dict(extra_body or {})
+        register_body(self._extra_body)  # no echo of its free strings is written or printed
         self.audio_in_video, self.stream, self.extra_body = audio_in_video, stream, dict(self._extra_body)
         self._decoding = Decoding.of({}, MODEL_MAX_TOKENS).with_max_tokens(max_tokens)
         self._clip_server: ClipServer | None = None

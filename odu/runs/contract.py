@@ -39,7 +39,7 @@ from ..core.constants import MODALITIES
 from ..core.metrics import avg, false_trigger_rate_counts, macro_f1_counts
 from ..io.files import is_sha256, open_regular, sha256_file
 from ..io.jsonio import JsonFileError, bounded_lines, dumps, iter_lines, json_text, read_json, utf8, write_json
-from ..io.scrub import holds_secret
+from ..io.scrub import needs_scrub
 from .outdir import FolderKind, OutDirError, check_target, manifest_object, shown, swap_in, unwritten, work_dir
 
 #: Files of a run directory: the summary, the scene rows, and (runs made through lm-eval) the run card.
@@ -447,8 +447,9 @@ class JsonlFile:
 
     def write_json(self, text: str) -> None:
         """One row given as the one-line JSON text of an object (``{...}``, no ``run_id`` key): a
-        registered secret is replaced in its string values only (:func:`odu.io.jsonio.json_text`)."""
-        self._write_line(json_text(json.loads(text)) if holds_secret(text) else text)
+        registered secret is replaced in its string values only, a request body stored by its rule
+        (:func:`odu.io.jsonio.json_text`)."""
+        self._write_line(json_text(json.loads(text)) if needs_scrub(text) else text)
 
     def _write_line(self, text: str) -> None:
         data = utf8(self._prefix + (", " + text[1:] if text != "{}" else "}")) + b"\n"

@@ -304,9 +304,13 @@ def test_plain_lm_eval_says_a_dead_server_in_one_line(door: str, tmp_path: Path)
 
 
 class _Cli:
-    """Stands for lm-eval's ``HarnessCLI``: ``execute`` runs the subcommand, here ``args`` itself."""
+    """Stands for lm-eval's ``HarnessCLI``: ``execute`` runs the subcommand, here ``args`` itself;
+    ``parse_args`` gives no arguments."""
 
     _parser = types.SimpleNamespace(prog="lm-eval")
+
+    def parse_args(self) -> Any:
+        return types.SimpleNamespace()
 
     def execute(self, args: Any) -> Any:
         return args()

@@ -1,8 +1,8 @@
 """What ``odu/io/scrub.py`` promises, one promise per test: the URL rule (user info gone, every query
 value but the allow-list's and the fragment redacted, every replica, the ambiguous case, URLs
 without a scheme, URL values whole), the registry of known secrets (credential-shaped values only,
-every byte written or printed, JSON keys and structure never touched), keys refused on the command
-line, and the console, log and file scrubbers."""
+every byte written or printed, JSON keys and structure never touched), request bodies by type at
+every depth (issue 37), keys refused on the command line, and the console, log and file scrubbers."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from odu.io.scrub import (
     check_url,
     credential_shaped,
     refuse_credentials,
+    register_body,
     register_secret,
     scrub_command,
     scrub_file,
@@ -35,6 +36,8 @@ from odu.io.scrub import (
     scrub_value,
     scrubbed_console,
     split_url_list,
+    stored_body,
+    unstored_paths,
     url_credentials,
 )
 from odu.transport.openai_client import OpenAIClient
@@ -398,3 +401,189 @@ def test_check_url_refuses_a_broken_host_in_one_line(url: str) -> None:
 def test_more_names_of_credentials_are_refused(name: str) -> None:
     with pytest.raises(ValueError, match="holds a credential"):
         refuse_credentials({name: "V"}, "--judge-extra-body")
+
+
+# --- issue 37 item 1: request bodies by type, whatever their names --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "stored"),
+    [
+        (
+            {"api_key2": "sk-4fA9", "apiKeyValue": "V1", "session_token_2": "x y"},
+            {"api_key2": "***", "apiKeyValue": "***", "session_token_2": "***"},
+        ),
+        ({"metadata": [{"api_key": "sk-4fA9"}, "sk-4fA9", 3]}, {"metadata": [{"api_key": "***"}, "***", 3]}),
+        ({"headers": [["Authorization", "Bearer sk-4fA9"]]}, {"headers": [["***", "***"]]}),
+        ({"pairs": (("X-Key", "v2"),)}, {"pairs": [["***", "***"]]}),
+        ({"a": {"b": [[{"c": [{"d": "deep-4fA9"}]}]]}}, {"a": {"b": [[{"c": [{"d": "***"}]}]]}}),
+        (
+            {"n": 0, "x": -1.5, "on": False, "none": None, "k": {"enable_thinking": True}},
+            {"n": 0, "x": -1.5, "on": False, "none": None, "k": {"enable_thinking": True}},
+        ),
+        (
+            {"effort": "low", "type": "json_object", "cache": "in-memory", "m": ["text", "audio"]},
+            {"effort": "low", "type": "json_object", "cache": "in-memory", "m": ["text", "audio"]},
+        ),
+        (
+            {
+                "v": "Low",
+                "w": "gpt-4o",
+                "x": "a" * 17,
+                "y": "json__object",
+                "z": "-low",
+                "e": "",
+                "s": " low",
+                "d": "12",
+            },
+            dict.fromkeys("vwxyzesd", "***"),
+        ),
+        ({"sk-4fA9": 1}, {"sk-4fA9": 1}),  # names are names
+        ({"path": Path("/tmp/k"), "raw": b"sk"}, {"path": "***", "raw": "***"}),
+        ('{"api_key2": "sk-4fA9", "t": 0.5}', '{"api_key2": "***", "t": 0.5}'),  # JSON text, as key=value gives it
+        ("sk-4fA9 not JSON", "***"),
+        ("low", "low"),
+    ],
+)
+def test_a_request_body_is_stored_by_type_at_every_depth(body: object, stored: object) -> None:
+    assert stored_body(body) == stored
+
+
+def test_every_value_named_like_a_body_is_stored_by_its_rule_wherever_it_sits(tmp_path: Path) -> None:
+    value = {
+        "model": {"model_args": {"extra_body": {"api_key2": "sk-4fA9", "top_k": 2}}},
+        "judges": [{"odu_ao": {"extra_body": '{"t": "sk-4fA9"}'}}],
+        "judge_extra_body": {"u": "sk-4fA9"},
+        "--judge-extra-body": {"u": "sk-4fA9"},
+        "note": "sk-4fA9 outside a body is data",
+    }
+    expected = {
+        "model": {"model_args": {"extra_body": {"api_key2": "***", "top_k": 2}}},
+        "judges": [{"odu_ao": {"extra_body": '{"t": "***"}'}}],
+        "judge_extra_body": {"u": "***"},
+        "--judge-extra-body": {"u": "***"},
+        "note": "sk-4fA9 outside a body is data",
+    }
+    assert scrub_value(value) == expected and scrub_value(value, urls=False) == expected
+    write_json(tmp_path / "card.json", value)  # no secret registered: the body alone makes the writer walk the value
+    assert json.loads((tmp_path / "card.json").read_text(encoding="utf-8")) == expected
+    assert json.loads(dump_line(value)) == expected
+
+
+def test_a_scene_row_given_as_text_gets_its_body_stored(tmp_path: Path) -> None:
+    from odu.runs.contract import JsonlFile
+
+    files: dict[str, dict] = {}
+    with JsonlFile(tmp_path / "rows.jsonl", "run-1", files) as rows:
+        rows.write_json(json.dumps({"judge": {"extra_body": {"k": "sk-4fA9"}}}))
+        rows.write_json('{"plain": "sk-4fA9"}')
+    lines = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert lines == [
+        {"run_id": "run-1", "judge": {"extra_body": {"k": "***"}}},
+        {"run_id": "run-1", "plain": "sk-4fA9"},
+    ]
+
+
+def test_a_command_line_shows_each_body_by_its_rule() -> None:
+    body = '{"api_key2": "sk-4fA9", "effort": "low", "n": 2}'
+    shown = '{"api_key2": "***", "effort": "low", "n": 2}'
+    args = [
+        "--judge-extra-body", body,
+        f"--judge-extra-body={body}",
+        "--judge-extra-body", "not JSON sk-4fA9",
+        "--model-args", json.dumps({"model": "m", "extra_body": json.loads(body)}),
+        "--model-args", f"model=m,extra_body={body},base_url=http://u:{PW}@h/v1",
+        "--model-args", "model=m,extra_body={'api_key2': 'sk-4fA9'},x=1",
+        "--model-args", 'extra_body={"a": "sk-4fA9"},judge_extra_body={"b": "sk-4fA9"}',
+    ]  # fmt: skip
+    assert scrub_command(args) == [
+        "--judge-extra-body", shown,
+        f"--judge-extra-body={shown}",
+        "--judge-extra-body", "***",
+        "--model-args", json.dumps({"model": "m", "extra_body": json.loads(shown)}),
+        "--model-args", f"model=m,extra_body={shown},base_url=http://h/v1",
+        "--model-args", "model=m,extra_body=***",
+        "--model-args", 'extra_body={"a": "***"},judge_extra_body={"b": "***"}',
+    ]  # fmt: skip
+
+
+def test_a_log_record_shows_a_mapping_argument_s_body_by_its_rule() -> None:
+    args = {"model": "m", "extra_body": {"api_key2": "sk-4fA9", "n": 1}}
+    record = logging.LogRecord(
+        "lm-eval", logging.INFO, __file__, 1, "Initializing %s with %s", ("odu-openai", args), None
+    )
+    assert ScrubFilter().filter(record)
+    assert (
+        record.getMessage() == "Initializing odu-openai with {'model': 'm', 'extra_body': {'api_key2': '***', 'n': 1}}"
+    )
+    named = logging.LogRecord(
+        "x", logging.INFO, __file__, 1, "%(extra_body)s", ({"extra_body": {"k": "sk-4fA9"}},), None
+    )
+    assert ScrubFilter().filter(named) and named.getMessage() == "{'k': '***'}"
+
+
+def test_lm_eval_s_files_get_their_bodies_stored_and_keep_their_layout(tmp_path: Path) -> None:
+    results = {"config": {"model_args": {"model": "m", "extra_body": {"api_key2": "sk-4fA9", "n": 1}}}, "é": 1}
+    (tmp_path / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    sample = {"arguments": {"extra_body": {"k": "sk-4fA9"}}}
+    (tmp_path / "samples.jsonl").write_text(json.dumps(sample) + "\n" + json.dumps({"k": "sk-4fA9"}) + "\n")
+    (tmp_path / "run.log").write_text('"extra_body": {"k": "sk-4fA9"}\n')
+    assert scrub_file(tmp_path / "results.json") and scrub_file(tmp_path / "samples.jsonl")
+    results["config"]["model_args"]["extra_body"]["api_key2"] = "***"
+    assert (tmp_path / "results.json").read_text(encoding="utf-8") == json.dumps(
+        results, indent=2, ensure_ascii=False
+    ) + "\n"
+    lines = (tmp_path / "samples.jsonl").read_text().split("\n")
+    assert lines == [json.dumps({"arguments": {"extra_body": {"k": "***"}}}), json.dumps({"k": "sk-4fA9"}), ""]
+    assert scrub_file(tmp_path / "run.log") is False  # not JSON: its values by value only
+
+
+def test_the_credential_shaped_pieces_of_a_body_are_known_secrets_and_plain_words_are_not() -> None:
+    body = {
+        "headers": [["Authorization", "Bearer sk-4fA9-body"], ["Content-Type", "application/json"]],
+        "cookie_v2": "sid=Ck9-cookie; Path=/",
+        "hook": "https://hooks.example/v1?sig=Zq81-sig&at=20261207",
+        "pin": "830012947713",
+        "effort": "low",
+    }
+    register_body(json.dumps(body))  # as key=value gives it: JSON text
+    echo = "400: " + json.dumps(body)
+    assert "sk-4fA9-body" not in scrub_secrets(echo) and "Ck9-cookie" not in scrub_secrets(echo)
+    assert "Zq81-sig" not in scrub_secrets(echo)
+    for kept in ("Authorization", "Content-Type", "application/json", "hooks.example/v1", "830012947713", "low"):
+        assert kept in scrub_secrets(echo), kept
+
+
+def test_the_backend_and_the_judge_register_their_bodies(monkeypatch: pytest.MonkeyPatch) -> None:
+    from odu.judge.openai_judge import OpenAIJudge
+    from odu.models import make_backend
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-KEY-0123")
+    make_backend("openai", model="m", base_url="http://h/v1", extra_body={"api_key2": "sk-model-4fA9"})
+    OpenAIJudge("j", base_url="http://h/v1", extra_body={"apiKeyValue": "sk-judge-4fA9"}, no_cache=True)
+    assert scrub_secrets("sk-model-4fA9 sk-judge-4fA9") == "*** ***"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"extra_body": {"metadata": [{"api_key": "V"}]}},
+        {"extra_body": {"a": [[{"b": [{"token": "V"}]}]]}},
+        {"list": ({"password": "V"},)},
+    ],
+)
+def test_names_of_credentials_are_refused_at_any_depth_lists_included(options: dict) -> None:
+    with pytest.raises(ValueError, match="holds a credential") as refused:
+        refuse_credentials(options, "--model-args")
+    assert "'V'" not in str(refused.value)
+
+
+def test_unstored_paths_name_where_a_value_would_not_be_stored_as_given() -> None:
+    options = {
+        "model": "m",
+        "base_url": "http://u:pw@h/v1?api-version=1",
+        "plain_url": "http://h/v1",
+        "extra_body": {"t": 0, "e": "low", "m": [{"k": "sk-4fA9"}], "h": [["A", "b c"]]},
+    }
+    assert unstored_paths(options) == ["base_url", "extra_body.m[0].k", "extra_body.h[0][0]", "extra_body.h[0][1]"]
+    assert unstored_paths({"model": "m", "extra_body": {"effort": "low", "n": 1}}) == []
