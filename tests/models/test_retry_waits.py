@@ -12,6 +12,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from support.openai_rules import API_KEY, DEFAULT_MODEL
+from support.openai_server import Fault, OpenAIServer
 
 from odu.transport.openai_client import (
     BACKOFF,
@@ -191,3 +193,27 @@ def test_the_caps_are_set_by_environment_variables_and_checked(monkeypatch: pyte
         monkeypatch.setenv(MAX_WAITING_ENV, value)
         with pytest.raises(ValueError, match=f"{MAX_WAITING_ENV}={value!r}: not a number of seconds"):
             OpenAIClient("judge", "j", base_url="http://127.0.0.1:9/v1", timeout=1.0)
+
+
+def test_a_client_scrubs_the_lines_it_says(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """Outside ``odu-bench`` (a notebook, the metric door) no scrubbed console stands in between: a
+    server saying the key back in its 429 is said with ``***``."""
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    monkeypatch.setenv(MAX_RETRY_AFTER_ENV, "0.1")
+    monkeypatch.setenv(MAX_WAITING_ENV, "0.1")
+    body = {"model": DEFAULT_MODEL, "messages": [{"role": "user", "content": "hi"}]}
+    with OpenAIServer() as server:
+        server.fault_plan = lambda req: Fault(429, {"error": {"message": f"slow, {API_KEY}"}}, {"Retry-After": "9999"})
+        client = OpenAIClient("judge", DEFAULT_MODEL, base_url=server.base_url, timeout=5.0)
+
+        async def one_call() -> object:
+            sdk = client.async_sdk()
+            try:
+                return await client.call(lambda: sdk.post("/chat/completions", body=body, cast_to=object))
+            finally:
+                await sdk.close()
+
+        with pytest.raises(CallFailedError):
+            client.run(one_call)
+    err = capsys.readouterr().err
+    assert API_KEY not in err and err.count("slow, ***; ") == 2  # the wait and the giving up

@@ -135,7 +135,7 @@ def test_a_json_file_of_more_values_than_its_limit_is_refused_before_decoding(
     path = tmp_path / "summary.json"
     path.write_text('{"a": [1, {"x": 0}], "b": ""}')  # 9: {...}, "a", [...], 1, {...}, "x", 0, "b", ""
     assert read_json(path) == {"a": [1, {"x": 0}], "b": ""}
-    path.write_text('{"a": [1, {"x": 0}], "b": "", "c": 2}')
+    path.write_text('{"a": [1, {"x": 0}, 2], "b": ""}')  # one more
     decoded = []
     monkeypatch.setattr(jsonio, "_loads", lambda text, where: decoded.append(where))
     with pytest.raises(JsonFileError, match=f"{path}: more than MAX_JSON_VALUES = 9 values"):
