@@ -14,7 +14,9 @@ What leaves the machine: the run card with every URL scrubbed (:func:`odu.io.scr
 every absolute local path replaced by :data:`LOCAL_PATH` (:func:`without_local_paths`: a command
 line, a replayed predictions file, an ASR sidecar name the exporting machine's folders); a
 dataset's Hub id only as the caller names it (``--dataset-id``): a run card's dataset ``source``
-may be a local folder (``--dataset data/odu`` reads like ``ORG/NAME``) and is never exported.
+may be a local folder (``--dataset data/odu`` reads like ``ORG/NAME``) and is never exported, nor
+is it in a recorded command line, where ``--dataset``'s value becomes :data:`DATASET_ARGUMENT`
+(:func:`without_dataset_argument`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,10 @@ TOOLKIT_DEVELOPER = "odu-bench"
 BASELINE_MODEL_IDS: dict[str, str] = {b: f"{TOOLKIT_DEVELOPER}/floor-{b}-trigger" for b in BASELINES}
 #: What an absolute local path is replaced by in an export.
 LOCAL_PATH = "<local path>"
+#: What the value of ``--dataset`` in a recorded command line is replaced by in an export.
+DATASET_ARGUMENT = "<dataset>"
+#: The option of ``odu-bench eval`` naming the dataset (argparse takes ``--da`` and longer prefixes of it).
+DATASET_OPTION = "--dataset"
 #: An absolute local path inside a text (``/home/me/x``, ``~/x``, ``C:\\x``): a ``/`` or ``\\``
 #: not preceded by a character of a word, a URL or a relative path (``h/v1``, ``http://``, ``./x``)
 #: and followed by a name, up to white space, a quote or a separator.
@@ -70,10 +76,44 @@ def without_local_paths(value: Any) -> Any:
     return value
 
 
+def without_dataset_argument(command: Sequence[Any]) -> list[Any]:
+    """A recorded command line with the value of :data:`DATASET_OPTION` (given as ``--dataset
+    VALUE`` or ``--dataset=VALUE``, or under a prefix argparse takes for it) replaced by
+    :data:`DATASET_ARGUMENT`: a dataset's folder or Hub id is never exported from a run card.
+
+    >>> without_dataset_argument(["odu-bench", "eval", "--dataset", "data/odu-bench", "--out", "ev"])
+    ['odu-bench', 'eval', '--dataset', '<dataset>', '--out', 'ev']
+    >>> without_dataset_argument(["odu-bench", "eval", "--data=ORG/odu-bench", "--dry-run"])
+    ['odu-bench', 'eval', '--data=<dataset>', '--dry-run']
+    """
+
+    def names_dataset(token: Any) -> bool:
+        return isinstance(token, str) and len(token) >= 4 and DATASET_OPTION.startswith(token)
+
+    published: list[Any] = []
+    for token in command:
+        if published and names_dataset(published[-1]):
+            published.append(DATASET_ARGUMENT)
+            continue
+        option, equals, _ = token.partition("=") if isinstance(token, str) else ("", "", "")
+        published.append(f"{option}={DATASET_ARGUMENT}" if equals and names_dataset(option) else token)
+    return published
+
+
+def published_card(card: Mapping[str, Any]) -> dict[str, Any]:
+    """A run card as exports carry it: every URL scrubbed, every absolute local path replaced
+    (:func:`without_local_paths`), the dataset argument of its command line replaced
+    (:func:`without_dataset_argument`)."""
+    clean: dict[str, Any] = without_local_paths(scrub_value(card))
+    if isinstance(clean.get("command"), list):
+        clean["command"] = without_dataset_argument(clean["command"])
+    return clean
+
+
 @dataclass(frozen=True)
 class ExportRun:
     """One run ready to export: the report's :class:`System` (name, summary, rows, problems), its
-    run card (``None`` for ``odu-bench score`` runs; scrubbed, :func:`without_local_paths`), raw
+    run card (``None`` for ``odu-bench score`` runs; as :func:`published_card` gives it), raw
     outputs by scene id, the run folder, the model id the caller gave (``--model-ids``), and the
     time lm-eval stamped on its files (an lm-eval output folder's)."""
 
@@ -245,8 +285,8 @@ def load_export_runs(
 
 
 def _with_files(system: System, run_dir: Path, model_id: str | None) -> ExportRun:
-    """``system`` with its run card (scrubbed again: exports never carry a credential, nor a local
-    path) and raw outputs (:func:`odu.core.schema.read_predictions`; an lm-eval folder's samples; scenes
+    """``system`` with its run card (:func:`published_card`: exports never carry a credential, a local
+    path or the dataset's place) and raw outputs (:func:`odu.core.schema.read_predictions`; an lm-eval folder's samples; scenes
     without output left out)."""
     stamp = None
     if (folder := harness_folder(run_dir)) is not None:
@@ -259,5 +299,5 @@ def _with_files(system: System, run_dir: Path, model_id: str | None) -> ExportRu
         path = run_dir / PREDICTIONS_FILE
         outputs = read_predictions(path) if path.is_file() else {}
     kept = {sid: text for sid, text in outputs.items() if text is not None}
-    clean = without_local_paths(scrub_value(card)) if card else None
+    clean = published_card(card) if card else None
     return ExportRun(system, clean, kept, run_dir, model_id, stamp)

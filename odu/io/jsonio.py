@@ -16,7 +16,8 @@
   scene, :mod:`odu.core.schema`; a run's scene row, :func:`odu.runs.contract.row_problem`).
 * **Size.** Every input is a regular file (:func:`odu.io.files.open_regular`: a FIFO or a device
   is refused before it is read, so nothing blocks on one), each JSONL line or JSON-array element at most :data:`MAX_LINE_BYTES`,
-  a JSON file read whole at most :data:`MAX_JSON_FILE_BYTES`; past a limit the read stops with
+  a JSON file read whole at most :data:`MAX_JSON_FILE_BYTES` and :data:`MAX_JSON_VALUES` values,
+  counted before any is built (:func:`value_bound`); past a limit the read stops with
   :class:`JsonFileError`.
 * **Nesting.** A value nested deeper than :data:`MAX_RECORD_DEPTH` arrays / objects is refused
   (:class:`JsonFileError`): the decoder stops itself at its recursion limit (far deeper), and the
@@ -65,6 +66,13 @@ MAX_RECORD_DEPTH = 64
 MAX_LINE_BYTES = 64 * 2**20
 #: The largest JSON file read whole (``summary.json``, a run card, ``results.json``, a manifest).
 MAX_JSON_FILE_BYTES = 256 * 2**20
+#: The most values (arrays, objects, keys, strings, numbers, literals) a JSON file read whole may
+#: hold, bounded before decoding (:func:`value_bound`): a file within :data:`MAX_JSON_FILE_BYTES`
+#: can still decode to 20 times its size in Python objects (``[{},{},...]``: 72 bytes an object
+#: for 3 bytes of text), so 180 MB of empty objects took more than 4 GB; a value takes at most
+#: about 64 bytes, so this bounds what a file builds to about 64 MB beside its text. A
+#: ``summary.json`` holds a few hundred values, a site's manifest a few tens of thousands.
+MAX_JSON_VALUES = 1_000_000
 
 #: The codec error handler of :data:`SURROGATE_RULE` (``open(..., errors=SURROGATE_ERRORS)``).
 SURROGATE_ERRORS = "odu-surrogates"
@@ -242,14 +250,31 @@ def _loads(text: str, where: str) -> Any:
     return value
 
 
+def value_bound(data: bytes) -> int:
+    """At least the number of values JSON text ``data`` decodes to: each value but the first
+    follows a ``,``, ``:``, ``[`` or ``{`` (strings holding them make the bound looser, never too
+    small); counted at C speed, before anything is built.
+
+    >>> value_bound(b'{"a": [1, 2], "b": {}}'), value_bound(b"[{},{},{}]"), value_bound(b'"x"')
+    (8, 7, 1)
+    """
+    return 1 + sum(map(data.count, (b",", b":", b"[", b"{")))
+
+
 def read_json(path: str | Path) -> Any:
-    """The value of a JSON file (:class:`JsonFileError` naming it when it is not one or is larger
-    than :data:`MAX_JSON_FILE_BYTES`; :class:`odu.io.files.InputFileError` when it is no regular file)."""
+    """The value of a JSON file (:class:`JsonFileError` naming it when it is not one, is larger
+    than :data:`MAX_JSON_FILE_BYTES` or holds more than :data:`MAX_JSON_VALUES` values;
+    :class:`odu.io.files.InputFileError` when it is no regular file)."""
     path = Path(path)
     with open_regular(path) as fh:
         data = fh.read(MAX_JSON_FILE_BYTES + 1)
     if len(data) > MAX_JSON_FILE_BYTES:
         raise JsonFileError(f"{path}: larger than MAX_JSON_FILE_BYTES = {MAX_JSON_FILE_BYTES:,} bytes")
+    if value_bound(data) > MAX_JSON_VALUES:
+        raise JsonFileError(
+            f"{path}: more than MAX_JSON_VALUES = {MAX_JSON_VALUES:,} values (arrays, objects, keys, strings, "
+            "numbers), refused before decoding"
+        )
     return _loads(_text(data, path), str(path))
 
 
@@ -391,6 +416,7 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, Any]]:
 
 __all__ = [
     "MAX_JSON_FILE_BYTES",
+    "MAX_JSON_VALUES",
     "MAX_LINE_BYTES",
     "MAX_RECORD_DEPTH",
     "NON_FINITE_RULE",
@@ -412,5 +438,6 @@ __all__ = [
     "read_json",
     "too_deep",
     "utf8",
+    "value_bound",
     "write_json",
 ]

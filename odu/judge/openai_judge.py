@@ -8,8 +8,8 @@ toolkit's one OpenAI client (:mod:`odu.transport.openai_client`), with at most `
 Never silently wrong:
 
 * 429, 5xx, timeouts, connection errors and undecodable bodies are retried with exponential
-  backoff (``Retry-After`` / ``retry-after-ms`` honoured), each retry counted (the client's
-  retry policy).
+  backoff (``Retry-After`` / ``retry-after-ms`` honoured), each retry counted, a call's waits
+  capped in all and the long ones said on the console (the client's retry policy).
 * A reply that is not a valid verdict array (:func:`.prompt.parse_verdicts`) is asked again, a
   bounded number of times, then the segment gets a judge error (:meth:`JudgeVerdict.failed`),
   which the scorer reports apart from misses.

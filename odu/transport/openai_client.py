@@ -28,7 +28,9 @@ a client of the same base, :class:`ApiClient`, that knows Google's SDK. They all
 * retry policy (:meth:`ApiClient.call`): 429, 408, 409, 5xx, timeouts, connection errors and
   undecodable bodies are retried with exponential backoff (``Retry-After`` / ``retry-after-ms``
   honoured up to :data:`MAX_RETRY_AFTER_S`); the SDKs' own retries are off, so every retry is
-  counted; 401 / 403 / 404 (a wrong key, model or URL, which no retry can mend) stop the run at once with a
+  counted; a call waits at most :data:`MAX_WAITING_S` between its attempts in all, then its
+  client gives up (:class:`Waits`: each long wait and the giving up said in one console line);
+  401 / 403 / 404 (a wrong key, model or URL, which no retry can mend) stop the run at once with a
   :class:`ServerUnavailableError` naming the server, the model and what to check. Each client
   sorts its SDK's exceptions into the policy (:meth:`ApiClient.classify`: retry, refusal or
   failure); a call may also raise the policy's own exceptions (:class:`TransientError`,
@@ -56,12 +58,15 @@ import json
 import os
 import random
 import re
+import sys
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl
+
+from tqdm.auto import tqdm
 
 from ..io.scrub import (
     MIN_CREDENTIAL_CHARS,
@@ -89,8 +94,22 @@ RETRIES = 6
 #: Exponential backoff between retries: first wait, growth factor and cap (seconds); ``Retry-After`` wins.
 BACKOFF: tuple[float, float, float] = (1.0, 2.0, 60.0)
 #: The longest wait a server may ask for (``Retry-After`` / ``retry-after-ms``), whatever the backoff:
-#: a longer one (``Retry-After: 999999``) is cut to this, so no server can stall a run.
+#: a longer one (``Retry-After: 999999``) is cut to this, so no server can stall a run
+#: (:data:`MAX_RETRY_AFTER_ENV` sets another for a run).
 MAX_RETRY_AFTER_S = 60.0
+#: The most one call waits between its attempts, all its waits summed (two of the longest): once it
+#: has waited this long its client gives up on the server, and until one of its calls succeeds again a
+#: call that fails is not retried, so a server answering 429 for ever holds a run for about this long
+#: (:data:`MAX_WAITING_ENV` sets another for a run).
+MAX_WAITING_S = 120.0
+#: A wait this long or longer is said on the console in one line, as is every wait cut short of the
+#: server's ``Retry-After``.
+WAIT_NOTICE_S = 5.0
+#: Environment variable setting :data:`MAX_RETRY_AFTER_S` for a run (:func:`seconds_setting`, read
+#: when a client is made).
+MAX_RETRY_AFTER_ENV = "ODU_MAX_RETRY_AFTER_S"
+#: Environment variable setting :data:`MAX_WAITING_S` for a run (as :data:`MAX_RETRY_AFTER_ENV`).
+MAX_WAITING_ENV = "ODU_MAX_WAITING_S"
 #: Statuses that cannot succeed on any call of the run (wrong key, model or URL): stop at once.
 FATAL_STATUSES = frozenset({401, 403, 404})
 #: Statuses worth retrying besides 5xx.
@@ -253,9 +272,28 @@ def sdk_base(url: str | None) -> tuple[str | None, dict[str, str]]:
 KEY_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 
 
-def retry_after(exc: Exception) -> float | None:
-    """Seconds the server asked us to wait (``retry-after-ms`` or ``Retry-After``), if any, at most
-    :data:`MAX_RETRY_AFTER_S`."""
+def seconds_setting(env: str, default: float) -> float:
+    """Seconds from environment variable ``env`` (a finite number >= 0), else ``default``;
+    :class:`ValueError` naming the variable for anything else.
+
+    >>> seconds_setting("ODU_UNSET_FOR_THIS_EXAMPLE", 60.0)
+    60.0
+    """
+    value = os.environ.get(env, "").strip()
+    if not value:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 <= seconds < float("inf"):  # NaN too
+        raise ValueError(f"{env}={value!r}: not a number of seconds (a finite number >= 0)")
+    return seconds
+
+
+def asked_wait(exc: Exception) -> float | None:
+    """Seconds the server asked us to wait (``retry-after-ms`` or ``Retry-After``), if any, as asked
+    (at least 0; a date far ahead or ``inf`` may be huge or infinite)."""
     headers = getattr(getattr(exc, "response", None), "headers", None)
     if headers is None:
         return None
@@ -273,7 +311,81 @@ def retry_after(exc: Exception) -> float | None:
                 asked = parsed.timestamp() - time.time() if parsed else None
     if asked is None or asked != asked:  # none given, or NaN
         return None
-    return min(max(0.0, asked), MAX_RETRY_AFTER_S)
+    return max(0.0, asked)
+
+
+def retry_after(exc: Exception, longest: float = MAX_RETRY_AFTER_S) -> float | None:
+    """:func:`asked_wait` cut to ``longest`` seconds (:data:`MAX_RETRY_AFTER_S`)."""
+    asked = asked_wait(exc)
+    return None if asked is None else min(asked, longest)
+
+
+def _seconds(value: float) -> str:
+    """Seconds as the console shows them: ``60``, ``0.5``, ``999999``."""
+    return f"{round(value, 1):g}"
+
+
+class Waits:
+    """The waits between the retries of one client's calls, and what the console hears of them.
+
+    A server's wait is cut to ``longest`` (:data:`MAX_RETRY_AFTER_S`). A call waits at most
+    ``in_all`` seconds (:data:`MAX_WAITING_S`) between its attempts in all; the first call to spend
+    that gives up, and with it the client: until one of its calls succeeds again, a call that fails
+    is not retried. ``say`` (None: silent) hears one line for a wait of :data:`WAIT_NOTICE_S` or
+    more, or cut short of the server's ask (not for the waits other calls begin meanwhile), and one
+    line on giving up; ``who`` names the server and model in them."""
+
+    def __init__(
+        self,
+        who: str = "server",
+        *,
+        longest: float = MAX_RETRY_AFTER_S,
+        in_all: float = MAX_WAITING_S,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
+        self.who, self.longest, self.in_all, self.say = who, longest, in_all, say
+        self.given_up = False
+        self._said_until = 0.0  # time.monotonic() when the last wait said ends
+
+    @property
+    def gave_up_note(self) -> str:
+        """What a call that is not retried says of it."""
+        return f"given up after {_seconds(self.in_all)} s of waits, MAX_WAITING_S"
+
+    def succeeded(self) -> None:
+        """A call succeeded: the server answers, failing calls are retried again."""
+        self.given_up = False
+
+    def next(self, wanted: float, waited: float, asked: float | None, reason: object) -> float | None:
+        """The wait before a call's next attempt: ``wanted`` seconds (the server's ``asked``, cut to
+        :attr:`longest`, or the backoff) within what is left of :attr:`in_all` after the ``waited``
+        seconds the call has waited so far; None when the call gives up."""
+        left = self.in_all - waited
+        if self.given_up or left <= 0:
+            if not self.given_up:
+                self.given_up = True
+                self._tell(
+                    f"{self.who}: {reason}; giving up after {_seconds(self.in_all)} s of waits (MAX_WAITING_S): "
+                    "its failing calls are not retried until one succeeds"
+                )
+            return None
+        wait = min(wanted, left)
+        cut = asked is not None and asked > wait
+        now = time.monotonic()
+        if (wait >= WAIT_NOTICE_S or cut) and (
+            now >= self._said_until or now + wait >= self._said_until + WAIT_NOTICE_S
+        ):
+            self._said_until = max(self._said_until, now + wait)
+            asked_note = f" (asked for {_seconds(asked)} s)" if cut and asked is not None else ""
+            self._tell(
+                f"{self.who}: {reason}; retrying in {_seconds(wait)} s{asked_note}, giving up after "
+                f"{_seconds(self.in_all)} s of waits"
+            )
+        return wait
+
+    def _tell(self, line: str) -> None:
+        if self.say is not None:
+            self.say(line)
 
 
 async def with_retries(
@@ -284,20 +396,25 @@ async def with_retries(
     classify: Classifier,
     on_retry: Callable[[], None] = lambda: None,
     ready_elsewhere: Callable[[], bool] = lambda: False,
+    waits: Waits | None = None,
 ) -> T:
     """Await ``call()`` until it succeeds, retrying what ``classify`` (or the call itself) calls a
     :class:`TransientError` up to ``retries`` times.
 
-    The wait is the server's ``Retry-After`` if given, else ``first * factor**attempt`` jittered
-    down by up to half; both capped at ``cap`` (``backoff = (first, factor, cap)``); none when
-    ``ready_elsewhere()`` (another replica can take the retry at once). Raises
-    :class:`ServerRefusedError` on a refusal (401/403/404) and :class:`CallFailedError` on any other
-    failure or when giving up; exceptions ``classify`` does not know propagate unchanged.
+    The wait is the server's ``Retry-After`` if given (cut to ``waits.longest``), else ``first *
+    factor**attempt`` jittered down by up to half; both capped at ``cap`` (``backoff = (first,
+    factor, cap)``); none when ``ready_elsewhere()`` (another replica can take the retry at once);
+    all the call's waits within ``waits.in_all`` (:class:`Waits`, the client's; default: a silent
+    one of the module's limits). Raises :class:`ServerRefusedError` on a refusal (401/403/404) and
+    :class:`CallFailedError` on any other failure or when giving up; exceptions ``classify`` does
+    not know propagate unchanged.
     """
     first, factor, cap = backoff
+    waits = waits if waits is not None else Waits()
+    waited = 0.0
     for attempt in range(retries + 1):
         try:
-            return await call()
+            result = await call()
         except (ServerRefusedError, CallFailedError):
             raise
         except Exception as exc:
@@ -307,13 +424,22 @@ async def with_retries(
             if not isinstance(verdict, TransientError):
                 raise verdict from None
             failure: Exception = exc
+        else:
+            waits.succeeded()
+            return result
         if attempt == retries:  # the verdict's text: the server's reason where the SDK's own text lacks it
             raise CallFailedError(f"{type(failure).__name__} after {attempt + 1} attempts: {verdict}")
-        on_retry()
-        wait = 0.0 if ready_elsewhere() else retry_after(failure)
+        wait = 0.0 if ready_elsewhere() else retry_after(failure, waits.longest)
         if wait is None:
             wait = min(cap, first * factor**attempt) * random.uniform(0.5, 1.0)
-        await asyncio.sleep(min(wait, cap))
+        granted = waits.next(min(wait, cap), waited, asked_wait(failure), verdict)
+        if granted is None:
+            raise CallFailedError(
+                f"{type(failure).__name__} after {attempt + 1} attempts: {verdict} ({waits.gave_up_note})"
+            )
+        on_retry()
+        waited += granted
+        await asyncio.sleep(granted)
     raise AssertionError("unreachable")
 
 
@@ -474,6 +600,12 @@ class ApiClient:
         self.timeout, self.retries, self.backoff = timeout, retries, backoff
         self.url_option, self.unavailable = url_option, unavailable
         self.stats = stats if stats is not None else CallStats()
+        self.waits = Waits(
+            f"{role} server {self.server} (model {model!r})",
+            longest=seconds_setting(MAX_RETRY_AFTER_ENV, MAX_RETRY_AFTER_S),
+            in_all=seconds_setting(MAX_WAITING_ENV, MAX_WAITING_S),
+            say=self._say,
+        )
 
     @property
     def public_base_url(self) -> str | None:
@@ -517,6 +649,7 @@ class ApiClient:
                 classify=self.classify,
                 on_retry=self._count_retry,
                 ready_elsewhere=self.replicas.ready_elsewhere,
+                waits=self.waits,
             )
         except ServerRefusedError as exc:
             raise self.unavailable(
@@ -536,7 +669,7 @@ class ApiClient:
         except Exception as exc:
             verdict = exc if isinstance(exc, TransientError) else self.classify(exc)
             if isinstance(verdict, TransientError):
-                self.replicas.fail(index, retry_after(exc))
+                self.replicas.fail(index, retry_after(exc, self.waits.longest))
             raise
         finally:
             self._replica.reset(token)
@@ -544,6 +677,10 @@ class ApiClient:
 
     def _count_retry(self) -> None:
         self.stats.retries += 1
+
+    def _say(self, line: str) -> None:
+        """One console line about this client's waits, scrubbed, above any progress bar."""
+        tqdm.write(self.scrub(line), file=sys.stderr)
 
     def run(self, batch: Callable[[], Awaitable[T]]) -> T:
         """Run the coroutine ``batch()`` to its end from synchronous code, its wall time counted:
@@ -820,8 +957,12 @@ __all__ = [
     "RETRY_STATUSES",
     "CONNECT_TIMEOUT_S",
     "MAX_RESPONSE_BYTES",
+    "MAX_RETRY_AFTER_ENV",
     "MAX_RETRY_AFTER_S",
+    "MAX_WAITING_ENV",
+    "MAX_WAITING_S",
     "REPLICA_COOLDOWN_S",
+    "WAIT_NOTICE_S",
     "REPLICA_SEPARATOR",
     "ApiClient",
     "CallFailedError",
@@ -835,11 +976,14 @@ __all__ = [
     "ServerRefusedError",
     "ServerUnavailableError",
     "TransientError",
+    "Waits",
+    "asked_wait",
     "retry_after",
     "placeholder_key",
     "sdk_base",
     "sending_nothing",
     "sdk_status_message",
+    "seconds_setting",
     "split_replicas",
     "status_failure",
     "with_retries",

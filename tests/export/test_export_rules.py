@@ -1,11 +1,13 @@
-"""What an export refuses and what it never carries (issue 30 item 6, issue 31 items 4 and 6):
-runs that would write one folder, a run card's dataset source taken for a Hub id, local paths in
-the command line, model text treated unlike the run's own files, ``--source-url`` read as a
-format string, unbounded ``--resamples``; the Hub's framework notice; lm-eval output folders."""
+"""What an export refuses and what it never carries (issue 30 item 6, issue 31 items 4 and 6,
+issue 37 item 5): runs that would write one folder, a run card's dataset source taken for a Hub
+id, local paths and the dataset in the command line, model text treated unlike the run's own
+files, ``--source-url`` read as a format string, unbounded ``--resamples``; the Hub's framework
+notice; lm-eval output folders."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -15,8 +17,10 @@ import yaml
 from support.cli import argv
 from support.eee_validator import eee_validate
 from support.export_runs import DATASET, copy_run, eee_records, export
+from support.process import fresh_env, run_odu
 
 from odu.cli import main
+from odu.data.sample import sample_dataset_dir
 from odu.report.bootstrap import MAX_RESAMPLES
 from odu.runs.contract import RUN_CARD_NAME, read_run
 
@@ -90,9 +94,42 @@ def test_no_absolute_local_path_reaches_an_export(sample_runs, tmp_path):
     [(aggregate, _)] = eee_records(tmp_path / "eee").values()
     executed = aggregate["evaluation_results"][0]["generation_config"]["generation_args"]["execution_command"]
     assert executed == (
-        'odu-bench eval --dataset <local path> --out=<local path> --metadata {"asr": "<local path>"} '
+        'odu-bench eval --dataset <dataset> --out=<local path> --metadata {"asr": "<local path>"} '
         "--judge-base-url http://judge.example:8000/v1 --names runs/rel"
     )
+
+
+def test_the_dataset_of_a_command_line_is_never_exported_other_relative_paths_are(tmp_path, hf_cache):
+    """``odu-bench eval --dataset data/odu-bench --out ev``, run for real: the dataset's place (a
+    local folder here, reading like a Hub id) leaves neither in EEE's ``execution_command`` nor in
+    the Inspect log's ``command``; ``--out ev`` stays (docs/export.md)."""
+    shutil.copytree(sample_dataset_dir(tmp_path / "cache"), tmp_path / "data" / "odu-bench")
+    env = fresh_env(tmp_path, HF_DATASETS_CACHE=hf_cache)
+    done = run_odu(["eval", "--dataset", "data/odu-bench", "--model", "always", "--out", "ev"], env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for fmt, extra in (("eee", ["--organization", "Lab"]), ("inspect", [])):
+        done = run_odu(["export", "ev/always", "--format", fmt, "--out", fmt, *extra], env, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr[-2000:]
+    [(aggregate, _)] = eee_records(tmp_path / "eee").values()
+    commands = {r["generation_config"]["generation_args"]["execution_command"] for r in aggregate["evaluation_results"]}
+    assert commands == {"odu-bench eval --dataset <dataset> --model always --out ev"}
+    logs = [json.loads(p.read_text(encoding="utf-8")) for p in (tmp_path / "inspect").rglob("*.json")]
+    assert len(logs) == 2 and {log["eval"]["metadata"]["command"] for log in logs} == commands
+    for out in ("eee", "inspect"):
+        assert "data/odu-bench" not in exported_text(tmp_path / out).replace('"data/odu-bench/', ""), out
+
+
+def test_the_dataset_given_under_a_shorter_option_name_is_not_exported_either(sample_runs, tmp_path):
+    """argparse takes ``--data`` and ``--datas`` for ``--dataset``; a Hub id goes no more than a folder."""
+    command = ["odu-bench", "eval", "--data=ORG/private-set", "--datas", "ORG/private-set", "--dry-run", "--out", "ev"]
+    run = copy_run(sample_runs["always"], tmp_path / "run", {"command": command})
+    assert export([run], "inspect", tmp_path / "inspect") == 0
+    assert export([run], "eee", tmp_path / "eee", resamples=20) == 0
+    [(aggregate, _)] = eee_records(tmp_path / "eee").values()
+    executed = aggregate["evaluation_results"][0]["generation_config"]["generation_args"]["execution_command"]
+    assert executed == "odu-bench eval --data=<dataset> --datas <dataset> --dry-run --out ev"
+    for out in ("eee", "inspect"):
+        assert "private-set" not in exported_text(tmp_path / out), out
 
 
 def test_model_text_keeps_its_urls_in_every_export_and_what_a_run_says_of_itself_does_not(sample_runs, tmp_path):

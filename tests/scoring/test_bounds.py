@@ -1,7 +1,7 @@
 """Bounded reads (``odu/io/files.py``, ``odu/io/jsonio.py``, ``odu.data.media.read_media``), each
 limit at its edge: only regular files are opened (never blocking on a FIFO), a whole file up to
 its size and within its deadline, a JSONL line or JSON-array element up to ``MAX_LINE_BYTES``, a
-JSON file up to ``MAX_JSON_FILE_BYTES``."""
+JSON file up to ``MAX_JSON_FILE_BYTES`` and ``MAX_JSON_VALUES``."""
 
 from __future__ import annotations
 
@@ -124,6 +124,23 @@ def test_a_json_file_past_its_limit_is_refused(tmp_path: Path, monkeypatch: pyte
         read_json(path)
     path.write_text('{"a": 1}')
     assert read_json(path) == {"a": 1}
+
+
+def test_a_json_file_of_more_values_than_its_limit_is_refused_before_decoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37: 180 MB of ``{}`` in a summary.json decoded to more than 4 GB of objects. The values
+    are counted first (one per ``,`` ``:`` ``[`` ``{``), so nothing is built past the limit."""
+    monkeypatch.setattr(jsonio, "MAX_JSON_VALUES", 9)
+    path = tmp_path / "summary.json"
+    path.write_text('{"a": [1, {"x": 0}], "b": ""}')  # 9: {...}, "a", [...], 1, {...}, "x", 0, "b", ""
+    assert read_json(path) == {"a": [1, {"x": 0}], "b": ""}
+    path.write_text('{"a": [1, {"x": 0}, 2], "b": ""}')  # one more
+    decoded = []
+    monkeypatch.setattr(jsonio, "_loads", lambda text, where: decoded.append(where))
+    with pytest.raises(JsonFileError, match=f"{path}: more than MAX_JSON_VALUES = 9 values"):
+        read_json(path)
+    assert decoded == []
 
 
 def test_jsonl_and_json_inputs_are_regular_files_only(tmp_path: Path) -> None:
