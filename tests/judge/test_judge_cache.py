@@ -1,10 +1,13 @@
-"""The verdict cache: location, key material, WAL mode, first verdict wins, threads."""
+"""The verdict cache: location, key material, WAL mode, first verdict wins, threads, damaged files,
+other connections holding the file (waited for, then left alone)."""
 
 from __future__ import annotations
 
 import concurrent.futures
 import json
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -117,3 +120,60 @@ def test_eval_checks_the_cache_before_any_inference(
     assert main(args) == 2  # the model server is unreachable: reaching inference would be exit 1
     err = capsys.readouterr().err
     assert f"verdict cache {path} cannot be used" in err and "delete it" in err and "Traceback" not in err
+
+
+def holding(path: Path, statement: str) -> sqlite3.Connection:
+    """Another connection to ``path`` in the transaction ``statement`` began (committed by the caller)."""
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute(statement)
+    return holder
+
+
+def test_a_new_file_being_written_is_waited_for_before_the_wal_switch(tmp_path: Path) -> None:
+    # Two processes opening a new cache together: one writes while the other switches the file to
+    # WAL, which SQLite refuses at once ("database is locked"), busy timeout or not.
+    path = tmp_path / "judge.sqlite"
+    holder = holding(path, "BEGIN IMMEDIATE")
+    holder.execute("CREATE TABLE other (x)")
+    threading.Timer(0.5, holder.execute, ["COMMIT"]).start()
+    started = time.monotonic()
+    verdicts = VerdictCache(path)
+    verdicts.check()
+    assert time.monotonic() - started >= 0.4 and not verdicts.left_alone
+    verdicts.put("k", "m", "v1", {"kp01": True}, {})
+    assert len(verdicts) == 1
+    verdicts.close()
+    holder.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+@pytest.mark.parametrize("state", ["new", "wal"])
+def test_a_cache_held_past_the_bound_is_left_alone_and_said_once(
+    state: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    monkeypatch.setattr("odu.judge.cache.JUDGE_CACHE_BUSY_TIMEOUT_S", 0.5)
+    path = tmp_path / "judge.sqlite"
+    if state == "wal":  # in WAL mode an exclusive transaction holds writers only: reads go on
+        stored = VerdictCache(path)
+        stored.put("old", "m", "v1", {"kp01": True}, {})
+        stored.close()
+    holder = holding(path, "BEGIN EXCLUSIVE")
+    verdicts = VerdictCache(path)
+    verdicts.check()  # no JudgeCacheError: the run goes on
+    found = verdicts.get_many(["old", "new"])
+    verdicts.put("new", "m", "v1", {"kp01": False}, {})
+    assert verdicts.left_alone
+    started = time.monotonic()
+    verdicts.put("newer", "m", "v1", {"kp01": False}, {})
+    assert verdicts.get_many(["old"]) == {} and time.monotonic() - started < 0.2  # no second wait
+    verdicts.close()
+    holder.execute("COMMIT")
+    holder.close()
+    assert found == ({"old": ({"kp01": True}, {})} if state == "wal" else {})
+    reopened = VerdictCache(path)
+    assert reopened.get_many(["old", "new", "newer"]).keys() == ({"old"} if state == "wal" else set())
+    reopened.close()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"odu-bench: verdict cache {path} stayed locked")
+    assert "for 0.5 s" in err and "the run goes on without it" in err

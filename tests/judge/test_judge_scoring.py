@@ -1,7 +1,8 @@
 """``odu-bench score --judge openai:MODEL`` end to end against a loopback server (real sockets,
-real subprocesses): clean result after SIGKILL + rerun, a shared cache between processes, warm
-reruns that send nothing, judge errors reported and failing the exit code, and the API key
-appearing nowhere but in the request header."""
+real subprocesses): clean result after SIGKILL + rerun, one new cache shared by eight processes, a
+cache held locked past the bound that does not end the run, warm reruns that send nothing, judge
+errors reported and failing the exit code, and the API key appearing nowhere but in the request
+header."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import copy
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -18,6 +20,7 @@ import pytest
 from support.judge_fakes import judge_responder, rule_verdicts
 from support.openai_server import Fault, OpenAIServer
 
+from odu.cli import main
 from odu.core.schema import KeyPoint
 from odu.judge.cache import VerdictCache
 from odu.runs.contract import read_run
@@ -179,30 +182,63 @@ def test_sigkill_mid_run_then_rerun_gives_the_clean_result(server: OpenAIServer,
     assert results(tmp_path / "resumed") == results(tmp_path / "clean")
 
 
-def test_two_processes_share_one_cache(server: OpenAIServer, data, tmp_path: Path) -> None:
+def test_eight_processes_share_one_new_cache(server: OpenAIServer, data, tmp_path: Path) -> None:
     server.latency = 0.01
-    cache = tmp_path / "shared.sqlite"
+    cache = tmp_path / "shared.sqlite"  # new: all eight open it, and switch it to WAL, at once
     env = {**os.environ, KEY_ENV: SECRET}
     procs = [
         subprocess.Popen(
-            score_command(server, data, tmp_path / f"p{i}", cache),
+            score_command(server, data, tmp_path / f"p{i}", cache, "--no-progress"),
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for i in range(2)
+        for i in range(8)
     ]
     outputs = [p.communicate(timeout=300) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outputs]
-    assert results(tmp_path / "p0") == results(tmp_path / "p1")
-    assert data[2] <= server.count() <= 2 * data[2]
+    assert [p.returncode for p in procs] == [0] * 8, [err[-2000:] for _, err in outputs]
+    assert not any("verdict cache" in err for _, err in outputs)  # waited for, never left alone
+    first = results(tmp_path / "p0")
+    assert all(results(tmp_path / f"p{i}") == first for i in range(1, 8))
+    assert data[2] <= server.count() <= 8 * data[2]
     assert len(VerdictCache(cache)) == data[2]
 
     server.reset()
-    third = run_score(server, data, tmp_path / "p2", cache)
-    assert third.returncode == 0 and server.count() == 0
-    assert results(tmp_path / "p2") == results(tmp_path / "p0")
+    warm = run_score(server, data, tmp_path / "warm", cache)
+    assert warm.returncode == 0 and server.count() == 0
+    assert results(tmp_path / "warm") == first
+
+
+@pytest.mark.parametrize("state", ["new", "wal"])
+def test_a_cache_locked_past_the_bound_does_not_end_the_run(
+    state: str,
+    server: OpenAIServer,
+    data,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
+) -> None:
+    monkeypatch.setattr("odu.judge.cache.JUDGE_CACHE_BUSY_TIMEOUT_S", 1.0)
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    cache = tmp_path / "judge.sqlite"
+    if state == "wal":  # an existing cache: reads go on, the first verdict stored waits out the bound
+        existing = VerdictCache(cache)
+        existing.check()
+        existing.close()
+    holder = sqlite3.connect(cache, isolation_level=None)
+    assert holder.execute("PRAGMA journal_mode").fetchone()[0] == ("wal" if state == "wal" else "delete")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        assert main(score_command(server, data, tmp_path / "run", cache, "--no-progress")[3:]) == 0
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    err = capsys.readouterr().err
+    assert err.count(f"odu-bench: verdict cache {cache} stayed locked by another connection for 1 s") == 1
+    summary, _ = results(tmp_path / "run")
+    assert summary["judge_errors"] == 0 and server.count() == data[2]
+    assert len(VerdictCache(cache)) == 0  # nothing stored while it was held
 
 
 def test_judge_errors_fail_the_run_and_the_key_never_leaks(server: OpenAIServer, data, tmp_path: Path) -> None:
