@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import time
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
 from support.openai_rules import API_KEY, DEFAULT_MODEL
@@ -34,24 +33,8 @@ from odu.transport.openai_client import (
 
 def waits(monkeypatch: pytest.MonkeyPatch, headers: dict[str, str] | None, failures: int, backoff=(1.0, 2.0, 60.0)):
     """The sleeps of a call failing ``failures`` times with ``headers`` and then succeeding."""
-    slept: list[float] = []
-
-    async def sleep(seconds: float) -> None:
-        slept.append(seconds)
-
-    monkeypatch.setattr(asyncio, "sleep", sleep)
-    attempts = 0
-
-    async def call() -> str:
-        nonlocal attempts
-        attempts += 1
-        if attempts <= failures:
-            response = SimpleNamespace(headers=headers) if headers is not None else None
-            raise TransientError("HTTP 429: slow down", response)
-        return "ok"
-
-    result: Any = asyncio.run(with_retries(call, retries=failures, backoff=backoff, classify=lambda exc: None))
-    assert result == "ok" and attempts == failures + 1
+    slept, failed = said_waits(monkeypatch, Waits(), headers, failures, backoff)
+    assert failed is None
     return slept
 
 
