@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -253,6 +254,11 @@ def test_lm_eval_through_odu_bench_stores_the_body_by_rule_in_lm_eval_s_files(
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("ODU_DATASET", str(sample_dataset))
     monkeypatch.delenv("ODU_JUDGE", raising=False)
+    # lm-eval makes its log handler once per process, on the stderr of that moment: in this process an
+    # earlier test's captured stream; this test reads the stderr of its own run
+    for handler in logging.getLogger("lm_eval").handlers:
+        if type(handler) is logging.StreamHandler:  # lm-eval's own, not pytest's capturing handlers
+            monkeypatch.setattr(handler, "stream", sys.stderr)
     with OpenAIServer(FakeOmni(sample_dataset), api_key=KEY, models=("omni-test",), extra_fields=set(SENT)) as server:
         model_args = {"model": "omni-test", "base_url": server.base_url, "progress": False, "extra_body": SENT}
         args = ["lm-eval", "run", "--model", "odu-openai", "--tasks", "odu_ao", "--limit", "2", "--log_samples"]
