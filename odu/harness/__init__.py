@@ -9,5 +9,7 @@
 * :mod:`.runcard` — the run card written beside lm-eval results;
 * :mod:`.arguments` — lm-eval's model arguments checked before lm-eval prints them (the bridge's
   hooks on its parser; ``odu-bench lm-eval``);
-* :mod:`.asr` — the ASR input of the text-only tasks (App D.2).
+* :mod:`.asr` — the ASR input of the text-only tasks (App D.2);
+* :mod:`.folders` — where the shipped task folders lie (standard library only: the bridge's lookups);
+* :mod:`.wrapping` — a wrapper of ours put around an lm-eval attribute once (bridge or not).
 """

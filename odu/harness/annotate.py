@@ -19,6 +19,7 @@ from typing import Any
 
 from ..core.caveats import caveat_lines, run_caveats
 from .runcard import RECORDER, RunRecorder
+from .wrapping import wrap_once
 
 #: The top-level key of ``results.json`` holding the ODU-Bench block.
 RESULTS_KEY = "odu"
@@ -108,7 +109,6 @@ def with_table_note(make_table: Any) -> Any:
         note = table_note(result_dict)
         return f"{table}{note}\n" if note else table
 
-    noted.odu_bridge = True  # type: ignore[attr-defined]
     return noted
 
 
@@ -116,8 +116,7 @@ def install_table_note() -> None:
     """Make lm-eval's printed results table end with :func:`table_note`, once."""
     import lm_eval.utils
 
-    if not getattr(lm_eval.utils.make_table, "odu_bridge", False):
-        lm_eval.utils.make_table = with_table_note(lm_eval.utils.make_table)
+    wrap_once(lm_eval.utils, "make_table", with_table_note)
 
 
 __all__ = ["FILTER", "RESULTS_KEY", "annotate", "install_table_note", "table_note", "task_caveats", "with_table_note"]

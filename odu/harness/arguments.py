@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 from ..io.scrub import CredentialArgumentError, ScrubbedStream, refuse_credentials, unstored_paths
+from .wrapping import wrap_once
 
 
 def _given(parsed: Any) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
@@ -112,7 +113,6 @@ def json_errors_unshown(try_parse_json: Any) -> Any:
                 "credential): use double quotes for JSON strings",
             ) from None
 
-    parse.odu_bridge = True  # type: ignore[attr-defined]
     return parse
 
 
@@ -120,8 +120,7 @@ def install_json_errors_unshown() -> None:
     """Make lm-eval's ``--model_args`` parser fail without the argument's text (:func:`json_errors_unshown`), once."""
     from lm_eval._cli import utils
 
-    if not getattr(utils.try_parse_json, "odu_bridge", False):
-        utils.try_parse_json = json_errors_unshown(utils.try_parse_json)
+    wrap_once(utils, "try_parse_json", json_errors_unshown)
 
 
 __all__ = ["check_model_arguments", "install_json_errors_unshown", "json_errors_unshown", "refusing_credentials"]

@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from ..io.scrub import scrub_text
+from .wrapping import wrap_once
 
 
 def run_errors() -> tuple[type[BaseException], ...]:
@@ -90,7 +91,6 @@ def with_one_line_errors(execute: Any) -> Any:
             print(f"{prog}: error: {line}", file=sys.stderr)
             raise SystemExit(2) from None
 
-    one_line.odu_bridge = True  # type: ignore[attr-defined]
     return one_line
 
 
@@ -98,8 +98,7 @@ def install_one_line_errors() -> None:
     """Make lm-eval's command line print :func:`error_line` errors as one line and exit 2, once."""
     from lm_eval._cli.harness import HarnessCLI
 
-    if not getattr(HarnessCLI.execute, "odu_bridge", False):
-        HarnessCLI.execute = with_one_line_errors(HarnessCLI.execute)
+    wrap_once(HarnessCLI, "execute", with_one_line_errors)
 
 
 __all__ = ["error_line", "install_one_line_errors", "run_errors", "with_one_line_errors"]
