@@ -16,13 +16,15 @@ from hypothesis import strategies as st
 from support.json_strategies import FINITE, TEXT, json_values
 
 from odu.io.jsonio import JsonFileError, clean_text, dump_line, dumps, encode, iter_lines, iter_records, too_deep
+from odu.io.scrub import body_named, stored_body
 
 NAME = Path("round-trip.jsonl")
 
 
 def as_read(value: Any) -> Any:
     """``value`` as the documented rules make it: strings (keys too) by SURROGATE_RULE, NaN and
-    ±Infinity by NON_FINITE_RULE."""
+    ±Infinity by NON_FINITE_RULE, a value named like a request body (``extra_body``) by its
+    storage rule (odu.io.scrub.stored_body)."""
     if isinstance(value, str):
         return clean_text(value)
     if isinstance(value, float) and not math.isfinite(value):
@@ -30,7 +32,7 @@ def as_read(value: Any) -> Any:
     if isinstance(value, list):
         return [as_read(v) for v in value]
     if isinstance(value, dict):
-        return {clean_text(k): as_read(v) for k, v in value.items()}
+        return {clean_text(k): as_read(stored_body(v) if body_named(k) else v) for k, v in value.items()}
     return value
 
 
@@ -44,6 +46,13 @@ def test_jsonl_round_trip(values: list[Any]) -> None:
     data = b"".join(dump_line(v) for v in values)
     assert data.count(b"\n") == len(values)  # one record, one line: U+2028 & co. never split it
     assert read_lines(data) == [as_read(v) for v in values]
+
+
+def test_a_body_named_value_is_stored_by_its_rule_in_a_line() -> None:
+    """The case the round trip found: an empty string under ``extra_body`` is a free string, stored as ``***``."""
+    assert read_lines(dump_line({"extra_body": "", "n": {"extra_body": {"effort": "low", "k": "a b"}}})) == [
+        {"extra_body": "***", "n": {"extra_body": {"effort": "low", "k": "***"}}}
+    ]
 
 
 @settings(max_examples=150, deadline=None)
