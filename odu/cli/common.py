@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.constants import LANGUAGES
+from ..io.console import inert
 
 
 def add_annotation_language(
@@ -53,7 +54,7 @@ def lm_eval_unavailable(exc: ImportError, command: str) -> int:
     """Exit status 2 with one line saying that lm-eval (or what it imports) cannot be imported, and
     the fix, for the commands that run through it."""
     print(
-        f"odu-bench {command}: error: lm-eval cannot be imported ({type(exc).__name__}: {exc}); "
+        f"odu-bench {command}: error: lm-eval cannot be imported ({type(exc).__name__}: {inert(exc)}); "
         f"this command runs through it: {LM_EVAL_FIX}",
         file=sys.stderr,
     )

@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from ..data.dataset import CONFIG_NAMES
+from ..io.console import error_text
 from .common import add_hub_repo
 
 
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
             args.repo, args.config, args.out, revision=args.revision, skip_invalid=args.skip_invalid, problems=problems
         )
     except (ValueError, OSError, SchemaError, HubError) as exc:
-        print(f"odu-bench download: error: {exc}", file=sys.stderr)
+        print(f"odu-bench download: error: {error_text(exc)}", file=sys.stderr)
         return 2
     for problem in problems:
         print(f"skipped: {problem}", file=sys.stderr)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..core.caveats import run_caveats, summary_counts
+from ..io.console import error_text, inert
 from ..io.scrub import install_log_filter, scrub_command, scrub_text, scrub_value
 from ..judge.openai_judge import merge_judge_infos
 from ..models import BACKENDS, BASELINES, backend_name, lm_eval_name, system_label
@@ -289,12 +290,16 @@ def dry_checks(models: Sequence[str], model_args: Mapping[str, Any], docs: Seque
             backend.close()
         label = str(options.get("model") or model)
         if backend.client.missing_key:
-            print(f"odu-bench eval: {label}: {backend.client.missing_key}: the real run needs it", file=sys.stderr)
+            print(
+                f"odu-bench eval: {inert(label)}: {backend.client.missing_key}: the real run needs it", file=sys.stderr
+            )
         for problem in problems:
-            print(scrub_text(f"odu-bench eval: error: {label}: inference error: {problem}"), file=sys.stderr)
+            print(
+                scrub_text(f"odu-bench eval: error: {inert(label)}: inference error: {inert(problem)}"), file=sys.stderr
+            )
         if problems:
             print(
-                f"odu-bench eval: error: {label}: the real run would refuse {len(problems)} scene(s) (above)",
+                f"odu-bench eval: error: {inert(label)}: the real run would refuse {len(problems)} scene(s) (above)",
                 file=sys.stderr,
             )
             code = 2
@@ -327,7 +332,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         models = [backend_name(m.strip()) for m in args.model.split(",") if m.strip()]
     except ValueError as exc:
-        print(f"odu-bench eval: error: {exc}", file=sys.stderr)
+        print(f"odu-bench eval: error: {error_text(exc)}", file=sys.stderr)
         return 2
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     out = Path(args.out or Path("runs") / time.strftime("%Y%m%d-%H%M%S"))
@@ -410,21 +415,21 @@ def run(args: argparse.Namespace) -> int:
             inference_errors += summary["inference_errors"]
             truncated += summary["truncated"]
             print(
-                f"{label}: {len(rows)} scenes, {summary['parse_errors']} parse errors"
+                f"{inert(label)}: {len(rows)} scenes, {summary['parse_errors']} parse errors"
                 + (f" ({summary['truncated']} of them answers cut at max_tokens)" if summary["truncated"] else "")
                 + f", {summary['inference_errors']} inference errors, {summary['judge_errors']} judge errors -> {folder}",
                 file=sys.stderr,
             )
-            for reason, count in Counter(r["inference_error"] for r in rows if r["inference_error"]).most_common(3):
-                print(scrub_text(f"  inference error ({count} scene(s)): {reason}"), file=sys.stderr)
+            for error, count in Counter(r["inference_error"] for r in rows if r["inference_error"]).most_common(3):
+                print(scrub_text(f"  inference error ({count} scene(s)): {inert(error)}"), file=sys.stderr)
             if line := judge_accounting_line(judge):
                 print(line, file=sys.stderr)
     except run_errors() as exc:  # bad input, a server that fails or refuses, a missing extra
-        print(scrub_text(f"odu-bench eval: error: {exc}"), file=sys.stderr)
+        print(scrub_text(f"odu-bench eval: error: {error_text(exc)}"), file=sys.stderr)
         return 2
     print(runs_table(systems))
-    print(f"dataset: {source} ({reason})")
-    print(f"results: {out}")
+    print(f"dataset: {inert(source)} ({inert(reason)})")
+    print(f"results: {inert(out)}")
     code = judge_errors_exit_code(judge_errors, args, "eval")
     if inference_errors and not args.allow_inference_errors:
         print(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..io.console import error_text, inert
 from .common import add_bootstrap_options, add_run_dirs, check_resamples
 
 
@@ -72,16 +73,16 @@ def run(args: argparse.Namespace) -> int:
         files = build_export(runs, args.fmt, settings)
         written = write_export(files, args.out, inputs=args.run_dirs)
     except (ValueError, OSError) as exc:
-        print(f"odu-bench export: error: {exc}", file=sys.stderr)
+        print(f"odu-bench export: error: {error_text(exc)}", file=sys.stderr)
         return 2
     for notice in export_notices(args.fmt):
         print(f"odu-bench export: WARNING: {notice}", file=sys.stderr)
     for r in runs:
         if r.failed_steps:
             print(
-                f"odu-bench export: {r.system.name}: exported WITH FAILED STEPS: {'; '.join(r.failed_steps)}",
+                f"odu-bench export: {inert(r.system.name)}: exported WITH FAILED STEPS: {inert('; '.join(r.failed_steps))}",
                 file=sys.stderr,
             )
     print(f"wrote {len(written)} files to {args.out}:")
-    print("\n".join(f"  {p.relative_to(args.out).as_posix()}" for p in written))
+    print("\n".join(f"  {inert(p.relative_to(args.out).as_posix())}" for p in written))
     return 0

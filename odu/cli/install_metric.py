@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..io.console import error_text
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -23,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         written = install_metric()
     except OSError as exc:
-        print(f"odu-bench install-metric: error: {exc}", file=sys.stderr)
+        print(f"odu-bench install-metric: error: {error_text(exc)}", file=sys.stderr)
         return 2
     print(f"installed {written}")
     print('load with: evaluate.load("odu_metric")  (from any folder, offline too)')

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..core.constants import MODALITIES
 from ..core.schema import SchemaError, load_scenes, read_predictions
+from ..io.console import inert
 from ..io.files import replace_file
 from ..io.jsonio import json_text, utf8
 from ..judge import Judge, JudgeUnavailableError
@@ -134,7 +135,7 @@ def _reference_shift(args: argparse.Namespace) -> int:
 
 def _error(message: str) -> int:
     """Exit status 2, ``message`` said on stderr."""
-    print(f"odu-bench judge-audit: error: {message}", file=sys.stderr)
+    print(f"odu-bench judge-audit: error: {inert(message)}", file=sys.stderr)
     return 2
 
 

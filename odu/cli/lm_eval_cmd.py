@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..io.console import error_text
 from ..io.scrub import CredentialArgumentError, install_log_filter, scrub_file, scrubbed_console
 from .common import lm_eval_unavailable
 
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
             check_model_arguments(parsed, shown_as_given=False)  # lm-eval's console and files are scrubbed here
             parser.execute(parsed)
     except CredentialArgumentError as exc:
-        print(f"odu-bench lm-eval: error: {exc}", file=sys.stderr)
+        print(f"odu-bench lm-eval: error: {error_text(exc)}", file=sys.stderr)
         return 2
     except SystemExit as exc:  # lm-eval's --help and usage errors, and the one-line errors: printed
         if not isinstance(exc.code, (int, type(None))):

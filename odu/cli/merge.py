@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..io.console import error_text
 from .common import add_overwrite
 
 
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             writer.json(RUN_CARD_NAME, scrub_value(merged_card(shards, command)), default=str)
             writer.commit(summary)
     except (ShardError, RunError, OSError) as exc:
-        print(f"odu-bench merge: error: {exc}", file=sys.stderr)
+        print(f"odu-bench merge: error: {error_text(exc)}", file=sys.stderr)
         return 2
     from ..models import BASELINES
 

@@ -7,6 +7,7 @@ import sys
 
 from ..core.schema import SchemaError
 from ..data.release import ReleaseError
+from ..io.console import error_text, inert
 from .common import add_no_progress
 
 
@@ -44,13 +45,16 @@ def run(args: argparse.Namespace) -> int:
             raw, args.out, media_root=args.media_root, skip_invalid=args.skip_invalid, progress=not args.no_progress
         )
     except ReleaseError as exc:
-        print(f"odu-bench prepare: error: {exc}\n(use --skip-invalid to leave these scenes out)", file=sys.stderr)
+        print(
+            f"odu-bench prepare: error: {error_text(exc)}\n(use --skip-invalid to leave these scenes out)",
+            file=sys.stderr,
+        )
         return 2
     except (SchemaError, ValueError, OSError) as exc:
-        print(f"odu-bench prepare: error: {exc}", file=sys.stderr)
+        print(f"odu-bench prepare: error: {error_text(exc)}", file=sys.stderr)
         return 2
     for problem in result.problems:
-        print(f"skipped: {problem}", file=sys.stderr)
+        print(f"skipped: {inert(problem)}", file=sys.stderr)
     counts = "  ".join(f"{name}={n}" for name, n in result.rows.items() if n)
     print(f"{result.rows['all']} scenes, {result.media_files} clips, {len(result.shards)} shard(s) -> {result.out}")
     print(f"rows per config: {counts}")

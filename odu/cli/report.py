@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.constants import MODALITIES
+from ..io.console import error_text, inert
 from .common import add_bootstrap_options, add_run_dirs, check_resamples
 
 
@@ -50,16 +51,16 @@ def run(args: argparse.Namespace) -> int:
         report = build_report(systems, args.resamples, args.seed, args.cluster_by)
         written, note = write_report(report, args.out, plots=not args.no_plots, inputs=args.run_dirs)
     except (ValueError, OSError) as exc:
-        print(f"odu-bench report: error: {exc}", file=sys.stderr)
+        print(f"odu-bench report: error: {error_text(exc)}", file=sys.stderr)
         return 2
     marked = marked_names(report)
     notes = []
     approximate = [s.name for s in systems if s.approximate]
     if approximate:
-        notes.append(f"† approximate judge (not comparable with Table 3): {', '.join(approximate)}")
+        notes.append(f"† approximate judge (not comparable with Table 3): {inert(', '.join(approximate))}")
     for s in systems:
         if s.incomplete:
-            notes.append(f"‡ {s.name}: incomplete ({'; '.join(s.incomplete)}), no Avg shown")
+            notes.append(f"‡ {inert(s.name)}: incomplete ({inert('; '.join(s.incomplete))}), no Avg shown")
     print(
         table3(
             {marked[s.name]: _without_avg(s.summary) if s.incomplete else s.summary for s in systems}, "\n".join(notes)
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         print("Caveats of these numbers:", *lines, sep="\n")
     print("\n".join(report["table3_caveat"]))
     for entry in report["paired"]["comparisons"]:
-        print(paired_line(entry) + "".join(f"\n  warning: {w}" for w in entry["warnings"]))
+        print(inert(paired_line(entry)) + "".join(f"\n  warning: {inert(w)}" for w in entry["warnings"]))
     if note:
         print(note, file=sys.stderr)
     print(f"wrote {len(written)} files to {args.out}: " + ", ".join(p.name for p in written))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..core.caveats import run_caveats, summary_counts
 from ..core.schema import Scene, SchemaError, iter_scenes, read_predictions
+from ..io.console import error_text
 from ..judge import JudgeUnavailableError
 from ..judge.spec import add_judge_arguments, judge_from_args, judge_inputs
 from ..runs.contract import SCENES_FILE, RunWriter
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             summary["caveats"] = run_caveats(summary["judge"], summary_counts(summary))
             out = writer.commit(summary)
     except (SchemaError, ValueError, JudgeUnavailableError) as exc:
-        print(f"odu-bench score: error: {exc}", file=sys.stderr)
+        print(f"odu-bench score: error: {error_text(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"odu-bench score: error: cannot write the results to {args.out} ({exc})", file=sys.stderr)

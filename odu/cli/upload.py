@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..io.console import error_text
 from .common import add_hub_repo
 
 
@@ -23,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         url = upload(args.dir, args.repo, private=args.private or None, revision=args.revision)
     except (ValueError, HubError) as exc:
-        print(f"odu-bench upload: error: {exc}", file=sys.stderr)
+        print(f"odu-bench upload: error: {error_text(exc)}", file=sys.stderr)
         return 2
     print(f"{args.dir} -> {url}")
     return 0

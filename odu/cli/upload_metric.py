@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..io.console import error_text
 from ..metric.door import SPACE_SDKS
 from .common import add_hub_repo
 
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         url = upload_metric(args.repo, sdk=args.sdk, private=args.private or None)
     except (ValueError, OSError, HubError) as exc:
-        print(f"odu-bench upload-metric: error: {exc}", file=sys.stderr)
+        print(f"odu-bench upload-metric: error: {error_text(exc)}", file=sys.stderr)
         return 2
     print(f"{args.repo} -> {url}")
     print(f'load with: evaluate.load("{args.repo}")  (odu-bench installed where it runs)')

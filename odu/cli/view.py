@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from ..io.console import error_text
 from .common import add_bootstrap_options, add_no_progress, add_run_dirs, check_resamples
 
 
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             inputs=[*args.run_dirs, *(args.predictions or []), args.dataset],
         )
     except (ValueError, OSError) as exc:
-        print(f"odu-bench view: error: {exc}", file=sys.stderr)
+        print(f"odu-bench view: error: {error_text(exc)}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(result.as_json(), indent=2, ensure_ascii=False))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from ..io.console import inert
 from .constants import MODALITIES
 
 #: A Table 3 column: a key of each modality's block of ``summary.json`` (:class:`odu.runs.contract.ModalitySummary`).
@@ -19,11 +20,13 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-def render(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A Markdown table (readable as plain text too), columns padded to equal width."""
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
-    line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
-    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, rows)])
+def render(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A Markdown table (readable as plain text too), columns padded to equal width; each cell one
+    line, made inert (:func:`odu.io.console.inert`: a system's name is text from outside)."""
+    cells = [[inert(c) for c in row] for row in (header, *rows)]
+    widths = [max(len(c) for c in col) for col in zip(*cells)]
+    line = lambda row: "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |"  # noqa: E731
+    return "\n".join([line(cells[0]), "|" + "|".join("-" * (w + 2) for w in widths) + "|", *map(line, cells[1:])])
 
 
 def table3(systems: Mapping[str, Mapping[str, Any]], note: str = "") -> str:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io.cache import cache_dir
-from ..io.console import OduWarning
+from ..io.console import OduWarning, ProblemsError
 from ..io.files import is_sha256, read_bounded, replace_file, sha256_file
 from .dataset import CONFIG_NAMES, DEFAULT_CONFIG, SPLIT, DatasetConfig, get_config
 from .prepare import DATA_DIR, MANIFEST_NAME, METADATA_FILES, PrepareResult, prepare, shard_pattern, verify_dataset_dir
@@ -136,7 +136,7 @@ def _download_prepared(
     local = _snapshot(repo_id, revision, token, allow_patterns(configs), out)
     problems = verify_dataset_dir(local, configs)
     if problems:
-        raise ValueError(f"{repo_id}: downloaded copy is not sound:\n  " + "\n  ".join(problems))
+        raise ProblemsError(f"{repo_id}: downloaded copy is not sound:", problems)
     return local
 
 
@@ -312,7 +312,7 @@ def upload(
     needed); only the layout's files are sent. Returns the commit URL."""
     problems = verify_dataset_dir(folder)
     if problems:
-        raise ValueError(f"{folder}: not a sound prepared dataset, not uploading:\n  " + "\n  ".join(problems))
+        raise ProblemsError(f"{folder}: not a sound prepared dataset, not uploading:", problems)
     return push_folder(
         folder,
         repo_id,

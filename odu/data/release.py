@@ -30,6 +30,7 @@ from typing import Any
 
 from ..core.constants import AUDIO_ONLY, AUDIO_VISUAL, LANGUAGES
 from ..core.schema import Clip, Scene, SchemaError, check_tree, iter_json_records, scene_from_dict
+from ..io.console import ProblemsError
 from ..io.jsonio import clean_text
 from .dataset import leaf_config
 
@@ -54,14 +55,13 @@ class ReleaseProblem:
         return f"{where}: {self.message}"
 
 
-class ReleaseError(ValueError):
-    """The release has problems; :attr:`problems` lists all of them."""
+class ReleaseError(ProblemsError):
+    """The release has problems; :attr:`problems` lists all of them (one console line each)."""
+
+    problems: list[ReleaseProblem]
 
     def __init__(self, problems: Sequence[ReleaseProblem]):
-        self.problems = list(problems)
-        lines = [str(p) for p in self.problems]
-        shown = "\n  ".join(lines[:20]) + (f"\n  ... and {len(lines) - 20} more" if len(lines) > 20 else "")
-        super().__init__(f"{len(lines)} problem(s) in the release:\n  {shown}")
+        super().__init__(f"{len(problems)} problem(s) in the release:", problems)
 
 
 @dataclass(frozen=True, slots=True)

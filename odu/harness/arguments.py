@@ -20,6 +20,7 @@ import json
 import sys
 from typing import Any
 
+from ..io.console import error_text
 from ..io.scrub import CredentialArgumentError, ScrubbedStream, refuse_credentials, unstored_paths
 from .wrapping import wrap_once
 
@@ -79,7 +80,7 @@ def refusing_credentials(parse_args: Any) -> Any:
             check_model_arguments(args, shown_as_given=True)
         except CredentialArgumentError as exc:
             prog = getattr(getattr(self, "_parser", None), "prog", "lm-eval")  # argparse's error format
-            print(f"{prog}: error: {exc}", file=sys.stderr)
+            print(f"{prog}: error: {error_text(exc)}", file=sys.stderr)
             raise SystemExit(2) from None
         return args
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ..io.console import inert
 from ..io.scrub import scrub_text
 from .wrapping import wrap_once
 
@@ -88,7 +89,7 @@ def with_one_line_errors(execute: Any) -> Any:
             if line is None:
                 raise
             prog = getattr(getattr(self, "_parser", None), "prog", "lm-eval")  # argparse's error format
-            print(f"{prog}: error: {line}", file=sys.stderr)
+            print(f"{prog}: error: {inert(line)}", file=sys.stderr)
             raise SystemExit(2) from None
 
     return one_line

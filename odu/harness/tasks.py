@@ -47,6 +47,7 @@ from ..core.constants import MODALITIES
 from ..core.parse import parse_output
 from ..core.prompts import ClipRef, Turn, instruction
 from ..core.schema import scene_from_dict
+from ..io.console import inert
 from ..io.files import is_sha256
 from ..judge.base import Judge
 from ..models.base import TRUNCATED_ISSUE, SceneRequest, decode_output
@@ -149,7 +150,7 @@ def announce_dataset(source: str, reason: str, n_scenes: int, config: str) -> No
             file=sys.stderr,
         )
     else:
-        print(f"odu-bench: the tasks read {source} ({reason})", file=sys.stderr)
+        print(f"odu-bench: the tasks read {inert(source)} ({inert(reason)})", file=sys.stderr)
 
 
 def asr_input(asr: str | None = None, asr_base_url: str | None = None) -> AsrInput:

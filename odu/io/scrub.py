@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import unquote, urlsplit
 
-from .console import OduWarning
+from .console import OduWarning, inert_stream
 
 #: What a secret is replaced by.
 REDACTED = "***"
@@ -659,7 +659,8 @@ def _differences(given: Any, stored: Any, where: str) -> list[str]:
 
 class ScrubFilter(logging.Filter):
     """A logging filter that scrubs each record's message (its arguments merged in, a mapping
-    among them by :func:`scrub_value`) before any handler formats it."""
+    among them by :func:`scrub_value`) and makes its terminal controls inert
+    (:func:`odu.io.console.inert_stream`) before any handler formats it."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         # a mapping among the arguments (lm-eval's model arguments) gets its request body by its rule
@@ -671,7 +672,7 @@ class ScrubFilter(logging.Filter):
             message = record.getMessage()
         except Exception:  # a record whose arguments do not fit: left for logging to report
             return True
-        scrubbed = scrub_text(message)
+        scrubbed = inert_stream(scrub_text(message))
         if scrubbed != message or record.args:
             record.msg, record.args = scrubbed, None
         return True
@@ -682,13 +683,14 @@ _FILTER = ScrubFilter()
 
 class ScrubbedStream:
     """A text stream that scrubs what is written to it before passing it on (a URL is written whole
-    by one ``write`` call of ``print``, ``logging`` and ``tqdm``); everything else is the stream's."""
+    by one ``write`` call of ``print``, ``logging`` and ``tqdm``), terminal controls made inert
+    (:func:`odu.io.console.inert_stream`); everything else is the stream's."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        self._stream.write(scrub_text(text))
+        self._stream.write(inert_stream(scrub_text(text)))
         return len(text)
 
     def __getattr__(self, name: str) -> Any:
@@ -697,8 +699,9 @@ class ScrubbedStream:
 
 @contextlib.contextmanager
 def scrubbed_console() -> Iterator[None]:
-    """Within the block, ``sys.stdout`` and ``sys.stderr`` scrub what is written to them, and
-    so do the log handlers (:func:`install_log_filter`, also applied on leaving)."""
+    """Within the block, ``sys.stdout`` and ``sys.stderr`` scrub what is written to them and make its
+    terminal controls inert (:class:`ScrubbedStream`), and so do the log handlers
+    (:func:`install_log_filter`, also applied on leaving)."""
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = ScrubbedStream(sys.stdout), ScrubbedStream(sys.stderr)
     install_log_filter()

@@ -52,6 +52,7 @@ from typing import Any, TypeVar
 from ..core.constants import AUDIO_ONLY, AUDIO_VISUAL
 from ..core.prompts import ClipRef
 from ..data.media import DEFAULT_AUDIO_SAMPLE_RATE, LazyClip, MediaError
+from ..io.console import inert
 from ..io.scrub import register_body
 from ..transport.openai_client import CallFailedError, OpenAIClient
 from .base import MODEL_FRAMES_FPS, MODEL_MAX_TOKENS, ClipLoader, Decoding, Generation, SceneBatch, SceneRequest
@@ -287,7 +288,8 @@ class OpenAIOmni(RemoteBackend):
         """The profile, what it changes and the settings' pitfalls, on the console before the first scene."""
         chosen = self.resolve()
         print(
-            f"model {self.model}: provider {chosen.provider} ({self.detected_by}), {chosen.describe()}", file=sys.stderr
+            inert(f"model {self.model}: provider {chosen.provider} ({self.detected_by}), {chosen.describe()}"),
+            file=sys.stderr,
         )
         if chosen.provider in VERSION_PATHS and chosen.version is None:
             print(
@@ -295,14 +297,14 @@ class OpenAIOmni(RemoteBackend):
                 file=sys.stderr,
             )
         for note in chosen.notes(self.model, sorted(self._modalities), self.audio_in_video or "native"):
-            print(f"  {note}", file=sys.stderr)
+            print(f"  {inert(note)}", file=sys.stderr)
         if chosen.thinking_line is not None:
             print(
                 f"  system prompt ends with '{self._thinking_line()}' (thinking={self.thinking or 'off'})",
                 file=sys.stderr,
             )
         for pitfall in self.pitfalls():
-            print(f"  pitfall: {pitfall}", file=sys.stderr)
+            print(f"  pitfall: {inert(pitfall)}", file=sys.stderr)
 
     def _thinking_line(self) -> str | None:
         chosen = self.profile
@@ -338,7 +340,7 @@ class OpenAIOmni(RemoteBackend):
         chosen = self.resolve_offline()
         if chosen is None:
             print(
-                f"model {self.model}: provider=auto is found from the server's GET /models at run time; give "
+                f"model {inert(self.model)}: provider=auto is found from the server's GET /models at run time; give "
                 "provider= (and server_version=) to check its rules in the dry run",
                 file=sys.stderr,
             )
@@ -356,7 +358,7 @@ class OpenAIOmni(RemoteBackend):
             return
         if chosen.version is None:
             print(
-                f"model {self.model}: {chosen.needs_flag()}: give server_version= to check it in the dry run",
+                f"model {inert(self.model)}: {chosen.needs_flag()}: give server_version= to check it in the dry run",
                 file=sys.stderr,
             )
             return
