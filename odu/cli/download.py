@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from ..data.dataset import CONFIG_NAMES
-from ..io.console import error_text
+from ..io.console import error_text, inert
 from .common import add_hub_repo
 
 
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"odu-bench download: error: {error_text(exc)}", file=sys.stderr)
         return 2
     for problem in problems:
-        print(f"skipped: {problem}", file=sys.stderr)
+        print(f"skipped: {inert(problem)}", file=sys.stderr)
     configs = ", ".join(args.config or ["all"])
     print(f"{args.repo} ({configs}) -> {local}")
     print(f"load with: {load_dataset_call(local, (args.config or ['all'])[0])}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..io.console import error_text
+from ..io.console import error_text, inert
 from .common import add_hub_repo
 
 
@@ -26,5 +26,5 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, HubError) as exc:
         print(f"odu-bench upload: error: {error_text(exc)}", file=sys.stderr)
         return 2
-    print(f"{args.dir} -> {url}")
+    print(f"{args.dir} -> {inert(url)}")
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..io.console import error_text
+from ..io.console import error_text, inert
 from ..metric.door import SPACE_SDKS
 from .common import add_hub_repo
 
@@ -35,6 +35,6 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError, HubError) as exc:
         print(f"odu-bench upload-metric: error: {error_text(exc)}", file=sys.stderr)
         return 2
-    print(f"{args.repo} -> {url}")
+    print(f"{args.repo} -> {inert(url)}")
     print(f'load with: evaluate.load("{args.repo}")  (odu-bench installed where it runs)')
     return 0

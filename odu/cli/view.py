@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ..io.console import error_text
+from ..io.console import error_text, inert
 from .common import add_bootstrap_options, add_no_progress, add_run_dirs, check_resamples
 
 
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
             resamples=args.resamples,
             seed=args.seed,
             progress=not args.no_progress,
-            warn=lambda message: print(f"odu-bench view: {message}", file=sys.stderr),
+            warn=lambda message: print(f"odu-bench view: {inert(message)}", file=sys.stderr),
             inputs=[*args.run_dirs, *(args.predictions or []), args.dataset],
         )
     except (ValueError, OSError) as exc:

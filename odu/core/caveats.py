@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..io.console import inert
 from .constants import MODALITIES
 
 #: Below this many scenes in a modality, its numbers carry the ``small_sample`` caveat: the normal
@@ -119,12 +120,13 @@ def summary_counts(summary: Mapping[str, Any]) -> dict[str, int]:
 
 
 def caveat_lines(caveats: Mapping[str, Iterable[Mapping[str, str]]]) -> list[str]:
-    """Lines to print under a table: ``* NAME: text`` for each caveat of each named row.
+    """Lines to print under a table: ``* NAME: text`` for each caveat of each named row, each made
+    inert (:func:`odu.io.console.inert`: a run's name and a stored caveat are text from outside).
 
     >>> caveat_lines({"never": [{"kind": "limit", "text": "--limit 2: ..."}], "always": []})
     ['* never: --limit 2: ...']
     """
-    return [f"{CAVEAT_MARK} {name}: {c['text']}" for name, items in caveats.items() for c in items]
+    return [inert(f"{CAVEAT_MARK} {name}: {c['text']}") for name, items in caveats.items() for c in items]
 
 
 def marked(name: str, caveats: Iterable[Any]) -> str:

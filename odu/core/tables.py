@@ -49,7 +49,8 @@ def table3_caveat(summaries: Iterable[Mapping[str, Any]]) -> list[str]:
     the judge and its instruction (App D.3, App F.4 prints only an English rendering of the
     instruction the paper's scorer keeps), the matching thresholds (unpublished, App A.2) and the
     reference language of zh scenes (open; App E.1 compares against English reference points).
-    ``summaries`` are ``summary.json`` dicts (their ``"judge"`` block and ``annotation_language``)."""
+    ``summaries`` are ``summary.json`` dicts (their ``"judge"`` block and ``annotation_language``, text
+    from outside: made inert)."""
     summaries = list(summaries)
     judges = sorted(
         {
@@ -68,9 +69,9 @@ def table3_caveat(summaries: Iterable[Mapping[str, Any]]) -> list[str]:
     return [
         "Comparable with Table 3 only as far as these hold (docs/judges.md, "
         '"What comparability with Table 3 rests on"):',
-        f"- judge: {', '.join(judges) or 'none'}; the paper's is {PAPER_JUDGE} (App D.3), given the original "
+        f"- judge: {inert(', '.join(judges)) or 'none'}; the paper's is {PAPER_JUDGE} (App D.3), given the original "
         "instruction its scorer keeps, of which App F.4 prints only an English rendering (what `openai:` judges here are sent)",
         "- matching thresholds: the paper's are unpublished (App A.2); ours are the open choices of docs/scoring.md",
-        f"- reference language: {reference}; the paper leaves this open for zh scenes (App E.1 compares "
+        f"- reference language: {inert(reference)}; the paper leaves this open for zh scenes (App E.1 compares "
         "against English reference points); `odu-bench judge-audit --reference-shift` measures how far M2 moves",
     ]

@@ -107,6 +107,12 @@ def test_an_error_of_several_problems_keeps_one_line_per_problem() -> None:
     assert lines[0] == f"{PROBLEMS_SHOWN + 3} problem(s) in the release:"
     assert lines[1] == "scene s0\\nforged: line\\x1b[2J: bad\\r"
     assert len(lines) == 1 + PROBLEMS_SHOWN + 1 and lines[-1] == "... and 3 more"
+    for extra, counted in (
+        (0, []),
+        (1, ["... and 1 more"]),
+    ):  # at the cap every problem is shown; one past it is counted
+        shown = str(ProblemsError("head", [f"p{i}" for i in range(PROBLEMS_SHOWN + extra)])).split("\n  ")
+        assert shown[1:] == [f"p{i}" for i in range(PROBLEMS_SHOWN)] + counted
     assert error_text(ValueError("one\nline\x1b")) == "one\\nline\\x1b"
     assert str(ProblemsError("head\n", ["p"])) == "head\\n\n  p"
 
@@ -177,12 +183,12 @@ def test_eval_shows_a_hostile_error_message_inert(
 def test_score_report_and_export_show_hostile_names_inert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A run folder's name (a file name is text from outside) in ``score``'s and ``report``'s tables;
     a run that does not read in ``report``'s and ``export``'s error line."""
-    name = "sys\x1b[2J\u202e"
+    name = "sys\x1b[2J\u202e\nodu-bench eval: model OK"
     run = scored_sample_run(tmp_path / name)
     assert main(argv("report", run, out=tmp_path / "report", no_plots=True, resamples=10)) == 0
     out, err = capsys.readouterr()
     table = [line for line in assert_inert(out + err) if line.startswith("| sys")]
-    assert table and table[0].startswith("| sys\\x1b[2J\\u202e")
+    assert table and table[0].startswith("| sys\\x1b[2J\\u202e\\nodu-bench eval: model OK")
     (run / "summary.json").write_text(json.dumps({"bad\nodu-bench eval: model OK\x1b[2J": 1}), encoding="utf-8")
     for command in (
         argv("report", run, out=tmp_path / "report-2"),
