@@ -6,7 +6,9 @@ judge (the offline lexical judge by default) -> metrics. For each model it write
 ``--out`` (default ``runs/<timestamp>``), a folder with lm-eval's ``results.json``, the logged
 ``samples_<task>.jsonl``, ``predictions.jsonl`` (raw outputs, the ``odu-bench score`` format),
 ``scenes.jsonl`` + ``summary.json`` (the ``odu-bench score`` layout) and ``run_card.json``, then
-prints one row per model with the audio-visual and audio-only columns of Table 3.
+prints one row per model with the audio-visual and audio-only columns of Table 3. Started as several
+processes (``torchrun -m odu eval``), the ranks split the scenes and rank 0 alone writes and prints
+(:mod:`odu.harness.ranks`); ``--shard auto`` takes the shard from a SLURM array or an indexed Job.
 """
 
 from __future__ import annotations
@@ -186,13 +188,13 @@ def write_model_outputs(results: Mapping[str, Any], writer: RunWriter) -> list[E
     """results.json, samples_<task>.jsonl and predictions.jsonl of one model's run, into its run
     directory: every URL of lm-eval's results shown by the one rule, known secrets out of every
     file (:mod:`odu.io.scrub`); returns the scene rows with their inference errors (one per scene,
-    however many tasks held it)."""
+    however many tasks held it), in dataset order (lm-eval gathers the samples of several ranks rank by rank)."""
     writer.json("results.json", scrub_value({k: v for k, v in results.items() if k != "samples"}), default=str)
     rows: dict[str, EvalSceneRow] = {}
     outputs: dict[str, str | None] = {}
     for task, task_samples in results.get("samples", {}).items():
         with writer.jsonl(f"samples_{task}.jsonl") as samples:
-            for sample in task_samples:
+            for sample in sorted(task_samples, key=lambda s: s["doc_id"]):
                 samples.write(sample, default=str)  # known secrets scrubbed as written (odu.io.jsonio)
                 scored = sample["filtered_resps"][0]
                 sid = scored["scene"]["scene_id"]

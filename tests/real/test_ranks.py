@@ -78,3 +78,46 @@ def test_two_ranks_split_the_scenes_and_write_one_result(
     for row, want in zip(rows, expected):
         assert (row["doc"], row["resps"]) == (want["doc"], want["resps"])
         assert scored(row) == scored(want)
+
+
+def test_eval_on_two_ranks_writes_one_run_equal_to_one_process(
+    sample_dataset: Path, hf_cache: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``torchrun ... -m odu eval``: rank 0 alone writes the run's folder and prints its table, the rows
+    and summary of one process's run (the floor: no model to load)."""
+    import datasets
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_cache)
+    for name in ("ODU_JUDGE", "ODU_ASR", "ODU_DATASET"):
+        monkeypatch.delenv(name, raising=False)
+    args = ["eval", "--dataset", str(sample_dataset), "--model", "never", "--tasks", "odu_ao"]
+    ranks = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-m", "odu", *args, "--out", "ranks"],
+        env=fresh_env(tmp_path, HF_HUB_OFFLINE="1"),
+        capture_output=True,
+        text=True,
+        timeout=TORCHRUN_S,
+        cwd=tmp_path,
+    )
+    assert ranks.returncode == 0, ranks.stderr[-4000:]
+    assert ranks.stdout.count("| floor: never-trigger") == 1  # one table, rank 0's
+    assert main([*args, "--out", str(tmp_path / "one")]) == 0
+    together, alone = tmp_path / "ranks" / "never", tmp_path / "one" / "never"
+    for name in ("scenes.jsonl", "predictions.jsonl"):
+        assert rows(together / name) == rows(alone / name), name
+    assert summary(together) == summary(alone)
+
+
+def rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a run's JSONL file, without the run id."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [{k: v for k, v in json.loads(line).items() if k != "run_id"} for line in lines]
+
+
+def summary(folder: Path) -> dict[str, Any]:
+    """A run's summary without its run id and file hashes."""
+    found = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    found.pop("run_id")
+    for entry in found["files"].values():
+        entry.pop("sha256")
+    return found
