@@ -6,13 +6,16 @@ judge (the offline lexical judge by default) -> metrics. For each model it write
 ``--out`` (default ``runs/<timestamp>``), a folder with lm-eval's ``results.json``, the logged
 ``samples_<task>.jsonl``, ``predictions.jsonl`` (raw outputs, the ``odu-bench score`` format),
 ``scenes.jsonl`` + ``summary.json`` (the ``odu-bench score`` layout) and ``run_card.json``, then
-prints one row per model with the audio-visual and audio-only columns of Table 3.
+prints one row per model with the audio-visual and audio-only columns of Table 3. Started as several
+processes (``torchrun -m odu eval``), the ranks split the scenes and rank 0 alone writes and prints
+(:mod:`odu.harness.ranks`); ``--shard auto`` takes the shard from a SLURM array or an indexed Job.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import re
 import sys
 import time
@@ -155,7 +158,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--shard",
         metavar="K/N",
-        help="run shard K of N only (scenes split by the SHA-256 of their id); odu-bench merge joins the N runs",
+        help="run shard K of N only (scenes split by the SHA-256 of their id); odu-bench merge joins the N runs. "
+        "auto: K and N of this SLURM array task ($SLURM_ARRAY_TASK_ID); auto/N: K of this SLURM task or "
+        "Kubernetes indexed Job pod ($JOB_COMPLETION_INDEX)",
     )
     cost = p.add_argument_group("dry run (nothing is sent)")
     cost.add_argument(
@@ -184,13 +189,13 @@ def write_model_outputs(results: Mapping[str, Any], writer: RunWriter) -> list[E
     """results.json, samples_<task>.jsonl and predictions.jsonl of one model's run, into its run
     directory: every URL of lm-eval's results shown by the one rule, known secrets out of every
     file (:mod:`odu.io.scrub`); returns the scene rows with their inference errors (one per scene,
-    however many tasks held it)."""
+    however many tasks held it), in dataset order (lm-eval gathers the samples of several ranks rank by rank)."""
     writer.json("results.json", scrub_value({k: v for k, v in results.items() if k != "samples"}), default=str)
     rows: dict[str, EvalSceneRow] = {}
     outputs: dict[str, str | None] = {}
     for task, task_samples in results.get("samples", {}).items():
         with writer.jsonl(f"samples_{task}.jsonl") as samples:
-            for sample in task_samples:
+            for sample in sorted(task_samples, key=lambda s: s["doc_id"]):
                 samples.write(sample, default=str)  # known secrets scrubbed as written (odu.io.jsonio)
                 scored = sample["filtered_resps"][0]
                 sid = scored["scene"]["scene_id"]
@@ -324,10 +329,11 @@ def run(args: argparse.Namespace) -> int:
     from ..data.sample import sample_dataset_dir
     from ..harness.errors import run_errors
     from ..harness.folders import task_dir
+    from ..harness.ranks import launched_rank
     from ..harness.runcard import RECORDER, build_run_card
     from ..harness.tasks import dataset_choice, load_tasks, use_judge
     from ..judge.spec import judge_from_args, judge_inputs
-    from ..runs.shards import LOGGED_TASKS_KEY, SHARD_KEY, parse_shard
+    from ..runs.shards import AUTO, LOGGED_TASKS_KEY, SHARD_KEY, parse_shard, shard_from_env
 
     try:
         models = [backend_name(m.strip()) for m in args.model.split(",") if m.strip()]
@@ -345,6 +351,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.json and not args.dry_run:
             raise ValueError("--json goes with --dry-run")
+        if args.shard and args.shard.partition("/")[0] == AUTO:  # the shard of this SLURM array task / indexed Job pod
+            (k, n), where = shard_from_env(args.shard, os.environ)
+            print(f"odu-bench eval: --shard {args.shard}: shard {k}/{n} ({where})", file=sys.stderr)
+            args.shard = f"{k}/{n}"
         shard = parse_shard(args.shard) if args.shard else None
         if shard and args.limit:
             raise ValueError("--limit with --shard: the shards' first N scenes are not the run's first N; drop one")
@@ -370,7 +380,8 @@ def run(args: argparse.Namespace) -> int:
         if args.dry_run:
             return dry_run(args, models, load_tasks(manager, tasks))
         inputs = [source, args.asr, args.use_cache, *judge_inputs(args)]
-        cleared = not check_target(out, RUNS, inputs=inputs, overwrite=args.overwrite)  # before any inference
+        primary = launched_rank() == 0  # started as several processes: rank 0 alone gets the results and writes
+        cleared = not primary or not check_target(out, RUNS, inputs=inputs, overwrite=args.overwrite)
         judge_from_args(args).close()  # the judge's options and its verdict cache checked before any inference
         RECORDER.clear()
         loaded = load_tasks(manager, tasks)  # each task's data loaded and prepared once, for every model
@@ -394,6 +405,8 @@ def run(args: argparse.Namespace) -> int:
                     log_samples=True,
                     bootstrap_iters=0,
                 )
+            if not primary:  # this rank's scenes were gathered to rank 0
+                continue
             if not cleared:  # --overwrite: the old run goes once the first new one is ready to be written
                 clear(out, RUNS)
                 cleared = True
@@ -427,6 +440,8 @@ def run(args: argparse.Namespace) -> int:
     except run_errors() as exc:  # bad input, a server that fails or refuses, a missing extra
         print(scrub_text(f"odu-bench eval: error: {error_text(exc)}"), file=sys.stderr)
         return 2
+    if not primary:
+        return 0
     print(runs_table(systems))
     print(f"dataset: {inert(source)} ({inert(reason)})")
     print(f"results: {inert(out)}")

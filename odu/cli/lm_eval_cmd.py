@@ -5,7 +5,8 @@ Registers the ``odu-*`` models (:mod:`odu.harness.models`), adds ``--include_pat
 ``odu-bench lm-eval run --model odu-openai --model_args model=... --tasks odu_av`` is
 ``lm-eval run ...`` with our pieces available (``ls``, ``validate`` and the legacy form without a
 subcommand work too). After a run with ``--output_path``, a run card is written next to each
-results file lm-eval wrote: ``run_card_<same timestamp>.json`` beside ``results_<timestamp>.json``.
+results file lm-eval wrote: ``run_card_<same timestamp>.json`` beside ``results_<timestamp>.json``
+(started as several processes, ``torchrun -m odu lm-eval ...``, by rank 0 alone, which alone wrote).
 Credentials in URLs (``base_url=http://user:password@host/v1``) and the credential-shaped pieces of
 a request body (``extra_body``) are removed from what lm-eval prints and logs (a log record's body by
 its rule), and from the files it wrote, whose request bodies are stored by their rule
@@ -104,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     from ..harness.arguments import check_model_arguments, install_json_errors_unshown
     from ..harness.errors import install_one_line_errors
     from ..harness.folders import task_dir
+    from ..harness.ranks import launched_rank
     from ..harness.runcard import RECORDER
 
     argv = forwarded_args(list(args.args), str(task_dir()))
@@ -131,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         sys.argv = saved
     output_path = _output_path(argv)
-    if output_path is not None and output_path.exists():
+    if output_path is not None and output_path.exists() and launched_rank() == 0:  # rank 0 wrote, alone
         scrub_outputs(output_path, started)
         for card in write_run_cards(output_path, started):
             print(f"run card: {card}")

@@ -13,10 +13,16 @@ locator, loaded only when sent. Inference errors come back as marked strings (ne
 answers) and are never kept in lm-eval's ``--use_cache`` database: they are purged when the
 cache is attached, so a rerun retries exactly the failed scenes. From a model's construction on,
 our warnings are said in the toolkit's voice, once each (:mod:`odu.io.console`).
+
+Started as several processes (``torchrun`` / ``accelerate launch -m lm_eval``), a model joins their
+process group and declares its rank and their number (:mod:`.ranks`): lm-eval splits the scenes
+between the ranks and gathers what they scored to rank 0, which writes the one result; a backend
+that places a model (``device_map``) puts each rank's on its own device.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from collections.abc import Mapping
@@ -28,9 +34,10 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
 from ..io.console import say_in_our_voice
-from ..models import BACKENDS, lm_eval_name, make_backend, text_arguments
+from ..models import BACKENDS, backend_class, lm_eval_name, make_backend, text_arguments
 from ..models.base import INFERENCE_ERROR_MARK, Generation, SceneRequest, encode_output
 from ..models.clips import DatasetClips
+from . import ranks
 from .tasks import scene_request
 
 #: lm-eval passes these to every model; they mean nothing to remote or replayed answers.
@@ -104,11 +111,21 @@ class OduLM(LM):
         say_in_our_voice()  # lm-eval builds the model before it loads the tasks
         options = backend_options(model_args, self.backend_name)
         preflight = _flag(options.pop("preflight", True), "preflight")
+        self.ranks = ranks.join()
+        self._rank, self._world_size = self.ranks.rank, self.ranks.size
+        if self.ranks.device is not None:  # launched as several processes: one device each
+            import torch
+
+            self._device = torch.device(self.ranks.device)
+            if "device_map" in inspect.signature(backend_class(self.backend_name)).parameters:
+                options.setdefault("device_map", self.ranks.device)
+        #: Rank -> the backend counters of that rank which this rank's backend has added (:meth:`gather_object`).
+        self._ranks_counted: dict[int, dict[str, Any]] = {}
         self.backend = make_backend(self.backend_name, **options)
         self._clips = _CLIPS
         if preflight:
             check_servers(self.backend)
-        for pitfall in self.backend.pitfalls():
+        for pitfall in self.backend.pitfalls() if self.rank == 0 else ():
             print(f"odu-bench: pitfall ({lm_eval_name(self.backend_name)}): {pitfall}", file=sys.stderr)
 
     # --- lm-eval interface ----------------------------------------------------------------------
@@ -157,6 +174,31 @@ class OduLM(LM):
                 del db[key]
             if stale:
                 db.commit()
+
+    # --- across processes (:mod:`.ranks`) -------------------------------------------------------
+
+    def all_gather(self, tensor: Any) -> Any:
+        return ranks.all_gather(tensor) if self.world_size > 1 else tensor
+
+    def gather_object(self, obj: Any, dst: int = 0) -> list[Any] | None:
+        """``obj`` of every rank on rank ``dst`` (lm-eval gathers the logged samples and metrics so).
+        Each rank's backend counters travel with it, and ``dst``'s backend adds what the others
+        counted since the last gathering: its run card and pitfalls count every rank's scenes."""
+        if self.world_size <= 1:
+            return [obj]
+        gathered = ranks.gather_object((obj, self.backend.info().get("stats") or {}), dst)
+        if gathered is None:
+            return None
+        for rank, (_, counts) in enumerate(gathered):
+            if rank != self.rank:
+                before = self._ranks_counted.get(rank, {})
+                self.backend.add_counts({k: v - before.get(k, 0) for k, v in counts.items()})
+                self._ranks_counted[rank] = counts
+        return [o for o, _ in gathered]
+
+    def barrier(self) -> None:
+        if self.world_size > 1:
+            ranks.barrier()
 
     def get_model_info(self) -> dict[str, Any]:
         """Backend settings and known pitfalls, added to lm-eval's ``results["config"]``."""

@@ -20,6 +20,8 @@ The task YAMLs point their hooks here through ``lm_eval_tasks/odu/utils.py``:
   judge the whole task in one :func:`odu.runs.scoring.score_scenes` call — the judge gets every request
   at once, so it batches, runs concurrently and caches — and replace each response by its scored
   record (raw output, inference error, parsed prediction, scene row). ``--log_samples`` keeps it.
+  Across processes (:mod:`.ranks`) each rank scores its own scenes; the task's judge block (the run
+  card's, ``results.json``'s ``"odu"``) sums the ranks' accounting, each rank's first record keeps its own.
 * :func:`process_results` + :func:`aggregation`: M1 (macro-F1 pooled over the task), M2-M5, Avg,
   FTR, parse errors, no-output, inference errors, judge errors and accounting, all computed by
   :func:`odu.runs.contract.summarize` over the task's scene rows: the numbers ``odu-bench score`` gives
@@ -53,6 +55,8 @@ from ..judge.base import Judge
 from ..models.base import TRUNCATED_ISSUE, SceneRequest, decode_output
 from ..runs.contract import summarize
 from ..runs.scoring import score_scenes
+from ..runs.shards import JUDGE_COUNTERS, summed_counters
+from . import ranks
 from .runcard import RECORDER
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -443,7 +447,8 @@ def score_responses(resps: Sequence[Sequence[str]], docs: Sequence[Mapping[str, 
         info = judge.info()
     finally:
         judge.close()
-    RECORDER.record("judges", _judge_key(scenes, any(d.get("asr") for d in docs)), info)
+    task_info = summed_counters(ranks.all_gather_object(info), JUDGE_COUNTERS) if ranks.running() else info
+    RECORDER.record("judges", _judge_key(scenes, any(d.get("asr") for d in docs)), task_info)
     out = []
     for i, (scene, raw, generation, row) in enumerate(zip(scenes, raws, generations, run.scenes)):
         prediction = predictions[scene.scene_id]
@@ -454,7 +459,7 @@ def score_responses(resps: Sequence[Sequence[str]], docs: Sequence[Mapping[str, 
                 "truncated": generation.truncated,
                 "prediction": asdict(prediction) if prediction is not None else None,
                 "scene": row,
-                "judge": info if i == 0 else None,  # the batch's accounting, once
+                "judge": info if i == 0 else None,  # the batch's accounting, once (each rank's its own)
                 "annotation_language": language,
             }
         )

@@ -252,6 +252,11 @@ class Backend:
         """Known ways these settings make results incomparable with Table 3 (run card)."""
         return []
 
+    def add_counts(self, counts: Mapping[str, Any]) -> None:
+        """Add the counters of another process's share of the run (its :meth:`info` ``"stats"``) to
+        this backend's, so that :meth:`info` and :meth:`pitfalls` speak for the whole run (one backend
+        per rank under ``torchrun``). By default nothing: a backend that counts nothing."""
+
     def close(self) -> None:
         """Release clients, models, files."""
 

@@ -19,6 +19,7 @@ torch and transformers are imported when the backend is built, never at module i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -198,6 +199,10 @@ class QwenOmniLocal(Backend):
         if self._generation.get("max_new_tokens", self.max_tokens or MODEL_MAX_TOKENS) < MODEL_MIN_SAFE_MAX_TOKENS:
             out.append(f"max_new_tokens={self._generation.get('max_new_tokens')} may cut the JSON answer")
         return out
+
+    def add_counts(self, counts: Mapping[str, Any]) -> None:
+        for name, value in counts.items():
+            self.stats[name] += value
 
     def close(self) -> None:
         del self.model

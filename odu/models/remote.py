@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import contextvars
 import inspect
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, ClassVar
 
@@ -192,6 +192,9 @@ class RemoteBackend(Backend):
             return []
         cut = f"{self._stats.truncated} answer(s) stopped at {self.limit_name}={self.output_limit()}"
         return [cut + self.truncation_advice]
+
+    def add_counts(self, counts: Mapping[str, Any]) -> None:
+        self._stats.add(counts)
 
     def server_info(self) -> dict[str, Any]:
         """The run card's first fields: backend, model, server (without credentials), key variable,

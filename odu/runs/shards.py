@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,8 +39,8 @@ SAME_RUN_FIELDS: tuple[str, ...] = (
 )
 #: Keys of the model backend's run-card block that describe a shard's work, not its settings.
 _WORK_KEYS = frozenset({"stats"})
-#: Keys of a judge block that count work rather than name settings (they are summed when merged).
-_JUDGE_COUNTERS = frozenset(
+#: Keys of a judge block that count work rather than name settings (summed over shards, and over ranks).
+JUDGE_COUNTERS = frozenset(
     {"segments", "requests", "cache_hits", "retries", "reasks", "errors", "prompt_tokens", "completion_tokens"}
     | {"wall_time_s"}
 )
@@ -64,6 +64,82 @@ def parse_shard(text: str) -> tuple[int, int]:
     if not sep or n < 1 or not 1 <= k <= n:
         raise ValueError(f"--shard must be K/N with 1 <= K <= N (e.g. 1/2), got {text!r}")
     return k, n
+
+
+#: A SLURM array's variables (``sbatch --array=0-3``: the task's id, the tasks' number, lowest and highest id).
+SLURM_TASK_ID, SLURM_TASK_COUNT = "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"
+SLURM_TASK_MIN, SLURM_TASK_MAX = "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX"
+#: A Kubernetes indexed Job's index of the pod (0 to ``completions - 1``); the count is not in the environment.
+JOB_INDEX = "JOB_COMPLETION_INDEX"
+#: ``--shard`` values that take the shard from the environment.
+AUTO = "auto"
+
+
+def _env_number(env: Mapping[str, str], name: str) -> int:
+    try:
+        return int(env[name])
+    except ValueError:
+        raise ValueError(f"--shard {AUTO}: ${name} must be a whole number, got {env[name]!r}") from None
+
+
+def shard_from_env(text: str, env: Mapping[str, str]) -> tuple[tuple[int, int], str]:
+    """``--shard auto`` or ``auto/N`` as ``((K, N), where)``, read from a SLURM array or a Kubernetes
+    indexed Job (``where`` says which variables gave it); :class:`ValueError` naming what is missing.
+
+    A SLURM array gives both: K is the task's place in its range (``SLURM_ARRAY_TASK_ID`` minus
+    ``SLURM_ARRAY_TASK_MIN``, plus 1), N its ``SLURM_ARRAY_TASK_COUNT``; the range must be whole
+    (``--array=0-3`` or ``1-4``: ``MAX - MIN + 1`` tasks, no step or list). An indexed Job gives K only
+    (``JOB_COMPLETION_INDEX`` + 1): N is the Job's ``completions``, given as ``auto/N``. A SLURM array
+    is read first.
+
+    >>> shard_from_env("auto", {"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "4",
+    ...                         "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "3"})[0]
+    (2, 4)
+    >>> shard_from_env("auto/3", {"JOB_COMPLETION_INDEX": "2"})
+    ((3, 3), 'JOB_COMPLETION_INDEX=2')
+    """
+    head, sep, given = text.partition("/")
+    try:
+        count: int | None = int(given) if sep else None
+    except ValueError:
+        count = None
+    if head != AUTO or (sep and (count is None or count < 1)):
+        raise ValueError(f"--shard must be K/N, {AUTO} or {AUTO}/N with N >= 1, got {text!r}")
+    if SLURM_TASK_ID in env:
+        task = _env_number(env, SLURM_TASK_ID)
+        low = _env_number(env, SLURM_TASK_MIN) if SLURM_TASK_MIN in env else None
+        if low is None or SLURM_TASK_COUNT not in env or SLURM_TASK_MAX not in env:
+            need = f"${SLURM_TASK_MIN}, ${SLURM_TASK_MAX} and ${SLURM_TASK_COUNT}"
+            raise ValueError(f"--shard {AUTO}: ${SLURM_TASK_ID} is set but not {need} (set by sbatch --array)")
+        tasks, high = _env_number(env, SLURM_TASK_COUNT), _env_number(env, SLURM_TASK_MAX)
+        if tasks != high - low + 1:
+            raise ValueError(
+                f"--shard {AUTO}: the SLURM array's ids {low}..{high} hold {tasks} task(s), not a whole range: "
+                "use --array=0-N-1 (or 1-N), without a step or a list"
+            )
+        if count is not None and count != tasks:
+            raise ValueError(f"--shard {text}: the SLURM array has {tasks} task(s) (${SLURM_TASK_COUNT})")
+        where = f"{SLURM_TASK_ID}={task} of {low}-{high}"
+        return _checked(task - low + 1, tasks, text, where), where
+    if JOB_INDEX in env:
+        if count is None:
+            raise ValueError(
+                f"--shard {AUTO}: ${JOB_INDEX} gives this pod's index but not the number of shards "
+                f"(a Kubernetes indexed Job puts no count in the environment): give --shard {AUTO}/N, "
+                "N the Job's completions"
+            )
+        where = f"{JOB_INDEX}={env[JOB_INDEX]}"
+        return _checked(_env_number(env, JOB_INDEX) + 1, count, text, where), where
+    raise ValueError(
+        f"--shard {text}: neither ${SLURM_TASK_ID} (a SLURM array, sbatch --array) nor ${JOB_INDEX} "
+        "(a Kubernetes indexed Job) is set: give --shard K/N"
+    )
+
+
+def _checked(index: int, count: int, text: str, where: str) -> tuple[int, int]:
+    if not 1 <= index <= count:
+        raise ValueError(f"--shard {text}: {where} is shard {index} of {count}, not 1 to {count}")
+    return index, count
 
 
 def shard_index(scene_id: str, count: int) -> int:
@@ -108,7 +184,7 @@ def _get(card: Mapping[str, Any], dotted: str) -> Any:
 
 
 def _judge_settings(judge: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in judge.items() if k not in _JUDGE_COUNTERS}
+    return {k: v for k, v in judge.items() if k not in JUDGE_COUNTERS}
 
 
 def _backend_settings(card: Mapping[str, Any]) -> Any:
@@ -328,15 +404,24 @@ def merged_samples(shards: Sequence[Shard]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def merged_judge(shards: Sequence[Shard]) -> dict[str, Any]:
-    """The judge block of the merged run: the settings, the counters summed over the shards."""
-    blocks = [s.summary.get("judge") or {} for s in shards]
+def summed_counters(blocks: Sequence[Mapping[str, Any]], counters: Collection[str]) -> dict[str, Any]:
+    """The first of ``blocks`` with each of ``counters`` that any block holds summed over them all
+    (a float rounded to 3 places): the accounting of several parts of one run as one.
+
+    >>> summed_counters([{"requests": 2, "model": "m"}, {"requests": 3, "model": "m"}], JUDGE_COUNTERS)
+    {'requests': 5, 'model': 'm'}
+    """
     merged = dict(blocks[0])
-    for key in _JUDGE_COUNTERS:
+    for key in counters:
         if any(key in b for b in blocks):
             total = sum(b.get(key, 0) for b in blocks)
             merged[key] = round(total, 3) if isinstance(total, float) else total
     return merged
+
+
+def merged_judge(shards: Sequence[Shard]) -> dict[str, Any]:
+    """The judge block of the merged run: the settings, the counters summed over the shards."""
+    return summed_counters([s.summary.get("judge") or {} for s in shards], JUDGE_COUNTERS)
 
 
 def merged_datasets(per_shard: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -364,9 +449,16 @@ def merged_card(shards: Sequence[Shard], command: Sequence[str]) -> dict[str, An
 
 
 __all__ = [
+    "JUDGE_COUNTERS",
     "LOGGED_TASKS_KEY",
     "SAME_RUN_FIELDS",
+    "AUTO",
+    "JOB_INDEX",
     "SHARD_KEY",
+    "SLURM_TASK_COUNT",
+    "SLURM_TASK_ID",
+    "SLURM_TASK_MAX",
+    "SLURM_TASK_MIN",
     "Shard",
     "ShardError",
     "in_shard",
@@ -376,5 +468,7 @@ __all__ = [
     "merged_samples",
     "parse_shard",
     "read_shards",
+    "shard_from_env",
     "shard_index",
+    "summed_counters",
 ]

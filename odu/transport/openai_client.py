@@ -466,6 +466,11 @@ class CallStats:
         self.prompt_tokens += _token_count(get("prompt_tokens"))
         self.completion_tokens += _token_count(get("completion_tokens"))
 
+    def add(self, counts: Mapping[str, Any]) -> None:
+        """Add ``counts`` (counter name -> number, as :meth:`as_dict` gives them) to these counters."""
+        for name, value in counts.items():
+            setattr(self, name, getattr(self, name) + value)
+
     def as_dict(self, order: Sequence[str]) -> dict[str, Any]:
         """The counters in ``order`` (every field), times and other fractional counts rounded to thousandths."""
         stats = asdict(self)

@@ -251,6 +251,18 @@ def test_answers_cut_at_the_token_limit_are_counted_and_flagged(openai_server, m
     assert [g.truncated for g in both] == [True, False]
 
 
+def test_another_ranks_counts_are_added_to_info_and_pitfalls(openai_server) -> None:
+    """Under torchrun rank 0's backend adds what the other ranks counted (``odu.harness.models``):
+    its run card and pitfalls then speak for the whole run."""
+    model = backend(openai_server)
+    other = dict(model.info()["stats"], scenes=3, requests=3, truncated=2, prompt_tokens=120, wall_time_s=1.5)
+    model.add_counts(other)
+    model.add_counts({"scenes": 1, "truncated": 1})
+    stats = model.info()["stats"]
+    assert (stats["scenes"], stats["requests"], stats["truncated"], stats["prompt_tokens"]) == (4, 3, 3, 120)
+    assert stats["wall_time_s"] == 1.5 and "3 answer(s) stopped at max_tokens=4096" in model.pitfalls()
+
+
 def test_streaming_servers_are_read_chunk_by_chunk(openai_server, media) -> None:
     def sse(req) -> Reply:
         assert req.json["stream"] is True
