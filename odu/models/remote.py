@@ -216,6 +216,10 @@ class RemoteBackend(Backend):
         if (cell := _CUT.get()) is not None:
             cell.append(True)
 
+    def in_flight(self) -> int:
+        """Scenes sent at once: :attr:`concurrency`, unless the server takes fewer (a backend's own cap)."""
+        return self.concurrency
+
     def count_media(self, data: bytes) -> bytes:
         """``data``, counted as media sent."""
         self._stats.media_bytes += len(data)
@@ -225,7 +229,7 @@ class RemoteBackend(Backend):
         """Every request of ``batch`` with at most :attr:`concurrency` in flight, results in order,
         on the client's runner; a progress bar counts scenes and inference errors, ``on_done`` runs
         as each finishes. Any exception (e.g. a refused key) cancels the rest and propagates."""
-        gate = asyncio.Semaphore(self.concurrency)
+        gate = asyncio.Semaphore(await asyncio.to_thread(self.in_flight))
         bar = tqdm(total=len(batch.requests), desc=f"model {self.model}", unit="scene", disable=not self.progress)
         errors = 0
 

@@ -5,6 +5,8 @@ acceptance runs (Qwen3-Omni on vLLM, GPT-5.4 text-only with Whisper ASR) end wit
 
 from __future__ import annotations
 
+import base64
+import io
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,7 +28,7 @@ from support.provider_runs import (
 from support.sample_runs import prepared_sample  # noqa: F401  (fixture)
 
 from odu.cli import main
-from odu.models.openai_omni import OpenAIOmni
+from odu.models.openai_omni import JOINED_AUDIO_GAP_S, OpenAIOmni
 from odu.models.providers import (
     DASHSCOPE_MAX_ITEM_B64,
     USE_AUDIO_IN_VIDEO,
@@ -172,6 +174,33 @@ def test_other_models_on_vllm_get_the_track_as_separate_audio(media) -> None:
     assert ok.text == ANSWER and "frames only" in lost.error
     kinds = [p["type"] for p in chat_bodies(fake)[0]["messages"][1]["content"] if p["type"] != "text"]
     assert kinds == ["video_url", "input_audio"]
+
+
+def test_kimi_audio_on_vllm_gets_one_audio_part_one_scene_at_a_time(media, capsys) -> None:
+    """Rules vllm.kimi-audio.one-audio and vllm.kimi-audio.serial (vllm/model_executor/models/kimi_audio.py; run on
+    vLLM 0.32.0): a scene of two clips goes as one audio part, the clips one after another with the gap between,
+    where the last clip stands; scenes go one at a time; an audio-visual scene is refused before sending. The
+    fake refuses a second audio part, as the real server does."""
+    import soundfile as sf
+
+    kimi = "moonshotai/Kimi-Audio-7B-Instruct"
+    with VllmFake(lambda body: ANSWER, models=(kimi,), limit_mm_per_prompt={"audio": 8}) as fake:
+        model = omni(fake, kimi, concurrency=4)
+        [ok] = model.generate([request(media, ["a1", "a2"], "audio-only")], loader(media), GREEDY)
+        [two] = omni(fake, kimi, provider="generic").generate(
+            [request(media, ["a1", "a2"], "audio-only")], loader(media), GREEDY
+        )
+        with pytest.raises(ValueError, match="takes audio only"):
+            omni(fake, kimi).generate([request(media, ["v1"])], loader(media), GREEDY)
+    assert ok.text == ANSWER and model.in_flight() == 1, ok.error
+    assert "At most 1 audio(s) may be provided in one prompt." in str(two.error)
+    content = chat_bodies(fake)[0]["messages"][1]["content"]
+    audio = [p for p in content if p["type"] == "input_audio"]
+    texts = [p["text"] for p in content if p["type"] == "text"]
+    assert len(audio) == 1 and content[-2] == audio[0] and any("First reply." in t for t in texts), content
+    samples, rate = sf.read(io.BytesIO(base64.b64decode(audio[0]["input_audio"]["data"])))
+    assert len(samples) == round((1.2 + JOINED_AUDIO_GAP_S + 1.0) * rate)
+    assert "one scene at a time" in capsys.readouterr().err
 
 
 def test_qwen_omni_on_sglang_gets_the_track_as_separate_audio(media, capsys) -> None:

@@ -102,7 +102,7 @@ def test_rows_sharing_a_route_share_its_request_profile() -> None:
         documented = re.search(r"model=([^,]+)", args).group(1)  # type: ignore[union-attr]
         assert documented in models
         assert all(shape(profile("vllm", m)) == shape(profile("vllm", documented)) for m in models), route
-    assert sum(len(m) for m in by_route.values()) == 6  # the three Qwen-Omni rows and the three others
+    assert sum(len(m) for m in by_route.values()) == 7  # the three Qwen-Omni rows and the four others
 
 
 #: The documented routes.
@@ -112,6 +112,7 @@ ROUTES = (
     "vllm-qwen-omni",
     "vllm-omni-ming",
     "vllm-nemotron",
+    "vllm-kimi-audio",
     "vllm",
     "dashscope",
     "ark",
@@ -135,7 +136,7 @@ def test_every_vllm_serve_command_trusts_request_mm_kwargs() -> None:
     """Rule vllm.trust-request-mm-kwargs: vLLM 0.31.0 and later refuse every request of the Qwen-Omni and
     Nemotron routes unless started with the flag, so every launch line names it (the fakes start so)."""
     commands = serve_commands()
-    assert len(commands) == 4 and all("--trust-request-mm-kwargs" in c for c in commands), commands
+    assert len(commands) == 5 and all("--trust-request-mm-kwargs" in c for c in commands), commands
 
 
 def test_the_rule_table_is_the_codes_and_its_tests_exist() -> None:

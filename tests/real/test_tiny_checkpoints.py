@@ -86,3 +86,31 @@ def test_vllm_profile_sizes_the_published_layouts_for_vllms_cpu_build(tmp_path: 
         tiny_checkpoints.build("qwen3_omni_moe_thinker", tmp_path / "t", target="vllm")
     default = _read(tiny_checkpoints.build("qwen3_omni_moe", tmp_path / "default") / "config.json")["thinker_config"]
     assert default["text_config"]["head_dim"] == 8 and "image_size" not in default["vision_config"]
+
+
+def test_kimi_audio_layout_for_vllm(tmp_path: Path) -> None:
+    """The published Kimi-Audio layout as vLLM reads it: the checkpoint's own config class (``auto_map``), the
+    Whisper encoder under ``whisper-large-v3/``, the adaptor's weights, a tiktoken vocabulary whose ranks and
+    special tokens cover every id the model can sample; seeded; built for vLLM only."""
+    import tiny_kimi_audio
+    from safetensors import safe_open
+    from transformers import AutoConfig
+
+    first = tiny_checkpoints.build("kimi_audio", tmp_path / "a", seed=3, target="vllm")
+    again = tiny_checkpoints.build("kimi_audio", tmp_path / "b", seed=3, target="vllm")
+    for name in ("model.safetensors", "tiktoken.model", "config.json", "whisper-large-v3/model.safetensors"):
+        assert (first / name).read_bytes() == (again / name).read_bytes(), name
+    config = AutoConfig.from_pretrained(first, trust_remote_code=True)
+    assert (
+        config.model_type == "kimi_audio" and config.kimia_adaptor_input_dim == 4 * tiny_kimi_audio.WHISPER["d_model"]
+    )
+    with safe_open(first / "model.safetensors", "pt") as weights:
+        names = set(weights.keys())
+    assert {"model.vq_adaptor.layers.0.weight", "model.vq_adaptor.layers.4.bias", "lm_head.weight"} <= names
+    ranks = (first / "tiktoken.model").read_text(encoding="utf-8").splitlines()
+    specials = _read(first / "tokenizer_config.json")["added_tokens_decoder"]
+    assert len(ranks) == tiny_kimi_audio.BASE_RANKS and len(ranks) + len(specials) == config.vocab_size
+    assert specials["151666"]["content"] == "<|im_kimia_text_blank|>"
+    assert _read(first / "whisper-large-v3" / "preprocessor_config.json")["feature_size"] == 128
+    with pytest.raises(ValueError, match="served by vLLM only"):
+        tiny_checkpoints.build("kimi_audio", tmp_path / "c")

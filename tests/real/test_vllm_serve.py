@@ -11,19 +11,15 @@ server started without it come last."""
 from __future__ import annotations
 
 import base64
-import json
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from support.openai_rules import API_KEY
 from support.provider_fakes import VllmFake
 from support.real_lane import backend_card, first_scene_prompt_tokens, first_scene_seconds, run_eval
 from support.sample_runs import read_json
-from support.vllm_lane import TRUST_FLAG, VllmServed, VllmServers, vllm_servers  # noqa: F401  (fixture)
+from support.vllm_lane import TRUST_FLAG, VllmServed, VllmServers, post, vllm_servers  # noqa: F401  (fixture)
 from synth import FAST_VIDEO, encode_mp4
 
 from odu.models.hearing import tone_part
@@ -49,20 +45,6 @@ def served(request: pytest.FixtureRequest, vllm_servers: VllmServers) -> VllmSer
 def untrusted(vllm_servers: VllmServers) -> VllmServed:  # noqa: F811
     """vLLM on the tiny Qwen2.5-Omni, started without ``--trust-request-mm-kwargs`` (vLLM's default)."""
     return vllm_servers.get("qwen2_5_omni", trusted=False)
-
-
-def post(base_url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    """``POST /chat/completions`` as it is: the HTTP status and the JSON answer (an error's too)."""
-    request = urllib.request.Request(
-        f"{base_url}/chat/completions",
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", "Authorization": f"Bearer {API_KEY}"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=300) as reply:
-            return reply.status, json.loads(reply.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 @pytest.fixture(scope="module")

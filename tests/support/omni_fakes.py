@@ -19,8 +19,8 @@ from typing import Any
 from odu.core.schema import scene_from_dict
 from odu.data.media import LazyClip
 from odu.judge.prompt import JUDGE_INSTRUCTION
-from odu.models.clips import media_type, wav_bytes
-from odu.models.openai_omni import HEARING_PROBE_TEXT
+from odu.models.clips import joined_wav_bytes, media_type, wav_bytes
+from odu.models.openai_omni import HEARING_PROBE_TEXT, JOINED_AUDIO_GAP_S
 from odu.transport.server_check import PROBE_TEXT
 
 from .judge_fakes import judge_responder
@@ -52,6 +52,12 @@ def sent_form(data: bytes) -> bytes:
     return wav_bytes(clip, 16_000)
 
 
+def joined_form(clips: Sequence[bytes]) -> bytes:
+    """The one audio part the OpenAI backend sends for a scene's clips where the model takes one audio per
+    prompt (``Profile.joins_audio``: Kimi-Audio on vLLM)."""
+    return joined_wav_bytes([LazyClip(data) for data in clips], 16_000, JOINED_AUDIO_GAP_S)
+
+
 def reference_output(record: Mapping[str, Any]) -> str:
     """The scene's own-language reference annotation, written as a model prediction (App A.1)."""
     scene = scene_from_dict(record)
@@ -75,10 +81,15 @@ def reference_output(record: Mapping[str, Any]) -> str:
 class SampleScenes:
     """The scenes a fake model answers, from a prepared dataset (none without one): release records
     by scene id, each scene's clip hashes, and the scene of a final clip found by the bytes the
-    API receives for it (``sent``: what the backend makes of the stored bytes)."""
+    API receives for it (``sent``: what the backend makes of the stored bytes; ``joined``: of an audio-only
+    scene's clips sent as one part)."""
 
     def __init__(
-        self, dataset_dir: Path | None, configs: Sequence[str] = ("av", "ao"), sent: Callable[[bytes], bytes] = bytes
+        self,
+        dataset_dir: Path | None,
+        configs: Sequence[str] = ("av", "ao"),
+        sent: Callable[[bytes], bytes] = bytes,
+        joined: Callable[[Sequence[bytes]], bytes] | None = None,
     ) -> None:
         self.records: dict[str, dict[str, Any]] = {}
         self.clips: dict[str, list[str]] = {}  # scene -> sha256 of each clip as stored
@@ -95,6 +106,13 @@ class SampleScenes:
                 self.records[row["scene_id"]] = row_to_record(row)
                 self.clips[row["scene_id"]] = [t["sha256"] for t in users]
                 self._final[hashlib.sha256(sent(users[-1]["media"]["bytes"])).hexdigest()] = row["scene_id"]
+                if (
+                    joined is not None
+                    and len(users) > 1
+                    and not any(LazyClip(t["media"]["bytes"]).info.has_video for t in users)
+                ):
+                    clips = [t["media"]["bytes"] for t in users]
+                    self._final[hashlib.sha256(joined(clips)).hexdigest()] = row["scene_id"]
 
     def scene_sent(self, final_clip: bytes) -> str | None:
         """The scene whose final clip the API received as ``final_clip``."""
@@ -105,7 +123,7 @@ class FakeOmni(SampleScenes):
     """Responder for :class:`openai_server.OpenAIServer`: scripted omni answers + the fake judge."""
 
     def __init__(self, dataset_dir: Path, script: Mapping[str, str] | None = None) -> None:
-        super().__init__(dataset_dir, sent=sent_form)
+        super().__init__(dataset_dir, sent=sent_form, joined=joined_form)
         self.script = dict(script or {})
         self.model_requests: list[dict[str, Any]] = []
         self.probes: list[dict[str, Any]] = []

@@ -10,9 +10,11 @@ error (a video's audio track), the fake refuses it, making the silent loss visib
   ``vllm.trust-request-mm-kwargs`` (0.31.0 on), ``vllm.limit-mm-per-prompt``,
   ``vllm.qwen-omni.audio-in-video`` / ``vllm.nemotron.audio-in-video`` (a video whose audio would be
   dropped), ``vllm.audio-in-video.counts``, ``vllm.soundless-video``, ``vllm.separate-track``,
-  ``vllm.ming.recipe``; its answers count audio items in ``usage.prompt_tokens`` (``vllm.hearing``). Its
+  ``vllm.ming.recipe``, ``vllm.kimi-audio.one-audio`` and ``vllm.kimi-audio.chat-template`` (started with a
+  chat template or not); its answers count audio items in ``usage.prompt_tokens`` (``vllm.hearing``). Its
   messages and error body are vLLM 0.32.0's, as the real server answers them in the vLLM lane
-  (``tests/real/test_vllm_serve.py::test_the_fake_refuses_as_the_real_server``).
+  (``tests/real/test_vllm_serve.py::test_the_fake_refuses_as_the_real_server``,
+  ``tests/real/test_vllm_kimi_audio.py``).
 * :class:`SglangFake` — SGLang (``owned_by: "sglang"``; ``GET /server_info``) with the chat schema of
   before (``schema="old"``) or after (``"new"``) sgl-project/sglang#33606: ``sglang.audio-url``,
   ``sglang.audio-in-video``, ``sglang.extra-fields``.
@@ -68,6 +70,17 @@ OPENAI_AUDIO_MODEL = re.compile(r"^gpt-.*audio")
 #: Qwen-Omni models and Nemotron Omni, whose vLLM processors take use_audio_in_video.
 AUDIO_IN_VIDEO_MODEL = re.compile(r"Qwen[\d.]*-Omni|Nemotron.*Omni", re.IGNORECASE)
 MING_MODEL = re.compile(r"Ming-flash-omni", re.IGNORECASE)
+#: Kimi-Audio, whose vLLM processor takes one audio item and no video or image per prompt.
+KIMI_AUDIO_MODEL = re.compile(r"Kimi-Audio", re.IGNORECASE)
+#: Kimi-Audio's items per prompt on vLLM (vllm/model_executor/models/kimi_audio.py ``get_supported_mm_limits``:
+#: audio 1, no other modality), whatever ``--limit-mm-per-prompt`` says (rule vllm.kimi-audio.one-audio).
+KIMI_AUDIO_LIMITS = {"image": 0, "video": 0, "audio": 1}
+#: What vLLM 0.32.0 answers a chat request to Kimi-Audio started without ``--chat-template`` (transformers'
+#: refusal of a missing template, rule vllm.kimi-audio.chat-template).
+VLLM_NO_CHAT_TEMPLATE = (
+    "As of transformers v4.44, default chat template is no longer allowed, so you must provide a chat "
+    "template if the tokenizer does not define one."
+)
 #: DashScope families with one video file and one audio file per request (rule dashscope.one-file).
 DASHSCOPE_ONE_FILE = re.compile(r"qwen3-omni|qwen-omni-turbo", re.IGNORECASE)
 #: DashScope: 10 MB of Base64 per media item; Ark: 50 MB files; OpenAI transcriptions: 25 MiB bodies.
@@ -196,11 +209,12 @@ class VllmFake(StrictServer):
         version: str = "0.32.0",
         limit_mm_per_prompt: Mapping[str, int] | None = None,
         trust_request_mm_kwargs: bool = False,
+        chat_template: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(responder, **kwargs)
         self.version, self.limits = version, dict(limit_mm_per_prompt or {})
-        self.trust_request_mm_kwargs = trust_request_mm_kwargs
+        self.trust_request_mm_kwargs, self.chat_template = trust_request_mm_kwargs, chat_template
         self.extra_fields |= VLLM_EXTRA_FIELDS  # vLLM's own request fields (mm_processor_kwargs, ...)
         self.route("GET", "/version", lambda req: Reply(body={"version": self.version}))
 
@@ -229,10 +243,15 @@ class VllmFake(StrictServer):
             "video": sum(p.get("type") == "video_url" for p in parts),
             "audio": sum(p.get("type") in AUDIO for p in parts),
         }
+        kimi = bool(KIMI_AUDIO_MODEL.search(model))
         for modality, count in counts.items():  # rule vllm.limit-mm-per-prompt (chat_utils.py's message)
             limit = self.limits.get(modality, VLLM_DEFAULT_MM_LIMIT)
+            if kimi:  # rule vllm.kimi-audio.one-audio: the model's own limits win over the launch flag
+                limit = min(limit, KIMI_AUDIO_LIMITS[modality])
             if count > limit:
                 return vllm_error(f"At most {limit} {modality}(s) may be provided in one prompt.", modality)
+        if kimi and not self.chat_template:  # rule vllm.kimi-audio.chat-template
+            return vllm_error(VLLM_NO_CHAT_TEMPLATE)
         flag = self._audio_in_video(body)
         takes_flag = bool(AUDIO_IN_VIDEO_MODEL.search(model))
         if flag and takes_flag and counts["video"]:

@@ -19,12 +19,16 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from .openai_rules import API_KEY
 from .real_lane import Served, build_checkpoints, free_port, healthy, skip_or_fail
 
 #: Set by CI: the lane must run, a missing install fails instead of skipping.
@@ -48,8 +52,19 @@ KV_CACHE_GIB = "1"
 #: vLLM's launch flag for per-request ``mm_processor_kwargs`` (rule vllm.trust-request-mm-kwargs).
 TRUST_FLAG = "--trust-request-mm-kwargs"
 
-#: Checkpoint folder names: provider=auto and the profile read the Qwen-Omni family from the model name.
-CHECKPOINTS = {"qwen2_5_omni": "Qwen2.5-Omni-vllm-tiny", "qwen3_omni_moe": "Qwen3-Omni-vllm-tiny"}
+#: Checkpoint folder names: provider=auto and the profile read the model family from the model name.
+CHECKPOINTS = {
+    "qwen2_5_omni": "Qwen2.5-Omni-vllm-tiny",
+    "qwen3_omni_moe": "Qwen3-Omni-vllm-tiny",
+    "kimi_audio": "Kimi-Audio-7B-Instruct-vllm-tiny",
+}
+#: The project's Kimi-Audio chat template (rule vllm.kimi-audio.chat-template), as docs/providers.md launches it.
+KIMI_AUDIO_TEMPLATE = Path(__file__).resolve().parents[2] / "scripts" / "kimi_audio_chat_template.jinja"
+#: What a family's ``vllm serve`` line adds (docs/providers.md): Kimi-Audio's config is the checkpoint's own
+#: code (``--trust-remote-code``) and it needs a chat template.
+FAMILY_ARGS: dict[str, tuple[str, ...]] = {
+    "kimi_audio": ("--trust-remote-code", "--chat-template", str(KIMI_AUDIO_TEMPLATE)),
+}
 
 
 def lane_python() -> Path:
@@ -70,7 +85,7 @@ def require_vllm_lane() -> None:
 
 
 def build_vllm_checkpoints(root: Path) -> dict[str, Path]:
-    """The two published layouts sized for vLLM (``--for vllm``) under ``root``, built offline."""
+    """The published layouts sized for vLLM (``--for vllm``) under ``root``, built offline."""
     return build_checkpoints(root, CHECKPOINTS, target="vllm")
 
 
@@ -85,7 +100,7 @@ class VllmServed(Served):
 class VllmServer:
     """One vLLM server subprocess (its own process group, caches under ``work``), until :meth:`stop`."""
 
-    def __init__(self, checkpoint: Path, work: Path, trusted: bool) -> None:
+    def __init__(self, checkpoint: Path, work: Path, trusted: bool, family_args: tuple[str, ...] = ()) -> None:
         self.key = (checkpoint, trusted)
         port = free_port()
         log = work / f"vllm-{checkpoint.name}{'' if trusted else '-untrusted'}.log"
@@ -101,6 +116,7 @@ class VllmServer:
             str(port),
             *SERVE_ARGS,
             *([TRUST_FLAG] if trusted else []),
+            *family_args,
         ]
         self.process = subprocess.Popen(
             command,
@@ -165,7 +181,7 @@ class VllmServers:
         if self.current is not None and self.current.key != (checkpoint, trusted):
             self.close()
         if self.current is None:
-            self.current = VllmServer(checkpoint, self.work, trusted)
+            self.current = VllmServer(checkpoint, self.work, trusted, FAMILY_ARGS.get(kind, ()))
             self.start_s[kind + ("" if trusted else "-untrusted")] = self.current.served.start_s
         return self.current.served
 
@@ -173,6 +189,20 @@ class VllmServers:
         if self.current is not None:
             self.current.stop()
             self.current = None
+
+
+def post(base_url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """``POST /chat/completions`` as it is: the HTTP status and the JSON answer (an error's too)."""
+    request = urllib.request.Request(
+        f"{base_url}/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {API_KEY}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=300) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
 
 
 @pytest.fixture(scope="session")
@@ -191,6 +221,8 @@ def vllm_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServe
 
 __all__ = [
     "CHECKPOINTS",
+    "FAMILY_ARGS",
+    "KIMI_AUDIO_TEMPLATE",
     "REQUIRED",
     "TRUST_FLAG",
     "VllmServed",
@@ -198,6 +230,7 @@ __all__ = [
     "build_vllm_checkpoints",
     "lane_env",
     "lane_python",
+    "post",
     "require_vllm_lane",
     "vllm_servers",
 ]
