@@ -114,9 +114,7 @@ def test_a_summary_vouches_for_no_file_below_the_top_of_the_run(tmp_path: Path) 
     ],
     ids=["upper-case", "63-digits", "65-digits", "newline", "a-path"],
 )
-def test_a_file_is_the_runs_only_when_listed_with_its_sha256_as_sha256_file_writes_it(
-    shown, tmp_path: Path
-) -> None:
+def test_a_file_is_the_runs_only_when_listed_with_its_sha256_as_sha256_file_writes_it(shown, tmp_path: Path) -> None:
     run = write_run(ScoredRun({"judge": {}}, []), tmp_path / "r")
     data = b"{}\n"
     digest = hashlib.sha256(data).hexdigest()
