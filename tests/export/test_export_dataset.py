@@ -17,6 +17,9 @@ from odu.export import ExportSettings
 from odu.report.bootstrap import MAX_RESAMPLES
 from odu.runs.contract import RUN_CARD_NAME
 
+#: What ``_revisions`` gives for an entry without a revision (not even a null one).
+ABSENT = "(no revision key)"
+
 
 @pytest.mark.parametrize("resamples", [1, MAX_RESAMPLES])
 def test_resamples_from_one_to_the_bound_are_taken(resamples: int) -> None:
@@ -50,16 +53,16 @@ def _card_datasets(run: Path, **by_config: tuple[str, str | None]) -> dict[str, 
 
 
 def _revisions(run: Path, tmp_path: Path) -> tuple[set[Any], set[Any]]:
-    """The revisions a Hub and an EEE export with ``--dataset-id DATASET`` give (None: not given)."""
+    """The revisions a Hub and an EEE export with ``--dataset-id DATASET`` give (:data:`ABSENT`: no key)."""
     assert export([run], "hub", tmp_path / "hub", dataset_id=DATASET) == 0
     entries = yaml.safe_load(next((tmp_path / "hub").rglob("odu-bench.yaml")).read_text(encoding="utf-8"))
-    hub = {e["dataset"].get("revision", None) for e in entries}
+    hub = {e["dataset"].get("revision", ABSENT) for e in entries}
     assert {e["dataset"]["id"] for e in entries} == {DATASET}
     assert export([run], "eee", tmp_path / "eee", dataset_id=DATASET, resamples=20) == 0
     [(aggregate, _)] = eee_records(tmp_path / "eee").values()
     sources = [r["source_data"] for r in aggregate["evaluation_results"]]
     assert {s["hf_repo"] for s in sources} == {DATASET}
-    return hub, {s["additional_details"].get("revision") for s in sources}
+    return hub, {s["additional_details"].get("revision", ABSENT) for s in sources}
 
 
 def test_the_revision_of_the_named_dataset_goes_to_every_format(sample_runs, tmp_path: Path) -> None:
@@ -83,4 +86,4 @@ CASES = {
 def test_no_revision_goes_but_that_of_the_dataset_named(case: str, sample_runs, tmp_path: Path) -> None:
     run = sample_runs["never"]
     changed = copy_run(run, tmp_path / "run", {"dataset": _card_datasets(run, **CASES[case])})
-    assert _revisions(changed, tmp_path) == ({None}, {None})
+    assert _revisions(changed, tmp_path) == ({ABSENT}, {ABSENT})
