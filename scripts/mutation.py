@@ -55,6 +55,7 @@ GROUPS = tuple(
     preflight replicas viewer judgecache bounds vllm keyshape linearread urlrule cardyaml export newcomer2
     bodies
     console
+    p4runs p4shards p4export p4clips p4hearing p4depth
     """.split()
 )
 #: The keys of a fault file, and of each of its ``[[fault]]`` tables (all but ``equivalent`` required).

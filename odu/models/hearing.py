@@ -50,6 +50,17 @@ def probe_messages(text: str, audio: bool) -> list[dict[str, Any]]:
     return [{"role": "user", "content": content}]
 
 
+def token_count(name: str, value: Any) -> int | None:
+    """``value``, the token count ``name`` a server reported (None: not reported), when it is one: a
+    non-negative integer (not ``12.0``, not ``true``); else ``ValueError`` naming it."""
+    if value is not None and (type(value) is not int or value < 0):
+        raise ValueError(
+            f"server check: the server reported {name} = {value!r}, not a token count, so its usage cannot "
+            "tell whether it hears audio; fix the server, or pass hearing_check=false to run unchecked"
+        )
+    return value
+
+
 @dataclass(frozen=True)
 class Hearing:
     """The check's outcome: prompt tokens without and with the tone, and the most completion tokens
@@ -60,17 +71,10 @@ class Hearing:
     completion: int | None = None
 
     def __post_init__(self) -> None:
-        """A count the server reports must be one (a non-negative integer): ``ValueError`` naming it."""
-        for name, value in (
-            ("prompt_tokens without audio", self.without),
-            ("prompt_tokens with audio", self.with_audio),
-            ("completion_tokens", self.completion),
-        ):
-            if value is not None and (type(value) is not int or value < 0):
-                raise ValueError(
-                    f"server check: the server reported {name} = {value!r}, not a token count, so its usage cannot "
-                    "tell whether it hears audio; fix the server, or pass hearing_check=false to run unchecked"
-                )
+        """A count the server reports must be one (:func:`token_count`)."""
+        token_count("prompt_tokens without audio", self.without)
+        token_count("prompt_tokens with audio", self.with_audio)
+        token_count("completion_tokens", self.completion)
 
     @property
     def ignores_limit(self) -> bool:
@@ -95,4 +99,4 @@ class Hearing:
         }
 
 
-__all__ = ["PROBE_MAX_TOKENS", "TONE_S", "Hearing", "probe_messages", "tone_part"]
+__all__ = ["PROBE_MAX_TOKENS", "TONE_S", "Hearing", "probe_messages", "token_count", "tone_part"]

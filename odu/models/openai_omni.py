@@ -58,7 +58,7 @@ from ..transport.openai_client import CallFailedError, OpenAIClient
 from .base import MODEL_FRAMES_FPS, MODEL_MAX_TOKENS, ClipLoader, Decoding, Generation, SceneBatch, SceneRequest
 from .clip_server import ClipServer, serving_host
 from .clips import joined_wav_bytes, media_cache, media_type, spool_clip, wav_bytes
-from .hearing import PROBE_MAX_TOKENS, TONE_S, Hearing, probe_messages
+from .hearing import PROBE_MAX_TOKENS, TONE_S, Hearing, probe_messages, token_count
 from .messages import HISTORY_LAYOUTS, scene_messages
 from .providers import (
     AUDIO_PARTS,
@@ -383,9 +383,9 @@ class OpenAIOmni(RemoteBackend):
         that drops the audio stops the run (``ValueError``); the outcome is said on the console."""
         saved = dict(vars(self._stats))
 
-        def count(usage: Any, name: str) -> int | None:
-            value = getattr(usage, name, None)
-            return value if isinstance(value, int) and not isinstance(value, bool) else None
+        def count(usage: Any, name: str) -> Any:
+            """The count as the server reported it: :class:`Hearing` refuses one that is not a count."""
+            return getattr(usage, name, None)
 
         async def ask() -> Hearing:
             sdk = self.client.async_sdk()
@@ -398,9 +398,11 @@ class OpenAIOmni(RemoteBackend):
                         return await sdk.chat.completions.create(**options)
 
                     usages.append(getattr(await self._call(create), "usage", None))
-                completions = [c for c in (count(u, "completion_tokens") for u in usages) if c is not None]
+                completions = [token_count("completion_tokens", count(u, "completion_tokens")) for u in usages]
                 return Hearing(
-                    count(usages[0], "prompt_tokens"), count(usages[1], "prompt_tokens"), max(completions, default=None)
+                    count(usages[0], "prompt_tokens"),
+                    count(usages[1], "prompt_tokens"),
+                    max((c for c in completions if c is not None), default=None),
                 )
             finally:
                 await sdk.close()

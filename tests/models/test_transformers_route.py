@@ -8,6 +8,7 @@ import json
 import os
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -238,6 +239,41 @@ def test_negative_token_counts_are_no_hearing(openai_server: OpenAIServer, media
     with pytest.raises(ValueError, match=r"prompt_tokens.*-20.*not a token count.*hearing_check=false") as caught:
         omni.generate([request(media, ["a1"], "audio-only")], loader(media), GREEDY)
     assert len(str(caught.value).splitlines()) == 1 and omni.hearing is None
+
+
+def _counted(prompt: tuple[Any, Any], completion: Any = 1) -> Callable[[dict[str, Any]], Reply]:
+    """A responder answering the probe with ``prompt`` tokens (without, with the tone) and ``completion``."""
+
+    def reply(body: dict[str, Any]) -> Reply:
+        answer = chat_completion(body, ANSWER)
+        heard = any(p.get("type") == "input_audio" for m in body["messages"] for p in m["content"])
+        answer["usage"] = {"prompt_tokens": prompt[heard], "completion_tokens": completion, "total_tokens": 1}
+        return Reply(body=answer)
+
+    return reply
+
+
+@pytest.mark.usefixtures("openai_key")
+@pytest.mark.parametrize(
+    ("prompt", "completion", "said"),
+    [
+        ((20.5, 35.5), 1, "prompt_tokens without audio = 20.5"),
+        ((20, 35.5), 1, "prompt_tokens with audio = 35.5"),
+        ((20, 35), 1.5, "completion_tokens = 1.5"),
+    ],
+    ids=["fractions", "a-fraction-with-the-tone", "fractional-completion"],
+)
+def test_a_server_whose_counts_are_not_integers_stops_the_run_in_one_line(
+    prompt: tuple[Any, Any], completion: Any, said: str, openai_server: OpenAIServer, media
+) -> None:
+    """The SDK reads ``20.0`` as 20 and ``true`` as 1 (its models' lax integers) before the check sees
+    them; a fraction it passes on as it came."""
+    openai_server.responder = _counted(prompt, completion)
+    omni = transformers_omni(openai_server)
+    with pytest.raises(ValueError, match="not a token count") as caught:
+        omni.generate([request(media, ["a1"], "audio-only")], loader(media), GREEDY)
+    assert said in str(caught.value) and len(str(caught.value).splitlines()) == 1
+    assert omni.hearing is None and openai_server.count() == 2  # the two check requests, no scene sent
 
 
 @pytest.mark.usefixtures("openai_key")
