@@ -91,7 +91,7 @@ async def _listed(client: OpenAIClient) -> str:
             raise PreflightError(f"cannot reach the server ({_cause(exc)})") from None
         cause = exc.__cause__
         said = sdk_status_message(getattr(cause, "message", str(exc)), getattr(cause, "body", None))
-        raise PreflightError(f"GET /models answered HTTP {exc.status}: {client.scrub(said)}") from None
+        raise PreflightError(f"GET /models answered HTTP {exc.status}: {said}") from None
     ids = [str(m.get("id", "")) for m in models]
     if not any(i == client.model or i.removeprefix("models/") == client.model for i in ids):
         shown = ", ".join(ids[:8]) + (f" (+{len(ids) - 8} more)" if len(ids) > 8 else "")
