@@ -217,17 +217,32 @@ def sdk_status_message(message: str, body: Any) -> str:
     'Error code: 400 - bad field'
     >>> sdk_status_message("Error code: 502", "Bad Gateway"), sdk_status_message("Error code: 500", None)
     ('Error code: 502 - Bad Gateway', 'Error code: 500')
+
+    FastAPI's validation errors (422) are a list of ``{"loc": [...], "msg": ...}``: each shown as
+    ``where: msg``, never as JSON.
+
+    >>> sdk_status_message("Error code: 422", {"detail": [{"loc": ["body", "model"], "msg": "Field required"}]})
+    'Error code: 422 - body.model: Field required'
     """
     if " - " in message or not body:
         return message
     reason: Any = body
     if isinstance(body, dict):
         said = body.get("detail", body.get("message"))
-        reason = said if isinstance(said, str) and said else json.dumps(body, ensure_ascii=False, default=str)
+        if isinstance(said, list) and said and all(isinstance(e, dict) and isinstance(e.get("msg"), str) for e in said):
+            said = "; ".join(_validation_error(e) for e in said)
+        reason = said if isinstance(said, str) else json.dumps(body, ensure_ascii=False, default=str)
     reason = str(reason).strip()
     if len(reason) > MAX_REASON_CHARS:
         reason = reason[:MAX_REASON_CHARS] + " ..."
     return f"{message} - {reason}" if reason else message
+
+
+def _validation_error(error: dict[str, Any]) -> str:
+    """One FastAPI validation error as a reason: ``body.model: Field required`` (its ``loc`` joined by
+    ``.``, when it has one)."""
+    where = ".".join(str(part) for part in error.get("loc") or ())
+    return f"{where}: {error['msg']}" if where else error["msg"]
 
 
 def split_replicas(base_url: str | None) -> list[str | None]:

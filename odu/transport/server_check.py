@@ -26,7 +26,14 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from ..io.scrub import scrub_url, scrub_urls
-from .openai_client import ApiClient, CallFailedError, ModelListError, OpenAIClient, ServerUnavailableError
+from .openai_client import (
+    ApiClient,
+    CallFailedError,
+    ModelListError,
+    OpenAIClient,
+    ServerUnavailableError,
+    sdk_status_message,
+)
 
 #: Seconds the whole preflight of one server may take before the run stops (a silent host).
 PREFLIGHT_TIMEOUT_S = 20.0
@@ -83,7 +90,8 @@ async def _listed(client: OpenAIClient) -> str:
         if exc.status is None:
             raise PreflightError(f"cannot reach the server ({_cause(exc)})") from None
         cause = exc.__cause__
-        raise PreflightError(f"GET /models answered HTTP {exc.status}: {getattr(cause, 'message', exc)}") from None
+        said = sdk_status_message(getattr(cause, "message", str(exc)), getattr(cause, "body", None))
+        raise PreflightError(f"GET /models answered HTTP {exc.status}: {said}") from None
     ids = [str(m.get("id", "")) for m in models]
     if not any(i == client.model or i.removeprefix("models/") == client.model for i in ids):
         shown = ", ".join(ids[:8]) + (f" (+{len(ids) - 8} more)" if len(ids) > 8 else "")

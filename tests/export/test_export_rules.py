@@ -21,6 +21,7 @@ from support.process import fresh_env, run_odu
 
 from odu.cli import main
 from odu.data.sample import sample_dataset_dir
+from odu.export.hub import source_link
 from odu.report.bootstrap import MAX_RESAMPLES
 from odu.runs.contract import RUN_CARD_NAME, read_run
 
@@ -177,6 +178,29 @@ def test_source_url_fills_in_its_two_placeholders_and_nothing_else(sample_runs, 
 def test_source_url_must_be_an_http_link(sample_runs, tmp_path, capsys):
     assert export([sample_runs["never"]], "hub", tmp_path / "hub", dataset_id=DATASET, source_url="/srv/{name}") == 2
     assert "not an http(s) URL" in capsys.readouterr().err and not (tmp_path / "hub").exists()
+
+
+@pytest.mark.parametrize(
+    "url", ["https://h/{name}", "http://h/{run_id}", "HTTPS://h/{name}", "Http://h/x?run={run_id}"]
+)
+def test_source_url_takes_http_and_https_in_any_case(url):
+    """docs/export.md: an ``http(s)`` URL (a scheme is read in any case, RFC 3986 §3.1)."""
+    assert source_link(url, "a", "r").lower().startswith(("http://h/", "https://h/"))
+
+
+@pytest.mark.parametrize(
+    "url", ["https:h/{name}", "http:/h/{name}", "httpx://h/{name}", "ftp://h/{name}", "file:///srv/{name}", "h/{name}"]
+)
+def test_source_url_of_another_scheme_is_refused(url):
+    with pytest.raises(ValueError, match="not an http"):
+        source_link(url, "a", "r")
+
+
+def test_source_url_values_are_percent_encoded_whole():
+    """``{name}`` and ``{run_id}`` are replaced percent-encoded: a ``/`` in them is no path separator."""
+    assert source_link("https://h/{name}/{run_id}", "lab/model x", "2026-12-07T21:00:00Z/ab") == (
+        "https://h/lab%2Fmodel%20x/2026-12-07T21%3A00%3A00Z%2Fab"
+    )
 
 
 @pytest.mark.parametrize("command", ["report", "export"])

@@ -11,11 +11,13 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from support.openai_server import OpenAIServer, Reply
 
 from odu.transport.openai_client import (
     REPLICA_COOLDOWN_S,
     ApiClient,
     CallFailedError,
+    OpenAIClient,
     ReplicaPool,
     TransientError,
     split_replicas,
@@ -143,3 +145,80 @@ def test_every_replicas_credentials_are_registered(monkeypatch: pytest.MonkeyPat
     client = _client("http://u:first-pw-1@a/v1|http://u:second-pw-2@b/v1", monkeypatch)
     assert client.scrub("first-pw-1 second-pw-2") == "*** ***"
     assert client.public_base_url == "http://a/v1|http://b/v1"
+
+
+# --- issue 37: round-robin, counts in flight, each replica its own request and Retry-After --------
+
+
+def test_idle_replicas_take_their_turns_round_robin() -> None:
+    pool = ReplicaPool(["a", "b", "c"])
+    chosen = []
+    for _ in range(7):
+        index = pool.acquire()
+        chosen.append(index)
+        pool.release(index)
+    assert chosen == [0, 1, 2, 0, 1, 2, 0]
+
+
+def test_every_attempt_in_flight_counts_until_released() -> None:
+    pool = ReplicaPool(["a", "b"])
+    assert [pool.acquire() for _ in range(3)] == [0, 1, 0] and pool.in_flight == [2, 1]
+    pool.release(0)
+    assert pool.in_flight == [1, 1]
+    assert pool.acquire() == 1  # the tie goes to the one chosen longer ago
+
+
+def _servers(*replies: Reply | str) -> list[OpenAIServer]:
+    """One started loopback server per reply, each answering every chat request with its own."""
+    servers = []
+    for reply in replies:
+        server = OpenAIServer(api_key="sk-replica-0123456789", models=("m",)).start()
+        server.responder = lambda _, reply=reply: reply
+        servers.append(server)
+    return servers
+
+
+def _chat(client: OpenAIClient) -> None:
+    async def batch() -> None:
+        sdk = client.async_sdk()
+        try:
+            await client.call(
+                lambda: sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+            )
+        finally:
+            await sdk.close()
+
+    client.run(batch)
+
+
+def test_each_replica_rests_as_long_as_its_own_retry_after_asks(monkeypatch: pytest.MonkeyPatch) -> None:
+    busy = {"error": {"message": "busy", "type": "server_error"}}
+    servers = _servers(
+        Reply(status=503, body=busy, headers={"Retry-After": "40"}),
+        Reply(status=429, body=busy, headers={"Retry-After": "50"}),
+    )
+    try:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-replica-0123456789")
+        client = OpenAIClient("model", "m", base_url="|".join(s.base_url for s in servers), timeout=5.0, retries=1)
+        with pytest.raises(CallFailedError):
+            _chat(client)
+    finally:
+        for server in servers:
+            server.close()
+    assert [s.count() for s in servers] == [1, 1]  # the retry went to the other replica at once
+    first, second = resting(client.replicas)
+    assert 39.0 < first <= 40.0 and 49.0 < second <= 50.0  # both longer than REPLICA_COOLDOWN_S
+
+
+def test_each_call_goes_to_the_next_replica_with_its_own_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    servers = _servers("ok", "ok", "ok")
+    try:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-replica-0123456789")
+        urls = [f"{s.base_url}?replica={i}" for i, s in enumerate(servers)]
+        client = OpenAIClient("model", "m", base_url="|".join(urls), timeout=5.0, retries=0)
+        for _ in range(6):
+            _chat(client)
+    finally:
+        for server in servers:
+            server.close()
+    assert [[r.query for r in s.requests] for s in servers] == [[f"replica={i}"] * 2 for i in range(3)]
