@@ -121,3 +121,26 @@ def test_the_console_and_results_json_say_frames_only(salmonn_run: Run) -> None:
     assert f"odu-bench: pitfall (lmms-eval video_salmonn_2): {FRAMES_ONLY}" in salmonn_run.err
     [said] = salmonn_run.results[lmms.RESULTS_KEY]["pitfalls"]["odu_av"]
     assert said.startswith(FRAMES_ONLY) and "models/simple/video_salmonn_2.py" in said
+
+
+def test_the_tiny_checkpoint_is_the_layout_the_backend_loads(salmonn_run: Run, tmp_path: Path) -> None:
+    """A Qwen2.5-VL base (its vision tokens one token each, as published) and a non-zero LoRA adapter on
+    the language model's attention, seeded: the same seed gives the same files byte for byte."""
+    import tiny_checkpoints
+    from safetensors.torch import load_file
+    from transformers import AutoTokenizer
+
+    base, adapter = salmonn_run.checkpoint / "base", salmonn_run.checkpoint / "lora"
+    config = json.loads((base / "config.json").read_text(encoding="utf-8"))
+    assert config["model_type"] == "qwen2_5_vl" and config["architectures"] == ["Qwen2_5_VLForConditionalGeneration"]
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    ids = tokenizer("<|vision_start|><|video_pad|><|vision_end|>")["input_ids"]
+    assert ids == [config["vision_start_token_id"], config["video_token_id"], config["vision_end_token_id"]]
+    lora = json.loads((adapter / "adapter_config.json").read_text(encoding="utf-8"))
+    assert lora["peft_type"] == "LORA" and set(lora["target_modules"]) == {"q_proj", "k_proj", "v_proj", "o_proj"}
+    weights = load_file(adapter / "adapter_model.safetensors")
+    assert weights and all("visual" not in name for name in weights)
+    assert all(w.abs().sum() > 0 for name, w in weights.items() if "lora_B" in name)  # the adapter changes answers
+    again = tiny_checkpoints.build("video_salmonn_2", tmp_path / "again")
+    for name in ("base/model.safetensors", "base/tokenizer.json", "lora/adapter_model.safetensors"):
+        assert (again / name).read_bytes() == (salmonn_run.checkpoint / name).read_bytes(), name
