@@ -15,6 +15,8 @@ does nothing until one of these modules is imported, then hooks it:
   (:func:`lmms_task_dir`). lmms-eval keeps the *first* folder's task of a name, so ours goes after the
   user's ``--include_path``, which still wins. (``LMMS_EVAL_PLUGINS`` cannot do this in 0.7.3: its CLI
   reads it after building the ``TaskManager``; docs/lmms-eval.md.)
+* ``lmms_eval.evaluator`` -> the results of ``simple_evaluate`` (lmms-eval's ``results.json``) say what
+  the backend misses of each ODU-Bench task's clips, e.g. frames only (``odu.harness.lmms.noting_pitfalls``);
 * ``lm_eval.config.evaluate_config`` -> a command line asking only for our tasks skips the index of
   lm-eval's ~14,700 built-in task names (13 s, docs/performance.md), which none of them needs;
 * ``lm_eval.loggers.utils`` -> its git lookup keeps ``fatal: not a git repository`` off the console;
@@ -311,6 +313,7 @@ _HOOKS: "dict[str, Callable[[ModuleType], None]]" = {
     "lm_eval.api.registry": _point_to_our_names,
     "lm_eval.tasks": _add_task_dir,
     "lmms_eval.tasks": _add_lmms_task_dir,
+    "lmms_eval.evaluator": _wrapped_on_first_call("simple_evaluate", "odu.harness.lmms:noting_pitfalls"),
     "lm_eval.config.evaluate_config": _index_only_ours,
     "lm_eval.loggers.utils": _quiet_git,
     "lm_eval.utils": _wrapped_on_first_call("make_table", "odu.harness.annotate:with_table_note"),

@@ -18,6 +18,13 @@ meets the processor, chat template and model classes a real checkpoint meets:
 * ``text`` — a tiny Qwen2 chat LLM for the judge and the text-only routes;
 * ``kimi_audio`` — the published Kimi-Audio layout (``moonshotai/Kimi-Audio-7B-Instruct``), for vLLM only
   (:mod:`tiny_kimi_audio`).
+* ``video_salmonn_2`` — what lmms-eval 0.7.3's ``video_salmonn_2`` backend loads for video-SALMONN 2+
+  (``models/simple/video_salmonn_2.py``: ``Qwen2_5_VLForConditionalGeneration.from_pretrained(base_model)``,
+  then ``PeftModel.from_pretrained(base, pretrained)``, with ``Qwen2_5_VLProcessor.from_pretrained(base_model)``):
+  a Qwen2.5-VL checkpoint in ``base/`` (the published ``Qwen/Qwen2.5-VL-7B-Instruct`` layout: its
+  vision tokens ``<|vision_start|>``, ``<|video_pad|>`` … unnamed in the tokenizer, found by the
+  processor by default, and its chat template) and a LoRA adapter over its language model's attention
+  in ``lora/`` (``adapter_config.json``, ``adapter_model.safetensors``; random, non-zero).
 
 ``--for vllm`` builds the two published layouts (``qwen2_5_omni``, ``qwen3_omni_moe``) so that vLLM's CPU
 build serves them (the vLLM lane, docs/real-lane.md "vLLM"), with the sizes of :data:`VLLM_SIZES`: vLLM
@@ -39,6 +46,9 @@ a frame) either way, as on a real checkpoint. Weights come from ``torch.manual_s
     python tools/tiny_checkpoints.py --kind qwen2_5_omni --out /tmp/tiny-omni
     transformers serve /tmp/tiny-omni --port 8000
     python tools/tiny_checkpoints.py --kind qwen3_omni_moe --for vllm --out /tmp/Qwen3-Omni-vllm-tiny
+    python tools/tiny_checkpoints.py --kind video_salmonn_2 --out /tmp/video-salmonn-tiny
+    lmms-eval --tasks odu_av --model video_salmonn_2 \
+        --model_args pretrained=/tmp/video-salmonn-tiny/lora,base_model=/tmp/video-salmonn-tiny/base
 """
 
 from __future__ import annotations
@@ -59,6 +69,7 @@ KINDS: tuple[str, ...] = (
     "qwen3_omni_moe_thinker",
     "text",
     "kimi_audio",
+    "video_salmonn_2",
 )
 PROCESSORS: tuple[str, ...] = ("tiny", "published")
 #: The servers a checkpoint is sized for (``--for``), the kinds vLLM registers (its published architectures,
@@ -91,6 +102,24 @@ SPECIAL_TOKENS: tuple[str, ...] = (
     *NAMED_TOKENS.values(),
 )
 
+#: The published Qwen2.5-VL tokenizer's special tokens that a chat with video uses (none named: the
+#: Qwen2.5-VL processor falls back to ``<|image_pad|>`` / ``<|video_pad|>``).
+VL_SPECIAL_TOKENS: tuple[str, ...] = (
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|vision_pad|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+)
+#: The folders of a ``video_salmonn_2`` build: lmms-eval's ``base_model`` and ``pretrained`` arguments.
+SALMONN_BASE, SALMONN_ADAPTER = "base", "lora"
+#: The LoRA adapter: rank, scale and the language model's attention projections it adapts (the vision
+#: tower's attention is ``qkv`` / ``proj``, left alone).
+LORA: dict[str, Any] = {"r": 4, "lora_alpha": 8, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"]}
+
 #: Qwen2.5-Omni's chat template: media parts become ``<|vision_bos|><|VIDEO|><|vision_eos|>`` /
 #: ``<|audio_bos|><|AUDIO|><|audio_eos|>`` placeholders that the processor expands.
 OMNI_CHAT_TEMPLATE = (
@@ -108,6 +137,23 @@ OMNI_CHAT_TEMPLATE = (
     "{% elif content['type'] == 'video' or 'video' in content %}"
     "{% set video_count.value = video_count.value + 1 %}{% if add_vision_id %}Video {{ video_count.value }}: {% endif %}"
     "<|vision_bos|><|VIDEO|><|vision_eos|>"
+    "{% elif 'text' in content %}{{ content['text'] }}{% endif %}{% endfor %}<|im_end|>\n"
+    "{% endif %}{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+#: Qwen2.5-VL's chat template (the published one): media parts become
+#: ``<|vision_start|><|video_pad|><|vision_end|>`` placeholders that the processor expands.
+VL_CHAT_TEMPLATE = (
+    "{% set image_count = namespace(value=0) %}{% set video_count = namespace(value=0) %}"
+    "{% for message in messages %}"
+    "{% if loop.first and message['role'] != 'system' %}<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n{% endif %}"
+    "<|im_start|>{{ message['role'] }}\n{% if message['content'] is string %}{{ message['content'] }}<|im_end|>\n"
+    "{% else %}{% for content in message['content'] %}"
+    "{% if content['type'] == 'image' or 'image' in content or 'image_url' in content %}"
+    "{% set image_count.value = image_count.value + 1 %}{% if add_vision_id %}Picture {{ image_count.value }}: {% endif %}"
+    "<|vision_start|><|image_pad|><|vision_end|>"
+    "{% elif content['type'] == 'video' or 'video' in content %}"
+    "{% set video_count.value = video_count.value + 1 %}{% if add_vision_id %}Video {{ video_count.value }}: {% endif %}"
+    "<|vision_start|><|video_pad|><|vision_end|>"
     "{% elif 'text' in content %}{{ content['text'] }}{% endif %}{% endfor %}<|im_end|>\n"
     "{% endif %}{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
@@ -132,8 +178,9 @@ def _corpus() -> Iterator[str]:
     yield from (sample_dir() / "scenes.jsonl").read_text(encoding="utf-8").splitlines()
 
 
-def build_tokenizer(named: bool = True) -> Any:
-    """A byte-level BPE ``Qwen2Tokenizer`` trained on :func:`_corpus` (deterministic for a given corpus)."""
+def build_tokenizer(named: bool = True, special: tuple[str, ...] = SPECIAL_TOKENS) -> Any:
+    """A byte-level BPE ``Qwen2Tokenizer`` trained on :func:`_corpus` with the ``special`` tokens
+    (deterministic for a given corpus); ``named``: :data:`NAMED_TOKENS` as named extra special tokens."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import Qwen2Tokenizer
 
@@ -142,7 +189,7 @@ def build_tokenizer(named: bool = True) -> Any:
     bpe.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=VOCAB_SIZE,
-        special_tokens=list(SPECIAL_TOKENS),
+        special_tokens=list(special),
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
@@ -174,6 +221,21 @@ def build_omni_processor(tokenizer: Any, processor_class: str, published: bool, 
         feature_extractor=transformers.WhisperFeatureExtractor(feature_size=128, return_attention_mask=True, **audio),
         tokenizer=tokenizer,
         chat_template=OMNI_CHAT_TEMPLATE,
+    )
+
+
+def build_vl_processor(tokenizer: Any, published: bool) -> Any:
+    """The Qwen2.5-VL processor from its parts; ``published``: the published checkpoint's pixel bounds
+    (``Qwen/Qwen2.5-VL-7B-Instruct`` ``preprocessor_config.json``), else images of at most 4 x 4 merged patches."""
+    import transformers
+
+    most = 12845056 if published else (4 * 28) ** 2
+    pixels = {"min_pixels": 3136, "max_pixels": most, "patch_size": 14}
+    return transformers.Qwen2_5_VLProcessor(
+        image_processor=transformers.Qwen2VLImageProcessor(**pixels),
+        video_processor=transformers.Qwen2VLVideoProcessor(**pixels),
+        tokenizer=tokenizer,
+        chat_template=VL_CHAT_TEMPLATE,
     )
 
 
@@ -422,6 +484,48 @@ def qwen2_5_omni_config(tokenizer: Any, sizes: Sizes = TRANSFORMERS_SIZES) -> An
     )
 
 
+def qwen2_5_vl_config(tokenizer: Any) -> Any:
+    """A tiny Qwen2.5-VL: the vision tower of the Omni thinkers, the tiny text model, the tokenizer's vision token ids."""
+    from transformers import Qwen2_5_VLConfig
+
+    ids = {token: tokenizer.convert_tokens_to_ids(token) for token in VL_SPECIAL_TOKENS}
+    ends = {"bos_token_id": ids["<|endoftext|>"], "eos_token_id": ids["<|im_end|>"]}  # the published config's tokens
+    return Qwen2_5_VLConfig(
+        text_config={**_text_config(len(tokenizer)), **ends},
+        vision_config={**VISION_TOWER, "fullatt_block_indexes": [0]},
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+    )
+
+
+def _write_video_salmonn_2(out: Path, seed: int, published: bool) -> None:
+    """The Qwen2.5-VL base (``out/base``) and its LoRA adapter (``out/lora``) of :func:`build`."""
+    import torch
+    import transformers
+    from peft import LoraConfig, get_peft_model
+
+    torch.manual_seed(seed)
+    tokenizer = build_tokenizer(named=False, special=VL_SPECIAL_TOKENS)
+    tokenizer.add_special_tokens({"additional_special_tokens": list(VL_SPECIAL_TOKENS)})  # each one token, as published
+    model = transformers.Qwen2_5_VLForConditionalGeneration(qwen2_5_vl_config(tokenizer))
+    _finish(model, tokenizer).save_pretrained(out / SALMONN_BASE)
+    build_vl_processor(tokenizer, published).save_pretrained(out / SALMONN_BASE)
+    adapted = get_peft_model(
+        model, LoraConfig(**LORA, init_lora_weights=False)
+    )  # non-zero: the adapter changes answers
+    adapted.save_pretrained(out / SALMONN_ADAPTER)
+
+
+def _finish(model: Any, tokenizer: Any) -> Any:
+    """``model`` in eval mode, its architecture, pad and end-of-turn tokens recorded as a published checkpoint has them."""
+    model.config.architectures = [type(model).__name__]
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    return model.eval()
+
+
 def _speakers(path: Path) -> None:
     """``spk_dict.pt`` with the published speaker names (tiny conditioning tensors)."""
     import torch
@@ -471,7 +575,10 @@ def build(kind: str, out: Path, seed: int = 0, processor: str = "tiny", target: 
     verbosity = transformers.logging.get_verbosity()
     transformers.logging.set_verbosity_error()  # the Omni configs warn about their default sub-configs' token ids
     try:
-        _write(kind, out, seed, processor == "published", SIZES[target])
+        if kind == "video_salmonn_2":
+            _write_video_salmonn_2(out, seed, processor == "published")
+        else:
+            _write(kind, out, seed, processor == "published", SIZES[target])
     finally:
         transformers.logging.set_verbosity(verbosity)
     return out
@@ -514,10 +621,7 @@ def _write(kind: str, out: Path, seed: int, published: bool, sizes: Sizes) -> No
         else:
             thinker = transformers.Qwen3OmniMoeThinkerConfig(**qwen3_omni_thinker_config(tokenizer))
             model = transformers.Qwen3OmniMoeThinkerForConditionalGeneration(thinker)
-    model.config.architectures = [type(model).__name__]
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.convert_tokens_to_ids("<|im_end|>")
-    model.eval().save_pretrained(out)
+    _finish(model, tokenizer).save_pretrained(out)
     for part in parts:
         part.save_pretrained(out)
 

@@ -21,7 +21,9 @@ lmms-eval (0.7.3) runs its own model backends; the task YAMLs point their hooks 
   sound track of an audio-visual clip reaches the model: ``separate`` (the track as an ``audio``
   part right after a video file without it, for backends that hard-code ``use_audio_in_video=False``
   or read frames only), ``native`` (the video file with its track: the backend feeds it itself) or
-  ``none`` (the backend cannot take it: flagged on the console, once per task).
+  ``none`` (the backend cannot take it: flagged on the console, once per task). lmms-eval's
+  ``results.json`` says it too: :func:`noting_pitfalls` (put around ``simple_evaluate`` by the start-up
+  bridge) adds the pitfalls of each task with media under ``"odu"`` (:func:`results_pitfalls`).
 * **scores** — lmms-eval strips every answer and hands :func:`process_results` strings, so there is no
   batch filter: each doc's item is its scene id and the hash of its answer, and the aggregation scores the whole task
   once (parse, match, one judge batch: :func:`.tasks.score_responses`) and reads every metric from
@@ -32,8 +34,10 @@ lmms-eval (0.7.3) runs its own model backends; the task YAMLs point their hooks 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -53,6 +57,11 @@ from .tasks import process_results as scene_item
 BACKEND_KEY = "lmms_backend"
 #: How the sound track of an audio-visual clip reaches the model (see the module docstring).
 VIDEO_AUDIO = ("separate", "native", "none")
+#: The top-level key of lmms-eval's ``results.json`` holding the toolkit's notes (the lm-eval door's too).
+RESULTS_KEY = "odu"
+#: The ``process_docs`` hook of an ODU-Bench task as lmms-eval's results keep it (``str`` of the function
+#: :func:`process_docs` names): the dataset config and whether the task is text-only.
+DOCS_HOOK = re.compile(r"<function odu_(?P<config>[a-z_]+?)(?P<text_only>_text)?_docs at ")
 #: The answer that stands for "generation raised" in lmms-eval's backends.
 EMPTY_ANSWER = 'empty answer (lmms-eval backends answer "" when generation raised: see its log)'
 
@@ -131,7 +140,12 @@ def pitfalls(name: str, modality: str) -> list[str]:
     route = backend(name)
     shown = name or "(unnamed)"
     out = []
-    if not route.audio:
+    if not route.audio and modality == AUDIO_VISUAL:
+        out.append(
+            f"lmms-eval backend {shown} sees the frames of each video only, no audio: the clips' sound is never "
+            f"heard ({route.source})"
+        )
+    elif not route.audio:
         out.append(f"lmms-eval backend {shown} cannot take audio: the clips' sound is never heard ({route.source})")
     elif modality == AUDIO_VISUAL and route.video_audio == "none":
         out.append(f"lmms-eval backend {shown} cannot hear the audio of videos: frames only ({route.source})")
@@ -156,6 +170,42 @@ def flag(name: str, modality: str, simple_clips: int = 0) -> None:
         if (name, modality, pitfall) not in _FLAGGED:
             _FLAGGED.add((name, modality, pitfall))
             print(f"odu-bench: pitfall (lmms-eval {name or 'model'}): {pitfall}", file=sys.stderr)
+
+
+def results_pitfalls(results: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The :func:`pitfalls` of each ODU-Bench task with media in lmms-eval's ``results`` (from
+    ``simple_evaluate``), by task name: its tasks found by their ``process_docs`` hook (:data:`DOCS_HOOK`),
+    the backend by the ``--model`` name lmms-eval records (``results["config"]["model"]``)."""
+    from ..data.dataset import CONFIG_NAMES, get_config
+
+    name = str((results.get("config") or {}).get("model") or "")
+    found = {}
+    for task, config in sorted((results.get("configs") or {}).items()):
+        hook = DOCS_HOOK.match(str((config or {}).get("process_docs") or ""))
+        if hook is None or hook["text_only"] or hook["config"] not in CONFIG_NAMES:
+            continue
+        modality = get_config(hook["config"]).modality
+        if modality is not None:
+            found[task] = pitfalls(name, modality)
+    return found
+
+
+def noting_pitfalls(simple_evaluate: Callable[..., Any]) -> Callable[..., Any]:
+    """lmms-eval's ``simple_evaluate`` adding ``{"odu": {"pitfalls": {task: [...]}}}`` (:func:`results_pitfalls`)
+    to the results it returns, which its CLI writes to ``results.json``, when the model was named (``--model``:
+    an instance has no name to look up); the start-up bridge puts it in place."""
+
+    @functools.wraps(simple_evaluate)
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        results = simple_evaluate(*args, **kwargs)
+        model = kwargs.get("model", args[0] if args else None)
+        if isinstance(results, dict) and isinstance(model, str):
+            found = results_pitfalls(results)
+            if found:
+                results.setdefault(RESULTS_KEY, {})["pitfalls"] = found
+        return results
+
+    return noted
 
 
 # --- docs --------------------------------------------------------------------------------------------
@@ -367,7 +417,9 @@ __all__ = [
     "BACKENDS",
     "METRICS",
     "BACKEND_KEY",
+    "DOCS_HOOK",
     "EMPTY_ANSWER",
+    "RESULTS_KEY",
     "LmmsBackend",
     "aggregation",
     "answer_output",
@@ -375,11 +427,13 @@ __all__ = [
     "doc_to_messages",
     "doc_to_text",
     "doc_to_visual",
+    "noting_pitfalls",
     "pitfalls",
     "prediction",
     "predictions",
     "process_docs",
     "process_results",
+    "results_pitfalls",
     "task_summary",
     "write_predictions",
 ]

@@ -121,7 +121,9 @@ def test_pitfalls_name_what_a_backend_misses(
     assert lmms.pitfalls("qwen2_5_omni", "audio-visual") == []
     assert lmms.pitfalls("kimi_audio", "audio-only") == []
     [deaf] = lmms.pitfalls("video_salmonn_2", "audio-visual")
-    assert "cannot take audio" in deaf and "video_salmonn_2.py" in deaf
+    assert "sees the frames of each video only, no audio" in deaf and "video_salmonn_2.py" in deaf
+    [none] = lmms.pitfalls("video_salmonn_2", "audio-only")
+    assert "cannot take audio" in none
     [frames] = lmms.pitfalls("vllm", "audio-only")
     assert "cannot take audio" in frames and "TODO" in frames
     [unknown] = lmms.pitfalls("llava_onevision", "audio-visual")
@@ -295,3 +297,32 @@ def test_write_predictions_names_a_malformed_sample(sample: Any, named: str, tmp
     with pytest.raises(ValueError, match=rf"{samples.name}:2: .*{named}"):
         lmms.write_predictions(samples, out)
     assert not out.exists()
+
+
+def test_results_json_gets_the_pitfalls_of_each_task_with_media() -> None:
+    """``noting_pitfalls`` (the bridge puts it around lmms-eval's ``simple_evaluate``) adds, under ``"odu"``,
+    what the named backend misses of each ODU-Bench task with media, found by its ``process_docs`` hook as
+    lmms-eval's results keep it (``str`` of the function); other tasks and text-only ones get nothing."""
+    configs = {
+        task: {"task": task, "process_docs": str(hook)}
+        for task, hook in (
+            ("odu_av", lmms.process_docs("av")),
+            ("odu_ao_zh", lmms.process_docs("ao_zh")),
+            ("odu_av_text", lmms.process_docs("av", text_only=True)),
+        )
+    }
+    configs["mme"] = {"task": "mme", "process_docs": "<function mme_docs at 0x7f>"}
+    configs["odu_mine"] = {"task": "odu_mine", "process_docs": "<function odu_mine_docs at 0x7f>"}  # not a config
+
+    def simple_evaluate(model: Any, **settings: Any) -> dict[str, Any]:
+        return {"config": {"model": model if isinstance(model, str) else type(model).__name__}, "configs": configs}
+
+    noted = lmms.noting_pitfalls(simple_evaluate)
+    pitfalls = noted(model="video_salmonn_2")[lmms.RESULTS_KEY]["pitfalls"]
+    assert pitfalls == {
+        "odu_av": lmms.pitfalls("video_salmonn_2", "audio-visual"),
+        "odu_ao_zh": lmms.pitfalls("video_salmonn_2", "audio-only"),
+    }
+    assert "frames of each video only" in pitfalls["odu_av"][0]
+    assert noted("qwen2_5_omni")[lmms.RESULTS_KEY]["pitfalls"] == {"odu_av": [], "odu_ao_zh": []}  # positional too
+    assert lmms.RESULTS_KEY not in noted(model=object())  # an instance: no --model name to look up
