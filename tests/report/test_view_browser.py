@@ -1,29 +1,44 @@
 """The viewer in a real headless Chromium (Debian's ``chromium`` + ``chromium-driver``, Selenium):
-pages opened from disk (``file://``), no server. Skipped where the browser is not installed."""
+pages opened from disk (``file://``), no server. Skipped where the browser is not installed; under
+``ODU_REQUIRE_BROWSER=1`` (CI, ``.ci/run``, once it has installed both) a skip is a failure."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.real_lane import skip_or_fail
 from support.view_support import (
     HOSTILE,
     build_view,
     chromium,
-    chromium_available,
     console_errors,
+    missing_browser,
     read_index,
     read_scenes,
     sample_records,
 )
 
-pytestmark = pytest.mark.skipif(
-    not chromium_available(),
-    reason="needs chromium + chromedriver (apt-get install chromium chromium-driver) and selenium",
-)
+#: Set by CI once chromium and chromedriver are installed: the browser tests must run, not skip.
+REQUIRED = os.environ.get("ODU_REQUIRE_BROWSER") == "1"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _browser_installed() -> None:
+    """Skip every test here without the browser (fail under :data:`REQUIRED`)."""
+    skip_or_fail(
+        missing_browser(),
+        REQUIRED,
+        "ODU_REQUIRE_BROWSER",
+        "the viewer's browser tests need",
+        "apt-get install chromium chromium-driver; pip install selenium (the test extra)",
+    )
+
+
 WAIT_S = 15
 
 
