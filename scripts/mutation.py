@@ -54,6 +54,8 @@ GROUPS = tuple(
     scrub containment shards estimate rundirs outfolders clipserve pairing lmmshooks contentcache
     preflight replicas viewer judgecache bounds vllm keyshape linearread urlrule cardyaml export newcomer2
     bodies
+    p4match
+    p4parse
     """.split()
 )
 #: The keys of a fault file, and of each of its ``[[fault]]`` tables (all but ``equivalent`` required).
