@@ -56,6 +56,7 @@ GROUPS = tuple(
     bodies
     p4match
     p4parse
+    p4judge
     """.split()
 )
 #: The keys of a fault file, and of each of its ``[[fault]]`` tables (all but ``equivalent`` required).
