@@ -57,6 +57,7 @@ GROUPS = tuple(
     p4match
     p4parse
     p4judge
+    p4viewer
     """.split()
 )
 #: The keys of a fault file, and of each of its ``[[fault]]`` tables (all but ``equivalent`` required).
