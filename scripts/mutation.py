@@ -57,6 +57,7 @@ GROUPS = tuple(
     console
     p4runs p4shards p4export p4clips p4hearing p4depth
     p4secrets p4replicas p4owner p4errors
+    p4match p4parse p4judge p4viewer
     """.split()
 )
 #: The keys of a fault file, and of each of its ``[[fault]]`` tables (all but ``equivalent`` required).

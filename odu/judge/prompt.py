@@ -162,16 +162,16 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _json_array(text: str) -> Any:
-    """The first JSON value found: the whole text, a fenced block, or the outermost ``[...]``. An
-    object naming a key twice (``{"hit": true, "hit": false}``: which one the judge meant is
-    unknown) is a :class:`VerdictParseError`, never the last value silently."""
-    candidates = [text, *(m.group(1) for m in _FENCE.finditer(text))]
-    start, end = text.find("["), text.rfind("]")
-    if 0 <= start < end:
-        candidates.append(text[start : end + 1])
-    for chunk in candidates:
+    """The first JSON value found: the whole text, a fenced block, or the array opening at the first
+    ``[`` (whatever prose follows it, brackets included). An object naming a key twice (``{"hit":
+    true, "hit": false}``: which one the judge meant is unknown) is a :class:`VerdictParseError`,
+    never the last value silently."""
+    decoder = json.JSONDecoder(object_pairs_hook=_unique_keys)
+    whole = [text, *(m.group(1).strip() for m in _FENCE.finditer(text))]
+    start = text.find("[")
+    for n, chunk in enumerate([*whole, text[start:] if start >= 0 else ""]):
         try:
-            return json.loads(chunk.strip(), object_pairs_hook=_unique_keys)
+            return decoder.decode(chunk) if n < len(whole) else decoder.raw_decode(chunk)[0]
         except _RepeatedKey as exc:
             raise VerdictParseError(f"a verdict names {exc.args[0]!r} twice (contradictory, not resolved)") from None
         except (ValueError, RecursionError):  # RecursionError: arrays nested deeper than Python's stack

@@ -47,6 +47,18 @@ def test_key_covers_every_input() -> None:
     assert cache_key("m", "v1", "text", (KeyPoint("kp01", "mute the chime", "intent", ("T1",)), POINTS[1])) == base
 
 
+def test_key_does_not_depend_on_the_order_of_the_extra_bodys_keys() -> None:
+    """docs/judges.md, "Cache": one extra request body, its keys in any order and at any depth, is
+    one key; another value under one of them is another."""
+    body = {"enable_thinking": True, "chat_template_kwargs": {"thinking": True, "budget": 512}}
+    reordered = {"chat_template_kwargs": {"budget": 512, "thinking": True}, "enable_thinking": True}
+    assert list(body) != list(reordered)
+    key = cache_key("m", "v1", "text", POINTS, {"extra_body": body})
+    assert cache_key("m", "v1", "text", POINTS, {"extra_body": reordered}) == key
+    changed = {**reordered, "chat_template_kwargs": {"budget": 256, "thinking": True}}
+    assert cache_key("m", "v1", "text", POINTS, {"extra_body": changed}) != key
+
+
 def test_wal_first_verdict_wins_and_threads(tmp_path: Path) -> None:
     cache = VerdictCache(tmp_path / "sub" / "judge.sqlite")
     cache.put("k", "m", "v1", {"kp01": True}, {"kp01": "r"})

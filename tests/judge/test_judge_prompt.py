@@ -94,6 +94,38 @@ def test_parse_accepts_wrapped_arrays(reply: str) -> None:
     assert set(reasons) == {"kp01", "kp02"}
 
 
+VERDICTS = '[{"qid": "kp01", "hit": true, "reason": "said"}, {"qid": "kp02", "hit": false, "reason": "absent"}]'
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "",
+        "\n\nNote: kp02 [the device] is never named.",
+        "\n[1] see above",
+        "\n```\n",
+        "\n" + VERDICTS.replace("true", "false"),  # a second array: the first one is the answer
+        " ]",
+    ],
+)
+def test_a_reply_that_starts_with_the_array_is_read_whatever_follows(after: str) -> None:
+    """docs/judges.md, "Verdicts": prose around the array is tolerated, so a reply that opens with
+    the array is read from it, brackets in the prose after it included."""
+    for before in ("", "  \n", "Verdicts:\n"):
+        assert parse_verdicts(before + VERDICTS + after, KEY_POINTS) == (
+            {"kp01": True, "kp02": False},
+            {"kp01": "said", "kp02": "absent"},
+        )
+
+
+def test_an_array_opening_the_reply_is_still_checked_strictly() -> None:
+    """Read from the first ``[``, the array still answers for every rule: a missing qid is an error
+    even when the prose after it names the verdict."""
+    reply = '[{"qid": "kp01", "hit": true, "reason": "said"}]\nAnd [{"qid": "kp02", "hit": false}]'
+    with pytest.raises(VerdictParseError, match="no verdict for kp02"):
+        parse_verdicts(reply, KEY_POINTS)
+
+
 @pytest.mark.parametrize(
     ("reply", "problem"),
     [

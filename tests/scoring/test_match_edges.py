@@ -17,8 +17,8 @@ from odu.core.constants import (
     IOU_MATCH_MIN,
     TRANSCRIPT_MATCH_MIN,
 )
-from odu.core.match import _inside, iou, match_segments
-from odu.core.schema import KeyPoint, PredictedSegment, ReferenceSegment
+from odu.core.match import _inside, iou, match_segments, merge_segments
+from odu.core.schema import KeyPoint, PredictedContext, PredictedSegment, ReferenceSegment
 from odu.core.text import normalize
 
 REQUEST = "please book a table for two at the italian place tonight"
@@ -174,3 +174,107 @@ def test_a_reference_is_covered_by_the_prediction_it_lies_inside_best() -> None:
     for preds in ([best, other], [other, best]):
         (match,) = match_segments([ref], preds)
         assert match.method == "cover" and [preds[j] for j in match.predictions] == [best]
+
+
+# --- which pair wins, ties, and what each phase may touch (module docstring of odu/core/match.py) ---
+
+
+def test_phase_one_takes_the_most_similar_pair_first() -> None:
+    """Best pairs first: of two predictions over the minimum, the more similar one is the match; the
+    other (longer than the reference, far away) is no fragment and stays unmatched."""
+    short = "book a table for two"
+    exact, longer = predicted(FAR, short), predicted((20_000, 21_000), short + " people tonight please")
+    assert TRANSCRIPT_MATCH_MIN <= similarity(longer.transcript, short) < 1.0
+    for preds in ([exact, longer], [longer, exact]):
+        (match,) = match_segments([reference(transcript=short)], preds)
+        assert match.method == "transcript" and [preds[j] for j in match.predictions] == [exact]
+
+
+def test_equal_similarity_goes_to_the_better_overlap() -> None:
+    """Two predictions with the reference's very transcript: the one whose span overlaps it wins,
+    though the other comes first in time (a three-letter leftover lies inside nothing by text)."""
+    ref = reference(8000, 9000, "hey")
+    early, overlapping = predicted((1000, 2000), "hey"), predicted((8200, 9000), "hey")
+    (match,) = match_segments([ref], [early, overlapping])
+    assert match.method == "transcript" and match.predictions == (1,) and match.iou == pytest.approx(0.8)
+
+
+def test_a_full_tie_is_broken_by_content_not_list_position() -> None:
+    """Same transcript, same IoU (0.25 each, 40 % inside: no fragment): the earlier prediction wins
+    in either list order (docs/scoring.md, "Scoring choices": ties)."""
+    ref = reference(1000, 2000, "hey")
+    before = PredictedSegment(400, 1400, "hey", "before")
+    after = PredictedSegment(1600, 2600, "hey", "after")
+    assert iou((1000, 2000), (400, 1400)) == iou((1000, 2000), (1600, 2600)) == pytest.approx(0.25)
+    for preds in ([before, after], [after, before]):
+        (match,) = match_segments([ref], preds)
+        assert match.merged == before and match.method == "transcript"
+
+
+def test_a_fragment_inside_two_equal_references_joins_the_earlier() -> None:
+    """Phase 3 tie: the fragment aligns perfectly inside both references; the earlier one gets it,
+    whatever their order."""
+    first, second = reference(1000, 5000), reference(8000, 12_000)
+    for refs in ([first, second], [second, first]):
+        matches = match_segments(refs, [predicted(FAR, "book a table")])
+        assert {refs[m.reference].start_ms: m.method for m in matches} == {1000: "fragment", 8000: "none"}
+
+
+def test_a_reference_inside_two_equal_predictions_is_covered_by_the_earlier() -> None:
+    """Phase 4 tie: the reference aligns perfectly inside both predictions; the earlier one covers it."""
+    early, late = predicted(FAR, REQUEST), predicted((20_000, 21_000), REQUEST)
+    for preds in ([early, late], [late, early]):
+        (match,) = match_segments([reference(transcript="book a table")], preds)
+        assert match.method == "cover" and [preds[j] for j in match.predictions] == [early]
+
+
+def test_method_names_how_the_first_prediction_was_assigned() -> None:
+    """A fragment joining a reference already matched by transcript leaves its method "transcript"."""
+    (match,) = match_segments([reference()], [predicted((1000, 5000), REQUEST), predicted(FAR, "book a table")])
+    assert match.predictions == (0, 1) and match.method == "transcript"
+
+
+def test_phase_four_covers_only_references_still_unmatched() -> None:
+    """A reference matched by transcript is not also covered by a longer prediction it lies inside."""
+    ref = reference(1000, 2000, "book a table")
+    (match,) = match_segments([ref], [predicted((1000, 2000), "book a table"), predicted(FAR, REQUEST)])
+    assert match.predictions == (0,) and match.method == "transcript"
+
+
+def test_phase_three_places_only_leftover_predictions() -> None:
+    """A prediction matched one-to-one does not also join a long reference its span lies inside."""
+    request, wide = reference(1000, 5000), reference(0, 20_000, "something else entirely different words")
+    matches = match_segments([request, wide], [predicted((1000, 5000), REQUEST)])
+    assert [(m.method, m.predictions) for m in matches] == [("transcript", (0,)), ("none", ())]
+
+
+def test_a_zero_length_prediction_lies_inside_nothing() -> None:
+    """A span of no duration (start == end, as the parser keeps it) has no share inside a reference:
+    no fragment, and no error."""
+    assert _inside((3000, 3000), (1000, 5000)) == 0.0
+    assert method((3000, 3000), "zzz qqq") == "none"
+
+
+def test_the_minimum_length_counts_characters_without_spaces() -> None:
+    """The fragment "a ta" aligns perfectly but has three characters once its space is left out."""
+    assert alignment("a ta", REQUEST) == 1.0 and len("a ta") == CONTAINMENT_MIN_CHARS
+    assert method(FAR, "a ta") == "none"
+
+
+def test_reported_similarity_is_of_the_normalised_transcripts() -> None:
+    """The match's similarity compares normalised text, as the assignment does (docs/scoring.md,
+    "Scoring choices": phase 1): case and punctuation cost nothing."""
+    (match,) = match_segments([reference(transcript="book a table please")], [predicted(FAR, "Book a table, please!")])
+    assert match.method == "transcript" and match.similarity == 1.0
+
+
+def test_merged_fragments_keep_distinct_intents_and_context_once() -> None:
+    """merge_segments: span earliest start to latest end, intents that repeat and context items that
+    repeat exactly are kept once."""
+    ctx = PredictedContext("visual", "the menu on the table")
+    a = PredictedSegment(3000, 4000, "for two", "book a table", (ctx,))
+    b = PredictedSegment(1000, 2500, "book a table", "book a table", (ctx, PredictedContext("audio", "music")))
+    merged = merge_segments([a, b])
+    assert (merged.start_ms, merged.end_ms, merged.transcript) == (1000, 4000, "book a table for two")
+    assert merged.structured_intent == "book a table"
+    assert merged.required_context == (ctx, PredictedContext("audio", "music"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +178,16 @@ def _assert_well_formed(p: Prediction) -> None:
         assert len(g.required_context) <= limits.MAX_CONTEXT_ITEMS
 
 
+def test_the_limits_are_the_values_the_parsing_rules_quote():
+    """docs/scoring.md, "Parsing rules", quotes every limit with its value: the parser runs with those."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "scoring.md").read_text(encoding="utf-8")
+    rules = text.split("## Parsing rules", 1)[1].split("\n## ", 1)[0]
+    quoted = {name: int(value.replace("_", "")) for name, value in re.findall(r"`([A-Z_]+) = ([0-9_]+)`", rules)}
+    limits_used = {"MAX_OUTPUT_CHARS", "MAX_JSON_CANDIDATES", "MAX_SEGMENTS", "MAX_CONTEXT_ITEMS", "MAX_TEXT_CHARS"}
+    assert set(quoted) == limits_used | {"MAX_TIME_MS"}
+    assert quoted == {name: getattr(limits, name) for name in quoted}
+
+
 # --- inputs that are not a JSON object ----------------------------------------------------------
 
 
@@ -223,6 +234,18 @@ def test_first_object_with_has_demand_wins():
     assert seg.transcript == "second" and issues == ("JSON object found inside other text",)
 
 
+def test_without_has_demand_the_first_object_is_the_one_returned():
+    """extract_json_object: no object has ``has_demand``, so the first object at all is returned."""
+    obj, issues = extract_json_object('{"segments": []} then {"plan": "x"}')
+    assert obj == {"segments": []} and issues == ["JSON object has no 'has_demand'"]
+
+
+def test_a_fence_tag_in_any_case_is_dropped():
+    body = _out(_seg())
+    for tag in ("JSON", "Json", "jsonc", "json5", "JSON-lines"):
+        assert parse_output(f"```{tag}\n{body}\n```", AV).issues == (), tag
+
+
 def test_json_candidate_limit():
     body = _out(_seg())
     assert not parse_output("{" * (limits.MAX_JSON_CANDIDATES - 1) + body, AV).parse_error
@@ -266,6 +289,14 @@ def test_think_blocks(wrapped, kept):
     assert strip_wrappers(wrapped).strip() == kept
 
 
+def test_text_up_to_the_last_stray_close_tag_is_dropped():
+    """Two stray ``</think>`` (their opening tags swallowed): what lies before the last one is
+    reasoning, decoy answers included."""
+    decoy = _out(_seg(transcript="decoy"))
+    seg, issues = _one(f"plan</think>{decoy}</think>{_out(_seg(transcript='answer'))}")
+    assert seg.transcript == "answer" and issues == ()
+
+
 def test_unclosed_think_yields_no_answer():
     p = parse_output("<think>maybe " + _out(_seg()), AV)
     assert p.parse_error and p.issues == ("no JSON object found",)
@@ -285,7 +316,10 @@ def test_decoy_object_inside_think_is_ignored():
 # --- has_demand and segments ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value, expected", [(True, True), (False, False), ("true", True), (" False ", False)])
+@pytest.mark.parametrize(
+    "value, expected",
+    [(True, True), (False, False), ("true", True), (" False ", False), (" TRUE ", True), ("\ttrue\n", True)],
+)
 def test_has_demand_booleans(value, expected):
     p = parse_output(_out(has_demand=value), AV)
     assert p.has_demand is expected and not p.parse_error
@@ -419,6 +453,8 @@ def test_context_rules(context, expected, issue):
 
 def test_context_item_limit():
     items = [{"type": "audio", "description": f"d{i}"} for i in range(limits.MAX_CONTEXT_ITEMS + 1)]
+    seg, issues = _one(_out(_seg(required_context=items[: limits.MAX_CONTEXT_ITEMS])))
+    assert len(seg.required_context) == limits.MAX_CONTEXT_ITEMS and issues == ()
     seg, issues = _one(_out(_seg(required_context=items)))
     assert [c.description for c in seg.required_context] == [f"d{i}" for i in range(limits.MAX_CONTEXT_ITEMS)]
     assert issues == (

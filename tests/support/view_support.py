@@ -8,6 +8,7 @@ Run as a script to rebuild the screenshots of docs/viewer.md::
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
 import shutil
@@ -52,12 +53,14 @@ SCREENSHOT_SCENE = "avp_gen_900002"
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"><b>bold</b>'
 
 
+def missing_browser() -> list[str]:
+    """What the browser tests need and this machine lacks: chromium, chromedriver, selenium."""
+    missing = [name for name, found in (("chromium", CHROMIUM), ("chromedriver", CHROMEDRIVER)) if not found]
+    return missing + ([] if importlib.util.find_spec("selenium") else ["selenium"])
+
+
 def chromium_available() -> bool:
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return False
-    return bool(CHROMIUM and CHROMEDRIVER)
+    return not missing_browser()
 
 
 @contextmanager
