@@ -7,6 +7,7 @@ JSON. The same reason where ``GET /models`` stops the preflight."""
 from __future__ import annotations
 
 import pytest
+from support.client_calls import one_chat_call
 from support.openai_server import OpenAIServer, Reply
 
 from odu.models.openai_omni import OpenAIOmni
@@ -36,17 +37,8 @@ def _failed_call(server: OpenAIServer, reply: Reply, monkeypatch: pytest.MonkeyP
     server.responder = lambda _: reply
     client = OpenAIClient("model", "m", base_url=server.base_url, timeout=5.0, retries=0)
 
-    async def batch() -> None:
-        sdk = client.async_sdk()
-        try:
-            await client.call(
-                lambda: sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
-            )
-        finally:
-            await sdk.close()
-
     with pytest.raises((CallFailedError, ServerUnavailableError)) as failed:
-        client.run(batch)
+        one_chat_call(client)
     return str(failed.value)
 
 

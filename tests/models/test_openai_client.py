@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from support.client_calls import one_chat_call
 from support.openai_server import OpenAIServer, Reply
 
 from odu.harness.asr import AsrError, TranscriptionEndpoint
@@ -78,21 +79,6 @@ def test_judge_model_and_asr_share_the_client(monkeypatch: pytest.MonkeyPatch, t
     assert all(issubclass(u.client.unavailable, ServerUnavailableError) for u in users)
 
 
-def _one_chat_call(client: OpenAIClient) -> None:
-    """One chat completion through ``client`` (its retry policy, its own SDK client for the batch)."""
-
-    async def batch() -> None:
-        sdk = client.async_sdk()
-        try:
-            await client.call(
-                lambda: sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
-            )
-        finally:
-            await sdk.close()
-
-    client.run(batch)
-
-
 def test_refusal_names_server_model_and_what_to_check(openai_server: OpenAIServer, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-refused-0123456789")
     openai_server.api_key, openai_server.models = "sk-refused-0123456789", ["m"]
@@ -100,7 +86,7 @@ def test_refusal_names_server_model_and_what_to_check(openai_server: OpenAIServe
     client = OpenAIClient("model", "m", base_url=openai_server.base_url, timeout=5.0, retries=0)
 
     with pytest.raises(ServerUnavailableError) as refused:
-        _one_chat_call(client)
+        one_chat_call(client)
     message = str(refused.value)
     assert message.startswith(f"model server {openai_server.base_url} refused model 'm' with HTTP 403")
     assert "check OPENAI_API_KEY, the model name and base_url" in message and "sk-refused" not in message
@@ -131,7 +117,7 @@ def test_a_refused_call_carries_the_servers_reason(
     client = OpenAIClient("model", "m", base_url=openai_server.base_url, timeout=5.0, retries=0)
 
     with pytest.raises(CallFailedError) as failed:
-        _one_chat_call(client)
+        one_chat_call(client)
     assert str(failed.value) == f"HTTP 400: Error code: 400 - {reason}"
 
 
@@ -146,7 +132,7 @@ def test_a_call_given_up_on_carries_the_servers_reason(
     client = OpenAIClient("model", "m", base_url=openai_server.base_url, timeout=5.0, retries=0)
 
     with pytest.raises(CallFailedError) as failed:
-        _one_chat_call(client)
+        one_chat_call(client)
     assert str(failed.value) == "InternalServerError after 1 attempts: HTTP 503: Error code: 503 - engine overloaded"
 
 

@@ -11,6 +11,7 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from support.client_calls import one_chat_call
 from support.openai_server import OpenAIServer, Reply
 
 from odu.transport.openai_client import (
@@ -178,19 +179,6 @@ def _servers(*replies: Reply | str) -> list[OpenAIServer]:
     return servers
 
 
-def _chat(client: OpenAIClient) -> None:
-    async def batch() -> None:
-        sdk = client.async_sdk()
-        try:
-            await client.call(
-                lambda: sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
-            )
-        finally:
-            await sdk.close()
-
-    client.run(batch)
-
-
 def test_each_replica_rests_as_long_as_its_own_retry_after_asks(monkeypatch: pytest.MonkeyPatch) -> None:
     busy = {"error": {"message": "busy", "type": "server_error"}}
     servers = _servers(
@@ -201,7 +189,7 @@ def test_each_replica_rests_as_long_as_its_own_retry_after_asks(monkeypatch: pyt
         monkeypatch.setenv("OPENAI_API_KEY", "sk-replica-0123456789")
         client = OpenAIClient("model", "m", base_url="|".join(s.base_url for s in servers), timeout=5.0, retries=1)
         with pytest.raises(CallFailedError):
-            _chat(client)
+            one_chat_call(client)
     finally:
         for server in servers:
             server.close()
@@ -217,7 +205,7 @@ def test_each_call_goes_to_the_next_replica_with_its_own_query(monkeypatch: pyte
         urls = [f"{s.base_url}?replica={i}" for i, s in enumerate(servers)]
         client = OpenAIClient("model", "m", base_url="|".join(urls), timeout=5.0, retries=0)
         for _ in range(6):
-            _chat(client)
+            one_chat_call(client)
     finally:
         for server in servers:
             server.close()
