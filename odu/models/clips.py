@@ -104,26 +104,28 @@ def media_type(clip: LazyClip) -> tuple[str, str]:
     return ("video/mp4", ".mp4") if info.has_video else ("audio/wav", ".wav")
 
 
-def wav_bytes(clip: LazyClip, sample_rate: int) -> bytes:
-    """The clip's audio, mono at ``sample_rate``, as a 16-bit PCM WAV file (for APIs that take few codecs)."""
+def _wav(samples: Any, sample_rate: int) -> bytes:
+    """Mono ``samples`` at ``sample_rate`` as a 16-bit PCM WAV file."""
     import soundfile as sf
 
     buf = io.BytesIO()
-    sf.write(buf, clip.audio(sample_rate), sample_rate, subtype="PCM_16", format="WAV")
+    sf.write(buf, samples, sample_rate, subtype="PCM_16", format="WAV")
     return buf.getvalue()
+
+
+def wav_bytes(clip: LazyClip, sample_rate: int) -> bytes:
+    """The clip's audio, mono at ``sample_rate``, as a 16-bit PCM WAV file (for APIs that take few codecs)."""
+    return _wav(clip.audio(sample_rate), sample_rate)
 
 
 def joined_wav_bytes(clips: Sequence[LazyClip], sample_rate: int, gap_s: float) -> bytes:
     """The clips' audio one after another, ``gap_s`` of silence between, mono at ``sample_rate``, as one 16-bit
     PCM WAV file (for a model that takes one audio per prompt)."""
     import numpy as np
-    import soundfile as sf
 
     gap = np.zeros(round(gap_s * sample_rate), np.float32)
     pieces = [piece for clip in clips for piece in (gap, clip.audio(sample_rate))][1:]
-    buf = io.BytesIO()
-    sf.write(buf, np.concatenate(pieces), sample_rate, subtype="PCM_16", format="WAV")
-    return buf.getvalue()
+    return _wav(np.concatenate(pieces), sample_rate)
 
 
 def media_cache() -> Path:
