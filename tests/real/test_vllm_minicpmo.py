@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from support.provider_fakes import VllmFake
-from support.real_lane import backend_card, run_eval
+from support.real_lane import backend_card, first_scene_prompt_tokens, first_scene_seconds, run_eval
 from support.sample_runs import read_json
 from support.vllm_lane import VllmServed, VllmServers, post, vllm_servers  # noqa: F401  (fixture)
 from synth import FAST_VIDEO, encode_mp4
@@ -24,6 +24,8 @@ from odu.models.hearing import tone_part
 SAMPLE_SCENES = {"odu_av": 12, "odu_ao": 9}
 #: The switch that has vLLM's chat parser read a video's audio itself.
 FLAG = {"mm_processor_kwargs": {"use_audio_in_video": True}}
+#: MiniCPM-o's audio tokens a second (100 mel frames, halved by the encoder, pooled by ``audio_pool_step`` 5).
+AUDIO_TOKENS_PER_S = 10
 
 pytestmark = pytest.mark.usefixtures("openai_key", "prepared_sample")
 
@@ -67,6 +69,18 @@ def test_eval_sample_on_vllm_minicpmo(minicpmo: VllmServed, tmp_path: Path, capf
     assert hearing["heard"] is True and hearing["ignores_max_tokens"] is False, hearing
     assert card["stats"]["requests"] == sum(SAMPLE_SCENES.values()) and card["stats"]["errors"] == 0
     assert '" 400' not in minicpmo.log_text() and '" 500' not in minicpmo.log_text()
+
+
+def test_a_sample_clips_track_reaches_minicpmo_as_its_own_part(minicpmo: VllmServed, tmp_path: Path) -> None:
+    """Rules vllm.minicpm-o.track-part and vllm.separate-track on the sample's first audio-visual scene: the prompt
+    vLLM builds grows by the track's audio tokens when the track follows the video as an audio part (the
+    default) over the video alone (audio_in_video=none)."""
+
+    def tokens(name: str, **model_args: Any) -> int:
+        return first_scene_prompt_tokens(tmp_path / name, minicpmo, max_tokens=4, **model_args)
+
+    separate, dropped = tokens("separate"), tokens("none", audio_in_video="none")
+    assert separate - dropped >= AUDIO_TOKENS_PER_S * first_scene_seconds(), (separate, dropped)
 
 
 def test_the_fake_answers_as_the_real_minicpmo_server(minicpmo: VllmServed, videos: dict[str, dict[str, Any]]) -> None:
