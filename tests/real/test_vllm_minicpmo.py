@@ -24,7 +24,8 @@ from odu.models.hearing import tone_part
 SAMPLE_SCENES = {"odu_av": 12, "odu_ao": 9}
 #: The switch that has vLLM's chat parser read a video's audio itself.
 FLAG = {"mm_processor_kwargs": {"use_audio_in_video": True}}
-#: MiniCPM-o's audio tokens a second (100 mel frames, halved by the encoder, pooled by ``audio_pool_step`` 5).
+#: MiniCPM-o's audio tokens a second at least (each 1 s chunk: 100 mel frames, halved by the encoder, pooled by
+#: ``audio_pool_step`` 5; vllm/model_executor/models/minicpmo.py ``get_max_audio_tokens_per_chunk``).
 AUDIO_TOKENS_PER_S = 10
 
 pytestmark = pytest.mark.usefixtures("openai_key", "prepared_sample")
