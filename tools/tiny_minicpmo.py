@@ -21,6 +21,10 @@ What vLLM 0.32.0 reads of it (``vllm/model_executor/models/minicpmo.py`` and ``m
   processor class from it), ``image_feature_size`` (= ``query_num``), slicing and normalisation values;
 * ``model.safetensors``: ``llm.*`` (Qwen3), ``vpm.*`` (the SigLIP / Idefics2 vision tower), ``resampler.*``,
   ``apm.*`` (the Whisper encoder) and ``audio_projection_layer.*``; vLLM drops ``tts.*``, so none is written.
+
+transformers' own ``minicpmv4_6`` / ``minicpmv4_7`` model types are MiniCPM-V 4.6 / 4.7 (vision only; vLLM's
+``MiniCPMV4_6ForConditionalGeneration`` / ``MiniCPMV4_7ForConditionalGeneration``): vLLM does not read them for
+``MiniCPMO``, whose config and processors are the checkpoint's code.
 """
 
 from __future__ import annotations
