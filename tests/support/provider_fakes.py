@@ -269,7 +269,8 @@ class VllmFake(StrictServer):
             # rule vllm.soundless-video: the chat parser reads each video's audio with the audio loader, whose
             # PyAV path answers this for a file without an audio stream (vllm/multimodal/media/audio.py)
             return vllm_error("No audio stream found.")
-        if silent_videos(body, flag and (takes_flag or bool(MINICPMO_MODEL.search(model)))):  # the silent drop
+        fed = flag and (takes_flag or bool(MINICPMO_MODEL.search(model)))  # the server reads each video's audio
+        if silent_videos(body, fed):  # the silent drop made visible
             why = (
                 "use_audio_in_video is off: vLLM would drop this video's audio track silently (vllm#47788)"
                 if takes_flag
