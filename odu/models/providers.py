@@ -82,6 +82,7 @@ FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("ming-flash-omni", r"ming-flash-omni"),
         ("nemotron-omni", r"nemotron.*omni"),
         ("kimi-audio", r"kimi-audio"),
+        ("minicpm-o", r"minicpm-o"),
         ("gpt-audio", r"^(?:openai/)?gpt-.*audio"),
         ("gpt-5", r"^(?:openai/)?gpt-5"),
         ("o-series", r"^(?:openai/)?o[1-9]"),
@@ -97,6 +98,7 @@ FAMILY_DEVELOPERS: dict[str, str] = {
     "ming-flash-omni": "inclusionAI",
     "nemotron-omni": "nvidia",
     "kimi-audio": "moonshotai",
+    "minicpm-o": "openbmb",
     "gpt-audio": "openai",
     "gpt-5": "openai",
     "o-series": "openai",
@@ -115,6 +117,8 @@ USE_AUDIO_IN_VIDEO: dict[str, Any] = {"mm_processor_kwargs": {"use_audio_in_vide
 MING_THINKING = "detailed thinking {}"
 #: Kimi-Audio on vLLM: the model code (its processor takes one audio item per prompt and no video or image).
 KIMI_AUDIO_SOURCE = "vllm/model_executor/models/kimi_audio.py"
+#: MiniCPM-o on vLLM: the model code (frames through the vision tower, each audio item through its Whisper encoder).
+MINICPMO_SOURCE = "vllm/model_executor/models/minicpmo.py"
 
 #: ``transformers serve``: per-request ``chat_template_kwargs`` that clear the server's 32-frame default
 #: so the processor samples every video at the backend's ``fps`` (rule ``transformers.frames``).
@@ -466,6 +470,18 @@ def _vllm(family: str, version: str | None, trusted: bool | None = None) -> Prof
             ),
         )
     rules = ("vllm.version", "vllm.separate-track", "vllm.limit-mm-per-prompt", "vllm.hearing")
+    if family == "minicpm-o":
+        return Profile(
+            "vllm",
+            family,
+            version,
+            audio_in_video="separate",
+            separate_reason="the track as its own audio part reaches MiniCPM-o as use_audio_in_video would, with no "
+            "launch flag and soundless videos answered (rule vllm.minicpm-o.track-part)",
+            checks_hearing=True,
+            source=MINICPMO_SOURCE,
+            rules=rules + ("vllm.minicpm-o.track-part",),
+        )
     if family == "ming-flash-omni":
         return Profile(
             "vllm",

@@ -33,6 +33,7 @@ from odu.models.providers import (
     DASHSCOPE_MAX_ITEM_B64,
     USE_AUDIO_IN_VIDEO,
     detect,
+    developer,
     profile,
     provider_of_host,
 )
@@ -174,6 +175,33 @@ def test_other_models_on_vllm_get_the_track_as_separate_audio(media) -> None:
     assert ok.text == ANSWER and "frames only" in lost.error
     kinds = [p["type"] for p in chat_bodies(fake)[0]["messages"][1]["content"] if p["type"] != "text"]
     assert kinds == ["video_url", "input_audio"]
+
+
+def test_minicpmo_on_vllm_is_its_own_family_and_sends_the_track_as_a_part(media) -> None:
+    """Rule vllm.minicpm-o.track-part (vllm/model_executor/models/minicpmo.py, vllm/renderers/chat_utils.py; run on
+    vLLM 0.32.0): MiniCPM-o's family and developer from its name, each video followed by its track as an audio
+    part without mm_processor_kwargs; the fake, like the real server, feeds a MiniCPM-o video's audio under
+    use_audio_in_video (counted in the prompt) instead of refusing it as dropped."""
+    from support.vllm_lane import post
+
+    minicpmo = "openbmb/MiniCPM-o-4_5"
+    chosen = profile("vllm", minicpmo)
+    assert (chosen.family, developer(minicpmo, "vllm"), chosen.native_switch) == ("minicpm-o", "openbmb", {})
+    assert "vllm.minicpm-o.track-part" in chosen.rules
+    with VllmFake(lambda body: ANSWER, models=(minicpmo,), trust_request_mm_kwargs=True) as fake:
+        [ok] = omni(fake, minicpmo).generate([request(media, ["v1"])], loader(media), GREEDY)
+        parts = chat_bodies(fake)[0]["messages"][1]["content"]
+        video, track = (next(p for p in parts if p["type"] == kind) for kind in ("video_url", "input_audio"))
+        text = {"type": "text", "text": "Is there any sound?"}
+
+        def body(*media: dict) -> dict:
+            return {"model": minicpmo, "messages": [{"role": "user", "content": [text, *media]}], "max_tokens": 1}
+
+        answers = [post(fake.base_url, b) for b in (body(video) | USE_AUDIO_IN_VIDEO, body(video, track), body(video))]
+    assert ok.text == ANSWER and not chat_bodies(fake)[0].get("mm_processor_kwargs")
+    (switched, by_switch), (parted, by_part), (alone, _) = answers
+    assert (switched, parted, alone) == (200, 200, 400)
+    assert by_switch["usage"]["prompt_tokens"] == by_part["usage"]["prompt_tokens"]
 
 
 def test_kimi_audio_on_vllm_gets_one_audio_part_one_scene_at_a_time(media, capsys) -> None:

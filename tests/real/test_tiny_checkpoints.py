@@ -114,3 +114,40 @@ def test_kimi_audio_layout_for_vllm(tmp_path: Path) -> None:
     assert _read(first / "whisper-large-v3" / "preprocessor_config.json")["feature_size"] == 128
     with pytest.raises(ValueError, match="served by vLLM only"):
         tiny_checkpoints.build("kimi_audio", tmp_path / "c")
+
+
+def test_minicpmo_layout_for_vllm(tmp_path: Path) -> None:
+    """The published MiniCPM-o 4.5 layout as vLLM reads it: version 4.5 (``MiniCPMO`` dispatches on it), the
+    checkpoint's own config, processor and tokenizer code (``auto_map``), a frame's placeholder as long as the
+    resampler's queries, the tokenizer's markers by id, weights under ``llm.``/``vpm.``/``resampler.``/``apm.``
+    and the audio projector sized as vLLM builds it; seeded; built for vLLM only."""
+    import tiny_minicpmo
+    from PIL import Image
+    from safetensors import safe_open
+    from transformers import AutoConfig, AutoProcessor
+
+    first = tiny_checkpoints.build("minicpmo", tmp_path / "a", seed=3, target="vllm")
+    again = tiny_checkpoints.build("minicpmo", tmp_path / "b", seed=3, target="vllm")
+    for name in ("model.safetensors", "tokenizer.json", "config.json", "processing_minicpmo.py"):
+        assert (first / name).read_bytes() == (again / name).read_bytes(), name
+    config = AutoConfig.from_pretrained(first, trust_remote_code=True)
+    assert (config.model_type, config.version, config.audio_pool_step) == ("minicpmo", "4.5", 5)
+    processor = AutoProcessor.from_pretrained(first, trust_remote_code=True)
+    tokenizer, images = processor.tokenizer, processor.image_processor
+    assert tokenizer.convert_ids_to_tokens([tokenizer.im_start_id, tokenizer.audio_start_id, tokenizer.unk_id]) == [
+        "<image>",
+        "<|audio_start|>",
+        "<unk>",
+    ]
+    frame = images.get_slice_image_placeholder((160, 90), 0, 1, True)
+    assert frame.count("<unk>") == config.query_num == tiny_minicpmo.QUERY_NUM and frame.startswith("<image_id>0")
+    pixels = images(Image.new("RGB", (160, 90)), max_slice_nums=1)
+    height, width = (int(n) for n in pixels["tgt_sizes"][0][0])
+    assert pixels["pixel_values"][0][0].shape == (3, 14, 14 * height * width)
+    with safe_open(first / "model.safetensors", "pt") as weights:
+        names = set(weights.keys())
+        projector = weights.get_slice("audio_projection_layer.linear1.weight").get_shape()
+    assert {"llm.lm_head.weight", "vpm.post_layernorm.weight", "resampler.kv_proj.weight", "apm.conv1.weight"} <= names
+    assert projector == [config.hidden_size, config.audio_config.encoder_ffn_dim // 4]
+    with pytest.raises(ValueError, match="served by vLLM only"):
+        tiny_checkpoints.build("minicpmo", tmp_path / "c")

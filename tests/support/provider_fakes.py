@@ -70,6 +70,9 @@ OPENAI_AUDIO_MODEL = re.compile(r"^gpt-.*audio")
 #: Qwen-Omni models and Nemotron Omni, whose vLLM processors take use_audio_in_video.
 AUDIO_IN_VIDEO_MODEL = re.compile(r"Qwen[\d.]*-Omni|Nemotron.*Omni", re.IGNORECASE)
 MING_MODEL = re.compile(r"Ming-flash-omni", re.IGNORECASE)
+#: MiniCPM-o, whose video's audio vLLM's chat parser reads as an audio item under ``use_audio_in_video``
+#: (vllm/renderers/chat_utils.py ``parse_video``; the model takes it: rule vllm.minicpm-o.track-part).
+MINICPMO_MODEL = re.compile(r"MiniCPM-o", re.IGNORECASE)
 #: Kimi-Audio, whose vLLM processor takes one audio item and no video or image per prompt.
 KIMI_AUDIO_MODEL = re.compile(r"Kimi-Audio", re.IGNORECASE)
 #: Kimi-Audio's items per prompt on vLLM (vllm/model_executor/models/kimi_audio.py ``get_supported_mm_limits``:
@@ -266,7 +269,8 @@ class VllmFake(StrictServer):
             # rule vllm.soundless-video: the chat parser reads each video's audio with the audio loader, whose
             # PyAV path answers this for a file without an audio stream (vllm/multimodal/media/audio.py)
             return vllm_error("No audio stream found.")
-        if silent_videos(body, flag and takes_flag):  # the silent drop made visible
+        fed = flag and (takes_flag or bool(MINICPMO_MODEL.search(model)))  # the server reads each video's audio
+        if silent_videos(body, fed):  # the silent drop made visible
             why = (
                 "use_audio_in_video is off: vLLM would drop this video's audio track silently (vllm#47788)"
                 if takes_flag
