@@ -18,6 +18,8 @@ meets the processor, chat template and model classes a real checkpoint meets:
 * ``text`` — a tiny Qwen2 chat LLM for the judge and the text-only routes;
 * ``kimi_audio`` — the published Kimi-Audio layout (``moonshotai/Kimi-Audio-7B-Instruct``), for vLLM only
   (:mod:`tiny_kimi_audio`).
+* ``nemotron_omni`` — the published Nemotron 3 Nano Omni layout
+  (``nvidia/Nemotron-3-Nano-Omni-30B-A3B-Reasoning-BF16``), for vLLM only (:mod:`tiny_nemotron_omni`).
 * ``video_salmonn_2`` — what lmms-eval 0.7.3's ``video_salmonn_2`` backend loads for video-SALMONN 2+
   (``models/simple/video_salmonn_2.py``: ``Qwen2_5_VLForConditionalGeneration.from_pretrained(base_model)``,
   then ``PeftModel.from_pretrained(base, pretrained)``, with ``Qwen2_5_VLProcessor.from_pretrained(base_model)``):
@@ -69,6 +71,7 @@ KINDS: tuple[str, ...] = (
     "qwen3_omni_moe_thinker",
     "text",
     "kimi_audio",
+    "nemotron_omni",
     "video_salmonn_2",
 )
 PROCESSORS: tuple[str, ...] = ("tiny", "published")
@@ -76,9 +79,12 @@ PROCESSORS: tuple[str, ...] = ("tiny", "published")
 #: vllm/model_executor/models/registry.py: ``Qwen2_5OmniForConditionalGeneration``,
 #: ``Qwen3OmniMoeForConditionalGeneration``, ``MoonshotKimiaForCausalLM``) and those built for vLLM only
 #: (transformers has no Kimi-Audio model: :mod:`tiny_kimi_audio`).
+#: ``NemotronH_Nano_Omni_Reasoning_V3`` too: its published config is the checkpoint's own code (:mod:`tiny_nemotron_omni`).
 TARGETS: tuple[str, ...] = ("transformers", "vllm")
 VLLM_KINDS: tuple[str, ...] = ("qwen2_5_omni", "qwen3_omni_moe", "kimi_audio")
+VLLM_KINDS += ("nemotron_omni",)
 VLLM_ONLY_KINDS: tuple[str, ...] = ("kimi_audio",)
+VLLM_ONLY_KINDS += ("nemotron_omni",)
 #: Size of the trained BPE vocabulary (special tokens included).
 VOCAB_SIZE = 1024
 #: Speakers of the published Qwen2.5-Omni ``spk_dict.pt``.
@@ -594,6 +600,11 @@ def _write(kind: str, out: Path, seed: int, published: bool, sizes: Sizes) -> No
         import tiny_kimi_audio
 
         tiny_kimi_audio.write(out, list(_corpus()))
+        return
+    if kind == "nemotron_omni":
+        import tiny_nemotron_omni
+
+        tiny_nemotron_omni.write(out, build_tokenizer(named=False, special=tiny_nemotron_omni.SPECIAL_TOKENS))
         return
     if kind == "text":
         tokenizer = build_tokenizer(named=False)
