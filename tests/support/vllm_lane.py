@@ -60,6 +60,7 @@ CHECKPOINTS = {
     "qwen3_omni_moe": "Qwen3-Omni-vllm-tiny",
     "kimi_audio": "Kimi-Audio-7B-Instruct-vllm-tiny",
     "minicpmo": "MiniCPM-o-4_5-vllm-tiny",
+    "nemotron_omni": "Nemotron-3-Nano-Omni-30B-A3B-Reasoning-vllm-tiny",
 }
 #: The project's Kimi-Audio chat template (rule vllm.kimi-audio.chat-template), as docs/providers.md launches it.
 KIMI_AUDIO_TEMPLATE = Path(__file__).resolve().parents[2] / "scripts" / "kimi_audio_chat_template.jinja"
@@ -68,6 +69,9 @@ KIMI_AUDIO_TEMPLATE = Path(__file__).resolve().parents[2] / "scripts" / "kimi_au
 FAMILY_ARGS: dict[str, tuple[str, ...]] = {
     "kimi_audio": ("--trust-remote-code", "--chat-template", str(KIMI_AUDIO_TEMPLATE)),
     "minicpmo": ("--trust-remote-code",),
+    # Nemotron 3 Nano Omni's config is the checkpoint's own code; vLLM 0.32.0's CPU Mamba prefill fails under
+    # prefix caching (IndexError in mamba_mixer2.py conv_ssm_forward, the engine dies on the first request)
+    "nemotron_omni": ("--trust-remote-code", "--no-enable-prefix-caching"),
 }
 
 
