@@ -204,6 +204,23 @@ def test_minicpmo_on_vllm_is_its_own_family_and_sends_the_track_as_a_part(media)
     assert by_switch["usage"]["prompt_tokens"] == by_part["usage"]["prompt_tokens"]
 
 
+def test_minicpmo_inside_the_video_is_dropped_only_without_the_switch(media) -> None:
+    """Rule vllm.minicpm-o.track-part: under ``use_audio_in_video`` vLLM's chat parser reads a MiniCPM-o video's
+    audio itself, so ``audio_in_video=native`` with the switch in ``extra_body`` says no "dropped" pitfall;
+    without the switch the video loader's frames are all that reach the model, and the pitfall says so."""
+    minicpmo = "openbmb/MiniCPM-o-4_5"
+    switch = {"mm_processor_kwargs": {"use_audio_in_video": True}}
+    with VllmFake(lambda body: ANSWER, models=(minicpmo,), trust_request_mm_kwargs=True) as fake:
+        fed = omni(fake, minicpmo, audio_in_video="native", extra_body=switch)
+        [ok] = fed.generate([request(media, ["v1"])], loader(media), GREEDY)
+        bare = omni(fake, minicpmo, audio_in_video="native")
+        bare.generate([request(media, ["v1"])], loader(media), GREEDY)
+    assert ok.text == ANSWER and chat_bodies(fake)[0]["mm_processor_kwargs"] == switch["mm_processor_kwargs"]
+    assert not [p for p in fed.pitfalls() if "dropped" in p]
+    [dropped] = [p for p in bare.pitfalls() if "dropped" in p]
+    assert "minicpm-o" in dropped and "rule vllm.separate-track" in dropped
+
+
 def test_kimi_audio_on_vllm_gets_one_audio_part_one_scene_at_a_time(media, capsys) -> None:
     """Rules vllm.kimi-audio.one-audio and vllm.kimi-audio.serial (vllm/model_executor/models/kimi_audio.py; run on
     vLLM 0.32.0): a scene of two clips goes as one audio part, the clips one after another with the gap between,
