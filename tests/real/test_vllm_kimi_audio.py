@@ -6,14 +6,15 @@ the audio-only task answered scene by scene, and ``VllmFake`` shown answering as
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
 from support.provider_fakes import VllmFake
 from support.real_lane import backend_card, run_eval
 from support.sample_runs import read_json
 from support.vllm_lane import VllmServed, VllmServers, post, vllm_servers  # noqa: F401  (fixture)
+from support.vllm_requests import chat_body
 
 from odu.models.hearing import tone_part
 
@@ -59,16 +60,7 @@ def test_the_fake_refuses_as_the_real_kimi_audio_server(kimi: VllmServed) -> Non
     and ``stop: []``; a fake started without a chat template refuses as the real server started without
     ``--chat-template`` did (rule vllm.kimi-audio.chat-template, its message pinned in the fake). A 1 s tone adds
     prompt tokens (rule vllm.hearing)."""
-    text = {"type": "text", "text": "Is there any sound?"}
-
-    def body(*parts: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        return {
-            "model": kimi.model,
-            "messages": [{"role": "user", "content": [text, *parts]}],
-            "max_tokens": 1,
-            **extra,
-        }
-
+    body = partial(chat_body, kimi.model)
     battery = {
         "text": body(),
         "one audio": body(tone_part()),

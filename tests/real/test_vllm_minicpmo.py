@@ -6,24 +6,18 @@ what reaches the model of a video's sound measured, and ``VllmFake`` shown answe
 
 from __future__ import annotations
 
-import base64
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from support.provider_fakes import VllmFake
-from support.real_lane import backend_card, first_scene_prompt_tokens, first_scene_seconds, run_eval
-from support.sample_runs import read_json
+from support.real_lane import first_scene_prompt_tokens, first_scene_seconds, run_eval
 from support.vllm_lane import VllmServed, VllmServers, post, vllm_servers  # noqa: F401  (fixture)
-from synth import FAST_VIDEO, encode_mp4
+from support.vllm_requests import FLAG, SAMPLE_SCENES, chat_body, check_sample_run, clip_parts
 
 from odu.models.hearing import tone_part
 
-#: The bundled sample: 12 audio-visual and 9 audio-only scenes.
-SAMPLE_SCENES = {"odu_av": 12, "odu_ao": 9}
-#: The switch that has vLLM's chat parser read a video's audio itself.
-FLAG = {"mm_processor_kwargs": {"use_audio_in_video": True}}
 #: MiniCPM-o's audio tokens a second at least (each 1 s chunk: 100 mel frames, halved by the encoder, pooled by
 #: ``audio_pool_step`` 5; vllm/model_executor/models/minicpmo.py ``get_max_audio_tokens_per_chunk``).
 AUDIO_TOKENS_PER_S = 10
@@ -40,15 +34,7 @@ def minicpmo(vllm_servers: VllmServers) -> VllmServed:  # noqa: F811
 @pytest.fixture(scope="module")
 def videos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """``video_url`` parts (data URLs) of a 1 s clip whose track is a 1 s tone, and of the same clip without one."""
-    folder = tmp_path_factory.mktemp("minicpmo-clips")
-    frames = [np.full((90, 160, 3), 20 * i % 255, np.uint8) for i in range(25)]
-    tone = (0.3 * np.sin(2 * np.pi * 440 * np.arange(16_000) / 16_000)).astype(np.float32)
-    parts = {}
-    for name, audio in (("sound", tone), ("soundless", None)):
-        path = encode_mp4(folder / f"{name}.mp4", iter(frames), audio, 1.0, settings=FAST_VIDEO)
-        url = "data:video/mp4;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
-        parts[name] = {"type": "video_url", "video_url": {"url": url}}
-    return parts
+    return clip_parts(tmp_path_factory.mktemp("minicpmo-clips"))
 
 
 def test_eval_sample_on_vllm_minicpmo(minicpmo: VllmServed, tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
@@ -58,18 +44,8 @@ def test_eval_sample_on_vllm_minicpmo(minicpmo: VllmServed, tmp_path: Path, capf
     code, folder = run_eval(tmp_path / "run", minicpmo, "odu_av,odu_ao", max_tokens=8)
     err = capfd.readouterr().err
     assert code == 0, err[-3000:]
-    summary = read_json(folder / "summary.json")
-    assert summary["inference_errors"] == 0
-    assert (summary["audio-visual"]["n_scenes"], summary["audio-only"]["n_scenes"]) == tuple(SAMPLE_SCENES.values())
-    card = backend_card(folder)
-    provider = card["provider"]
-    assert (provider["name"], provider["family"], provider["server_version"]) == ("vllm", "minicpm-o", "0.32.0")
-    assert "vllm.minicpm-o.track-part" in provider["rules"]
+    card = check_sample_run(minicpmo, folder, SAMPLE_SCENES, "minicpm-o", "vllm.minicpm-o.track-part")
     assert card["media"]["audio_in_video"] == "separate" and not card["extra_body"]
-    hearing = card["hearing_check"]
-    assert hearing["heard"] is True and hearing["ignores_max_tokens"] is False, hearing
-    assert card["stats"]["requests"] == sum(SAMPLE_SCENES.values()) and card["stats"]["errors"] == 0
-    assert '" 400' not in minicpmo.log_text() and '" 500' not in minicpmo.log_text()
 
 
 def test_a_sample_clips_track_reaches_minicpmo_as_its_own_part(minicpmo: VllmServed, tmp_path: Path) -> None:
@@ -91,16 +67,7 @@ def test_the_fake_answers_as_the_real_minicpmo_server(minicpmo: VllmServed, vide
     found.") and more items than ``--limit-mm-per-prompt`` (rules vllm.minicpm-o.track-part,
     vllm.limit-mm-per-prompt). Where the fake is stricter on purpose, the real server's silence is shown: a video
     alone is answered with its frames only, soundless or not (rule vllm.separate-track)."""
-    text = {"type": "text", "text": "Is there any sound?"}
-
-    def body(*parts: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        return {
-            "model": minicpmo.model,
-            "messages": [{"role": "user", "content": [text, *parts]}],
-            "max_tokens": 1,
-            **extra,
-        }
-
+    body = partial(chat_body, minicpmo.model)
     battery = {
         "text": body(),
         "one audio": body(tone_part()),

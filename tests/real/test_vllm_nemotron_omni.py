@@ -8,24 +8,17 @@ vllm.limit-mm-per-prompt, vllm.hearing)."""
 
 from __future__ import annotations
 
-import base64
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from support.provider_fakes import VllmFake
-from support.real_lane import backend_card, first_scene_prompt_tokens, run_eval
-from support.sample_runs import read_json
+from support.real_lane import first_scene_prompt_tokens, run_eval
 from support.vllm_lane import VllmServed, VllmServers, post, vllm_servers  # noqa: F401  (fixture)
-from synth import FAST_VIDEO, encode_mp4
+from support.vllm_requests import FLAG, SAMPLE_SCENES, chat_body, check_sample_run, clip_parts
 
 from odu.models.hearing import tone_part
-
-#: The bundled sample: 12 audio-visual and 9 audio-only scenes.
-SAMPLE_SCENES = {"odu_av": 12, "odu_ao": 9}
-#: The profile's switch for a video's audio (rule vllm.nemotron.audio-in-video).
-FLAG = {"mm_processor_kwargs": {"use_audio_in_video": True}}
 
 pytestmark = pytest.mark.usefixtures("openai_key", "prepared_sample")
 
@@ -39,15 +32,7 @@ def nemotron(vllm_servers: VllmServers) -> VllmServed:  # noqa: F811
 @pytest.fixture(scope="module")
 def videos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """``video_url`` parts (data URLs) of a 1 s clip with a sound track and of the same clip without one."""
-    folder = tmp_path_factory.mktemp("nemotron-clips")
-    frames = [np.full((90, 160, 3), 20 * i % 255, np.uint8) for i in range(25)]
-    tone = (0.3 * np.sin(2 * np.pi * 440 * np.arange(16_000) / 16_000)).astype(np.float32)
-    parts = {}
-    for name, audio in (("sound", tone), ("soundless", None)):
-        path = encode_mp4(folder / f"{name}.mp4", iter(frames), audio, 1.0, settings=FAST_VIDEO)
-        url = "data:video/mp4;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
-        parts[name] = {"type": "video_url", "video_url": {"url": url}}
-    return parts
+    return clip_parts(tmp_path_factory.mktemp("nemotron-clips"))
 
 
 def test_eval_sample_on_vllm_nemotron_omni(nemotron: VllmServed, tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
@@ -57,18 +42,8 @@ def test_eval_sample_on_vllm_nemotron_omni(nemotron: VllmServed, tmp_path: Path,
     code, folder = run_eval(tmp_path / "run", nemotron, "odu_av,odu_ao", max_tokens=8)
     err = capfd.readouterr().err
     assert code == 0, err[-3000:]
-    summary = read_json(folder / "summary.json")
-    assert summary["inference_errors"] == 0
-    assert (summary["audio-visual"]["n_scenes"], summary["audio-only"]["n_scenes"]) == tuple(SAMPLE_SCENES.values())
-    card = backend_card(folder)
-    provider = card["provider"]
-    assert (provider["name"], provider["family"], provider["server_version"]) == ("vllm", "nemotron-omni", "0.32.0")
-    assert "vllm.nemotron.audio-in-video" in provider["rules"]
+    card = check_sample_run(nemotron, folder, SAMPLE_SCENES, "nemotron-omni", "vllm.nemotron.audio-in-video")
     assert card["media"]["audio_in_video"] == "native" and card["extra_body"] == FLAG
-    hearing = card["hearing_check"]
-    assert hearing["heard"] is True and hearing["ignores_max_tokens"] is False, hearing
-    assert card["stats"]["requests"] == sum(SAMPLE_SCENES.values()) and card["stats"]["errors"] == 0
-    assert '" 400' not in nemotron.log_text() and '" 500' not in nemotron.log_text()
 
 
 def test_a_sample_clips_track_reaches_nemotron_only_with_the_flag(nemotron: VllmServed, tmp_path: Path) -> None:
@@ -94,16 +69,7 @@ def test_the_fake_answers_as_the_real_nemotron_server(nemotron: VllmServed, vide
     ``stop: []``. A 1 s tone adds prompt tokens as an audio part and as a video's track under the flag (rule
     vllm.hearing); without the flag the real server takes the video and drops its track (the same prompt tokens
     as ``use_audio_in_video: false``), which the fake refuses on purpose."""
-    text = {"type": "text", "text": "Is there any sound?"}
-
-    def body(*parts: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        return {
-            "model": nemotron.model,
-            "messages": [{"role": "user", "content": [text, *parts]}],
-            "max_tokens": 1,
-            **extra,
-        }
-
+    body = partial(chat_body, nemotron.model)
     battery = {
         "text": body(),
         "one audio": body(tone_part()),

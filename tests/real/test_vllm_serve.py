@@ -10,24 +10,19 @@ server started without it come last."""
 
 from __future__ import annotations
 
-import base64
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from support.provider_fakes import VllmFake
 from support.real_lane import backend_card, first_scene_prompt_tokens, first_scene_seconds, run_eval
 from support.sample_runs import read_json
 from support.vllm_lane import TRUST_FLAG, VllmServed, VllmServers, post, vllm_servers  # noqa: F401  (fixture)
-from synth import FAST_VIDEO, encode_mp4
+from support.vllm_requests import FLAG, SAMPLE_SCENES, chat_body, clip_parts
 
 from odu.models.hearing import tone_part
 
-#: The bundled sample: 12 audio-visual and 9 audio-only scenes.
-SAMPLE_SCENES = {"odu_av": 12, "odu_ao": 9}
-#: The profile's switch for a video's audio (rule vllm.qwen-omni.audio-in-video).
-FLAG = {"mm_processor_kwargs": {"use_audio_in_video": True}}
 #: Audio placeholder tokens a second at least, on both tiny checkpoints (a 1 s tone adds 27 on Qwen2.5-Omni,
 #: 15 on Qwen3-Omni): what "the audio reached the prompt" means below.
 MIN_AUDIO_TOKENS_PER_S = 10
@@ -49,26 +44,13 @@ def untrusted(vllm_servers: VllmServers) -> VllmServed:  # noqa: F811
 
 @pytest.fixture(scope="module")
 def videos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    """``video_url`` parts (data URLs) of a 1 s clip with a sound track (25 frames: fewer than vLLM's
-    32-frame loader default, rule vllm.short-clips) and of the same clip without one."""
-    folder = tmp_path_factory.mktemp("vllm-clips")
-    frames = [np.full((90, 160, 3), 20 * i % 255, np.uint8) for i in range(25)]
-    tone = (0.3 * np.sin(2 * np.pi * 440 * np.arange(16_000) / 16_000)).astype(np.float32)
-    parts = {}
-    for name, audio in (("sound", tone), ("soundless", None)):
-        path = encode_mp4(folder / f"{name}.mp4", iter(frames), audio, 1.0, settings=FAST_VIDEO)
-        url = "data:video/mp4;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
-        parts[name] = {"type": "video_url", "video_url": {"url": url}}
-    return parts
+    """The 1 s clips with and without a sound track (:func:`support.vllm_requests.clip_parts`)."""
+    return clip_parts(tmp_path_factory.mktemp("vllm-clips"))
 
 
 def battery(videos: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Requests each rule is about, by name (bodies without the model)."""
-    text = {"type": "text", "text": "Is there any sound?"}
-
-    def body(*parts: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        return {"messages": [{"role": "user", "content": [text, *parts]}], "max_tokens": 1, **extra}
-
+    body = partial(chat_body, None)
     return {
         "short video with its sound, use_audio_in_video": body(videos["sound"], **FLAG),
         "audio only, use_audio_in_video": body(tone_part(), **FLAG),
