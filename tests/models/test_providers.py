@@ -167,11 +167,14 @@ def test_the_word_none_in_key_value_model_args(prepared_sample: Path, tmp_path: 
 
 
 def test_other_models_on_vllm_get_the_track_as_separate_audio(media) -> None:
-    with VllmFake(lambda body: ANSWER, models=("openbmb/MiniCPM-o-4_5",)) as fake:
-        [ok] = omni(fake, "openbmb/MiniCPM-o-4_5").generate([request(media, ["v1"])], loader(media), GREEDY)
-        [lost] = omni(fake, "openbmb/MiniCPM-o-4_5", audio_in_video="native").generate(
-            [request(media, ["v1"])], loader(media), GREEDY
-        )
+    """Rule vllm.separate-track: a model of no known family (here Baichuan-Omni-1.5) gets each video followed by
+    its track as an audio part; sent inside the video, the fake refuses it as vLLM's frames-only loader would
+    drop it."""
+    other = "baichuan-inc/Baichuan-Omni-1d5"
+    assert profile("vllm", other).family == "other"
+    with VllmFake(lambda body: ANSWER, models=(other,)) as fake:
+        [ok] = omni(fake, other).generate([request(media, ["v1"])], loader(media), GREEDY)
+        [lost] = omni(fake, other, audio_in_video="native").generate([request(media, ["v1"])], loader(media), GREEDY)
     assert ok.text == ANSWER and "frames only" in lost.error
     kinds = [p["type"] for p in chat_bodies(fake)[0]["messages"][1]["content"] if p["type"] != "text"]
     assert kinds == ["video_url", "input_audio"]
