@@ -70,7 +70,8 @@ FAMILY_ARGS: dict[str, tuple[str, ...]] = {
     "kimi_audio": ("--trust-remote-code", "--chat-template", str(KIMI_AUDIO_TEMPLATE)),
     "minicpmo": ("--trust-remote-code",),
     # Nemotron 3 Nano Omni's config is the checkpoint's own code; vLLM 0.32.0's CPU Mamba prefill fails under
-    # prefix caching (IndexError in mamba_mixer2.py conv_ssm_forward, the engine dies on the first request)
+    # prefix caching (IndexError in mamba_mixer2.py conv_ssm_forward, the engine dies on the first request;
+    # vllm-project/vllm#54504: the CPU Mamba wrappers take no prefix-caching block table)
     "nemotron_omni": ("--trust-remote-code", "--no-enable-prefix-caching"),
 }
 
