@@ -507,12 +507,7 @@ class OpenAIOmni(RemoteBackend):
                 f"use_audio_in_video is off on vllm: the audio track of every video is dropped "
                 f"without an error ({chosen.source}); the model sees video only"
             ]
-        if (
-            native
-            and chosen.provider == "vllm"
-            and not chosen.native_switch
-            and not (fed and chosen.family == "minicpm-o")
-        ):
+        if native and chosen.provider == "vllm" and not chosen.native_switch and not (fed and chosen.takes_user_switch):
             return [
                 f"audio inside the video on vllm for {chosen.family}: the video loader reads frames only, so "
                 "every video's audio is dropped without an error (rule vllm.separate-track); the default "

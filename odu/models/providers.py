@@ -207,6 +207,9 @@ class Profile:
     separate_reason: str = "the server reads video frames only"
     #: Fields a ``native`` request carries to feed a video's audio (vLLM's ``use_audio_in_video``).
     native_switch: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    #: Whether a ``use_audio_in_video`` the user puts in ``extra_body`` feeds a video's audio though the profile
+    #: does not send it (vLLM's chat parser reads the track out of the video: rule vllm.minicpm-o.track-part).
+    takes_user_switch: bool = False
     #: Why a video without a sound track cannot go ``native`` here (None: it can).
     soundless_video: str | None = None
     #: The launch flag the server needs for the ``native`` switch (vLLM's ``--trust-request-mm-kwargs``), and
@@ -478,6 +481,7 @@ def _vllm(family: str, version: str | None, trusted: bool | None = None) -> Prof
             audio_in_video="separate",
             separate_reason="the track as its own audio part reaches MiniCPM-o as use_audio_in_video would, with no "
             "launch flag and soundless videos answered (rule vllm.minicpm-o.track-part)",
+            takes_user_switch=True,
             checks_hearing=True,
             source=MINICPMO_SOURCE,
             rules=rules + ("vllm.minicpm-o.track-part",),
