@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 from support.provider_fakes import VllmFake
-from support.real_lane import backend_card, run_eval
-from support.sample_runs import read_json
+from support.real_lane import run_eval
 from support.vllm_lane import VllmServed, VllmServers, post, vllm_servers  # noqa: F401  (fixture)
-from support.vllm_requests import chat_body
+from support.vllm_requests import chat_body, check_sample_run
 
 from odu.models.hearing import tone_part
 
@@ -38,17 +37,8 @@ def test_eval_sample_on_vllm_kimi_audio(kimi: VllmServed, tmp_path: Path, capfd:
     code, folder = run_eval(tmp_path / "ao", kimi, "odu_ao", max_tokens=8)
     err = capfd.readouterr().err
     assert code == 0, err[-3000:]
-    summary = read_json(folder / "summary.json")
-    assert summary["inference_errors"] == 0 and summary["audio-only"]["n_scenes"] == AO_SCENES
-    card = backend_card(folder)
-    provider = card["provider"]
-    assert (provider["name"], provider["family"], provider["server_version"]) == ("vllm", "kimi-audio", "0.32.0")
-    assert "vllm.kimi-audio.one-audio" in provider["rules"]
-    hearing = card["hearing_check"]
-    assert hearing["heard"] is True and hearing["ignores_max_tokens"] is False, hearing
-    assert card["stats"]["requests"] == AO_SCENES and card["stats"]["errors"] == 0
+    check_sample_run(kimi, folder, {"odu_ao": AO_SCENES}, "kimi-audio", "vllm.kimi-audio.one-audio")
     assert "a scene's clips sent as one audio part" in err
-    assert '" 400' not in kimi.log_text() and '" 500' not in kimi.log_text()
     code, _ = run_eval(tmp_path / "av", kimi, "odu_av", max_tokens=8)
     lines = [ln for ln in capfd.readouterr().err.splitlines() if "error:" in ln]
     assert code == 2 and len(lines) == 1 and "takes audio only" in lines[0], lines

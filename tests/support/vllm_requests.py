@@ -21,7 +21,7 @@ SAMPLE_SCENES = {"odu_av": 12, "odu_ao": 9}
 FLAG = {"mm_processor_kwargs": {"use_audio_in_video": True}}
 #: The question every battery request asks.
 PROBE_TEXT = {"type": "text", "text": "Is there any sound?"}
-#: How many scenes each task's name stands for in the run's summary.
+#: Each task's block in the run's ``summary.json``.
 SUMMARY_KEYS = {"odu_av": "audio-visual", "odu_ao": "audio-only"}
 
 
