@@ -20,8 +20,9 @@ the published Qwen2.5-Omni and Qwen3-Omni layouts built ``--for vllm``, both hel
 (vLLM keeps to it); the server is started with ``--trust-request-mm-kwargs``, the videos travel as data
 URLs with ``use_audio_in_video``, so the client's ``encode`` is reading and Base64-encoding the clips.
 
-``--lane vllm`` also serves the published Kimi-Audio layout, on the audio-only task its model allows.
-It serves the published Nemotron 3 Nano Omni layout too, on both tasks (``--kind nemotron_omni``).
+``--lane vllm`` serves every layout of the lane, each started as the tests start it (``--enforce-eager``, the
+family's own flags): Qwen2.5-Omni, Qwen3-Omni, MiniCPM-o 4.5 and Nemotron 3 Nano Omni on both tasks,
+Kimi-Audio on the audio-only task its model allows; ``--kind`` picks some of them.
 
 Run: ``python benchmarks/bench_real_lane.py [--lane transformers|vllm] [--kind KIND] [--json out.json]`` (needs
 the ``[torch]`` extra; ``--lane vllm`` also the vLLM lane's venv).
